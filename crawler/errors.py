@@ -1,0 +1,30 @@
+"""The crawler's exceptions: one root, so callers can catch everything of ours in one place.
+
+    CrawlerError                      anything the crawler raises on purpose
+     +-- ConfigError                  bad configuration or bad user input; the CLI exits with 2
+          +-- InvalidProductTokenError   a robots.txt product token outside [A-Za-z_-]+
+          +-- InvalidRobotsOptionError   an unknown value for a robots.txt parsing option
+
+Skips are not exceptions: a URL that robots.txt disallows, that is out of scope or over a limit is a
+value the crawl records with its reason. Third-party errors (aiohttp, sqlite3, yaml) are translated
+into this tree at the one place that calls the library.
+"""
+
+from __future__ import annotations
+
+
+class CrawlerError(Exception):
+    """Root of every error the crawler raises on purpose."""
+
+
+class ConfigError(CrawlerError, ValueError):
+    """Configuration or user input that cannot be used as given; the message says what was
+    expected."""
+
+
+class InvalidProductTokenError(ConfigError):
+    """A robots.txt product token with characters outside [A-Za-z_-] (RFC 9309 section 2.2.1)."""
+
+
+class InvalidRobotsOptionError(ConfigError):
+    """A robots.txt parsing option with a value the engine does not know."""
