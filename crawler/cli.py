@@ -9,10 +9,12 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 
+from crawler.config import load_config
 from crawler.errors import ConfigError
-from crawler.robots import RobotsTxt, validate_product_token
+from crawler.robots import RobotsTxt
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -42,30 +44,48 @@ def _parser() -> argparse.ArgumentParser:
     )
     robots.add_argument("file", type=Path, help="a robots.txt file")
     robots.add_argument("urls", nargs="+", metavar="URL", help="full URLs or paths with query")
-    robots.add_argument("--agent", default="PoliteBot", help="product token (default PoliteBot)")
-    robots.add_argument("--agent-match", choices=("rfc", "substring"), default="rfc")
+    robots.add_argument("-c", "--config", type=Path, help="YAML config (see config/crawler.yaml)")
     robots.add_argument(
-        "--precedence", choices=("longest-match", "first-match"), default="longest-match"
+        "-s",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key by its dotted path, e.g. -s robots.precedence=first-match",
     )
+    robots.add_argument("--agent", help="product token; same as -s robots.token=TOKEN")
+    robots.add_argument("--agent-match", choices=("rfc", "substring"))
+    robots.add_argument("--precedence", choices=("longest-match", "first-match"))
     robots.add_argument("--case-insensitive-paths", action="store_true")
     robots.add_argument("--split-values", action="store_true")
     robots.add_argument("--json", action="store_true", help="one JSON object per URL")
     return parser
 
 
+def _robots_overrides(args: argparse.Namespace) -> list[str]:
+    """The shortcut flags, as the -s overrides they stand for (after the explicit ones)."""
+    overrides = list(args.overrides)
+    if args.agent is not None:
+        overrides.append(f"robots.token={args.agent}")
+    if args.agent_match is not None:
+        overrides.append(f"robots.agent_match={args.agent_match}")
+    if args.precedence is not None:
+        overrides.append(f"robots.precedence={args.precedence}")
+    if args.case_insensitive_paths:
+        overrides.append("robots.case_insensitive_paths=true")
+    if args.split_values:
+        overrides.append("robots.split_values=true")
+    return overrides
+
+
 def _robots(args: argparse.Namespace) -> int:
-    agent = validate_product_token(args.agent)
+    config = load_config(args.config, _robots_overrides(args))
+    agent = config.product_token
     try:
         body = args.file.read_bytes()
     except OSError as error:
         raise ConfigError(f"cannot read robots.txt file {args.file}: {error.strerror}") from error
-    robots = RobotsTxt.parse(
-        body,
-        agent_match=args.agent_match,
-        precedence=args.precedence,
-        case_insensitive_paths=args.case_insensitive_paths,
-        split_values=args.split_values,
-    )
+    robots = RobotsTxt.parse(body, **asdict(config.robots.options()))
     for url in args.urls:
         verdict = robots.explain(url, agent)
         if args.json:

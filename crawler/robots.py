@@ -35,7 +35,7 @@ from crawler.robots_rates import (
     parse_visit_time,
     second_of_day,
 )
-from crawler.urls import canonical_pattern, match_target
+from crawler.urls import canonical_pattern, match_target, utf8_bytes
 
 MAX_BODY_BYTES: Final = 500 * 1024
 # The reference parser's line buffer: 2083 * 8 bytes, one of them for the terminating NUL.
@@ -87,6 +87,9 @@ _EXTENSION_KEYS: Final = {
 }
 
 _BLANKS = re.compile(r"[ \t]+")
+# The first letters of every key of a known kind, any case: a cheap test that rules out most prose
+# and markup (some servers answer robots.txt with an HTML page).
+_MAY_START_KEY = re.compile(r"[ \t\n\v\f\r]*[uUaAdDsScCrRvV]").match
 _AGENT_PREFIX = re.compile(r"[A-Za-z_-]*")
 _VALID_TOKEN = re.compile(r"[A-Za-z_-]+")
 _STARS = re.compile(r"\*{2,}")
@@ -252,7 +255,7 @@ class _Group:
 
 
 def _prepare(body: bytes | str) -> str:
-    data = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")
+    data = body if isinstance(body, bytes) else utf8_bytes(body)
     data = data[:MAX_BODY_BYTES]
     if data[:1] == b"\xef":
         # A BOM, or the start of one, is skipped byte by byte as the reference parser does.
@@ -273,6 +276,8 @@ def _cut_long_line(line: str) -> str:
 
 def _without_colon(line: str) -> tuple[int, str] | None:
     """The reference parser forgives a forgotten colon between exactly two words (`Disallow /x`)."""
+    if not _MAY_START_KEY(line):
+        return None
     line = line.strip(_WS)
     blanks = _BLANKS.search(line)
     if blanks is None:
@@ -354,15 +359,17 @@ def _scan(text: str) -> tuple[list[_Group], list[str]]:
 
 _PREFIX, _EXACT, _GLOB = range(3)
 
-# One compiled rule: (-priority, is_disallow, line, kind, pattern, parts, synthetic). The first
+# One compiled rule: (-priority, is_disallow, line, kind, pattern, glob, synthetic). The first
 # three fields make plain tuple order the RFC 9309 precedence: longest pattern first, Allow before
 # Disallow on a tie, then file order.
 # - priority: length of the pattern as written, non-ASCII counted as its %XX escapes (as the
 #   reference parser counts it);
 # - pattern: canonical form, without its `$` anchor for _EXACT;
-# - parts: for _GLOB, the literal parts between `*`, then "$" if anchored else "";
+# - glob: for _GLOB, (head, tail, anchored, middle): the literal parts around the `*`s;
 # - synthetic: the reference parser's reading of `Allow: /d/index.html` as also allowing `/d/`.
-_Entry = tuple[int, bool, int, int, str, tuple[str, ...], bool]
+_Glob = tuple[str, str, bool, tuple[str, ...]]
+_Entry = tuple[int, bool, int, int, str, _Glob, bool]
+_NO_GLOB: Final[_Glob] = ("", "", False, ())
 
 _CHARS = r"[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?"
 # Every pattern of a group already canonical: one C-level check for the usual case.
@@ -392,39 +399,25 @@ def _entry(pattern: str, priority: int, allow: bool, line: int, synthetic: bool)
         pattern = _STARS.sub("*", pattern)
     if "*" in pattern:
         anchored = pattern[-1] == "$"
-        parts = (pattern[:-1] if anchored else pattern).split("*")
-        return (
-            -priority,
-            not allow,
-            line,
-            _GLOB,
-            pattern,
-            (*parts, "$" if anchored else ""),
-            synthetic,
-        )
+        head, *middle, tail = (pattern[:-1] if anchored else pattern).split("*")
+        glob = (head, tail, anchored, tuple(middle))
+        return (-priority, not allow, line, _GLOB, pattern, glob, synthetic)
     if pattern[-1] == "$":
-        return (-priority, not allow, line, _EXACT, pattern[:-1], (), synthetic)
-    return (-priority, not allow, line, _PREFIX, pattern, (), synthetic)
+        return (-priority, not allow, line, _EXACT, pattern[:-1], _NO_GLOB, synthetic)
+    return (-priority, not allow, line, _PREFIX, pattern, _NO_GLOB, synthetic)
 
 
-def _glob_matches(target: str, parts: tuple[str, ...]) -> bool:
+def _glob_fits(target: str, head: str, middle: tuple[str, ...], tail: str, anchored: bool) -> bool:
+    """Does `target`, which starts with `head` and holds `tail`, fit `head*middle...*tail`?"""
     # Leftmost placement of each literal part is enough for `*`-only globs: no backtracking, so a
-    # hostile pattern costs one scan of the path per part. The cheap tests at the ends go first.
-    head, *middle, tail, anchor = parts
-    if anchor:
-        if not target.endswith(tail):
-            return False
-    elif tail not in target:
-        return False
-    if not target.startswith(head):
-        return False
+    # hostile pattern costs one scan of the path per part.
     position = len(head)
     for part in middle:
         position = target.find(part, position)
         if position == -1:
             return False
         position += len(part)
-    if anchor:
+    if anchored:
         return len(target) - len(tail) >= position
     return target.find(tail, position) != -1
 
@@ -444,7 +437,7 @@ def _compile(groups: list[_Group], options: RobotsOptions) -> list[_Entry]:
     if not fold and _ALL_CANONICAL("\n".join(value for _, _, value in rules)):
         # The usual file: patterns already canonical and mostly plain prefixes, built in one pass.
         entries = [
-            (-len(value), not allow, line, _PREFIX, value, (), False)
+            (-len(value), not allow, line, _PREFIX, value, _NO_GLOB, False)
             if "*" not in value and value[-1] != "$"
             else _entry(value, len(value), allow, line, False)
             for line, allow, value in rules
@@ -475,8 +468,33 @@ def _pattern(value: str, fold: bool) -> str:
     return pattern.lower() if fold else pattern
 
 
+def _first_of(entries: list[_Entry], target: str, hit: _Entry | None) -> _Entry | None:
+    """The first of `entries` (in rank order) that matches `target` and outranks `hit`, else
+    `hit`. The hot loop of matching: the glob tests are inlined, cheapest first."""
+    for entry in entries:
+        if hit is not None and entry > hit:
+            break  # every rule from here on ranks below the one already found
+        _, _, _, kind, pattern, glob, _ = entry
+        if kind == _PREFIX:
+            if target.startswith(pattern):
+                return entry
+        elif kind == _EXACT:
+            if target == pattern:
+                return entry
+        else:
+            head, tail, anchored, middle = glob
+            if anchored:
+                if not target.endswith(tail):
+                    continue
+            elif tail not in target:
+                continue
+            if target.startswith(head) and _glob_fits(target, head, middle, tail, anchored):
+                return entry
+    return hit
+
+
 # Below this many prefix rules, testing them in rank order beats building the index.
-_INDEX_PREFIXES_OVER: Final = 32
+_INDEX_PREFIXES_OVER: Final = 8
 
 
 class _AgentView:
@@ -526,7 +544,8 @@ class _AgentView:
             target = target.lower()
         by_pattern = self._by_pattern
         if by_pattern is None:
-            return self._first_in_order(target)
+            entries = self.entries if target.startswith(self._prefixes) else self._rest
+            return _first_of(entries, target, None)
         hit = None
         if target.startswith(self._prefixes):
             size = len(target)
@@ -535,30 +554,7 @@ class _AgentView:
                     hit = by_pattern.get(target[:length])
                     if hit is not None:
                         break
-        for entry in self._rest:
-            if hit is not None and entry > hit:
-                break  # every rule from here on ranks below the prefix that matched
-            _, _, _, kind, pattern, parts, _ = entry
-            if kind == _EXACT:
-                if target == pattern:
-                    return entry
-            elif _glob_matches(target, parts):
-                return entry
-        return hit
-
-    def _first_in_order(self, target: str) -> _Entry | None:
-        entries = self.entries if target.startswith(self._prefixes) else self._rest
-        for entry in entries:
-            _, _, _, kind, pattern, parts, _ = entry
-            if kind == _PREFIX:
-                if target.startswith(pattern):
-                    return entry
-            elif kind == _EXACT:
-                if target == pattern:
-                    return entry
-            elif _glob_matches(target, parts):
-                return entry
-        return None
+        return _first_of(self._rest, target, hit)
 
     def allowed(self, target: str) -> bool:
         entry = self.first_match(target)

@@ -15,11 +15,13 @@ DAY_SECONDS = 86_400
 
 _TIME = r"(\d{1,2}):?(\d{2})"
 _VISIT_TIME = re.compile(rf"{_TIME}\s*(?:-|\s)\s*{_TIME}\s*(?:utc|gmt|z)?", re.IGNORECASE)
+# Digits are bounded: a rate of a billion requests, or a period of more than 30 years, is no rate a
+# robot can keep, and unbounded numbers would overflow the arithmetic.
 _REQUEST_RATE = re.compile(
-    rf"(\d+)\s*/\s*(\d+(?:\.\d+)?)\s*([smhd])?(?:\s+{_TIME}\s*-\s*{_TIME}\s*(?:utc|gmt|z)?)?",
+    rf"(\d{{1,9}})\s*/\s*(\d{{1,9}}(?:\.\d{{1,9}})?)\s*([smhd])?(?:\s+{_TIME}\s*-\s*{_TIME}\s*(?:utc|gmt|z)?)?",
     re.IGNORECASE,
 )
-_CRAWL_DELAY = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*s?", re.IGNORECASE)
+_CRAWL_DELAY = re.compile(r"(\d{1,9}(?:\.\d*)?|\.\d+)\s*s?", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3_600, "d": DAY_SECONDS}
 
 
@@ -86,7 +88,8 @@ def _window(start_h: str, start_m: str, end_h: str, end_m: str) -> TimeWindow | 
     start, end = _time_of_day(start_h, start_m), _time_of_day(end_h, end_m)
     if start is None or end is None:
         return None
-    start, end = start % DAY_SECONDS, end % DAY_SECONDS
+    # 24:00 ends a day (`0000-2400` is the whole day) and starts one (`2400-0100` is 0000-0100).
+    start %= DAY_SECONDS
     if start == end:
         # An empty window would forbid the host for ever; the line says nothing usable.
         return None

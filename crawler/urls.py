@@ -41,7 +41,7 @@ _PLAIN_URL = re.compile(
 ).fullmatch
 
 
-def _utf8(text: str) -> bytes:
+def utf8_bytes(text: str) -> bytes:
     """The bytes `text` stands for: surrogate escapes give back the original undecodable bytes."""
     try:
         return text.encode("utf-8", "surrogateescape")
@@ -57,7 +57,7 @@ def _normalise_escape(match: re.Match[str]) -> str:
 
 
 def _encode_run(match: re.Match[str]) -> str:
-    return "".join(f"%{byte:02X}" for byte in _utf8(match.group()))
+    return "".join(f"%{byte:02X}" for byte in utf8_bytes(match.group()))
 
 
 def _canonical(text: str, to_encode: re.Pattern[str]) -> str:
