@@ -109,16 +109,17 @@ def _compute_key_kind(key: str) -> int:
 
 
 # Keys as written, with the kind they read as. Keys repeat across lines and files, so a bounded memo
-# turns most classifications into one dict lookup; the bound keeps hostile files from growing it.
+# turns most classifications into one dict lookup; the bounds keep hostile files from growing it.
 _KIND_MEMO: dict[str, int] = dict(_COMMON_KEYS)
 _KIND_MEMO_LIMIT: Final = 8192
+_KIND_MEMO_KEY_CHARS: Final = 64
 
 
 def _key_kind(key: str) -> int:
     kind = _KIND_MEMO.get(key)
     if kind is None:
         kind = _compute_key_kind(key)
-        if len(_KIND_MEMO) < _KIND_MEMO_LIMIT:
+        if len(key) <= _KIND_MEMO_KEY_CHARS and len(_KIND_MEMO) < _KIND_MEMO_LIMIT:
             _KIND_MEMO[key] = kind
     return kind
 
@@ -424,30 +425,30 @@ def _glob_fits(target: str, head: str, middle: tuple[str, ...], tail: str, ancho
 
 def _compile(groups: list[_Group], options: RobotsOptions) -> list[_Entry]:
     whitespace = _WS
-    # Groups are contiguous in the file, so their rules concatenated are in file order.
+    # Groups are contiguous in the file, so their rules concatenated are in file order. An empty
+    # value (`Disallow:`) matches nothing and is dropped here.
     rules = [
-        (line, allow, value.strip(whitespace))
+        (line, allow, stripped)
         for group in groups
         for line, allow, value in group.rules
+        if (stripped := value.strip(whitespace))
     ]
     if options.split_values:
         rules = [(line, allow, part) for line, allow, value in rules for part in value.split()]
     fold = options.case_insensitive_paths
     entries: list[_Entry]
-    if not fold and _ALL_CANONICAL("\n".join(value for _, _, value in rules)):
+    if not fold and _ALL_CANONICAL("\n".join([value for _, _, value in rules])):
         # The usual file: patterns already canonical and mostly plain prefixes, built in one pass.
         entries = [
             (-len(value), not allow, line, _PREFIX, value, _NO_GLOB, False)
             if "*" not in value and value[-1] != "$"
             else _entry(value, len(value), allow, line, False)
             for line, allow, value in rules
-            if value  # `Disallow:` with no value matches nothing.
         ]
     else:
         entries = [
             _entry(_pattern(value, fold), _written_length(value), allow, line, False)
             for line, allow, value in rules
-            if value
         ]
     for line, allow, value in rules:
         if allow and "/index.htm" in value:
