@@ -353,7 +353,7 @@ class RobotsTxt:
     def __repr__(self) -> str:
         if self._policy is not None:
             return f"RobotsTxt({self._policy.message!r})"
-        rules = sum(len(group.rules) for group in self._groups)
+        rules = sum(group.rule_count() for group in self._groups)
         return (
             f"RobotsTxt(groups={len(self._groups)}, rules={rules}, sitemaps={len(self._sitemaps)})"
         )

@@ -16,6 +16,7 @@ are used, since most lines belong to groups for other robots and are never looke
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Final
 
 from crawler.urls import utf8_bytes
@@ -104,12 +105,25 @@ def _key_kind(key: str) -> int:
 class Group:
     """User-agent lines and the lines that follow them, each with its line number."""
 
-    __slots__ = ("agents", "extensions", "rules")
+    __slots__ = ("agents", "extensions", "flat_rules")
 
     def __init__(self) -> None:
         self.agents: list[tuple[int, str]] = []
-        self.rules: list[tuple[int, bool, str]] = []
         self.extensions: list[tuple[int, int, str]] = []
+        # Allow and Disallow lines flat, [line, is_allow, value, line, ...]: one list instead of a
+        # tuple per line spares the garbage collector most of a large robots cache's objects.
+        self.flat_rules: list[int | bool | str] = []
+
+    def rules(self) -> Iterator[tuple[int, bool, str]]:
+        """(line number, is_allow, value as written) per Allow or Disallow line, in file order."""
+        flat = self.flat_rules
+        return zip(flat[0::3], flat[1::3], flat[2::3], strict=True)  # type: ignore[arg-type]
+
+    def rule_values(self) -> list[str]:
+        return self.flat_rules[2::3]  # type: ignore[return-value]
+
+    def rule_count(self) -> int:
+        return len(self.flat_rules) // 3
 
 
 def prepare(body: bytes | str) -> str:
@@ -199,7 +213,7 @@ def scan(text: str) -> tuple[list[Group], list[str]]:
             if group is None or not taking_agents:
                 group = Group()
                 groups.append(group)
-                add_rule = group.rules.append
+                add_rule = group.flat_rules.extend
                 add_agent = group.agents.append
                 add_extension = group.extensions.append
                 taking_agents = True

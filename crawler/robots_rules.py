@@ -71,9 +71,10 @@ _Glob = tuple[str, str, bool, tuple[str, ...]]
 _Entry = tuple[int, bool, int, int, str, _Glob, bool]
 _NO_GLOB: Final[_Glob] = ("", "", False, ())
 
-_CHARS = r"[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?"
-# Every pattern of a group already canonical: one C-level check for the usual case.
+_CHARS = r"[ \t\v\f\r]*[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?[ \t\v\f\r]*"
+# Every value of the groups already canonical once trimmed: one C-level check for the usual case.
 _ALL_CANONICAL = re.compile(rf"(?:{_CHARS}\n)*{_CHARS}").fullmatch
+_ONE_CANONICAL = re.compile(r"[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?").fullmatch
 
 
 def _written_length(value: str) -> int:
@@ -122,45 +123,45 @@ def _glob_fits(target: str, head: str, middle: tuple[str, ...], tail: str, ancho
     return target.find(tail, position) != -1
 
 
-def _compile(groups: list[Group], options: RobotsOptions) -> list[_Entry]:
-    whitespace = WHITESPACE
-    # Groups are contiguous in the file, so their rules concatenated are in file order. An empty
-    # value (`Disallow:`) matches nothing and is dropped here.
-    rules = [
-        (line, allow, stripped)
-        for group in groups
-        for line, allow, value in group.rules
-        if (stripped := value.strip(whitespace))
-    ]
+def _rules_of(
+    groups: list[Group], options: RobotsOptions
+) -> tuple[list[int], list[bool], list[str]]:
+    """Line numbers, Allow flags and values of the groups' rules, in file order (groups are
+    contiguous in the file). Values are trimmed, or split at blanks with split_values; an empty
+    value (`Disallow:`) matches nothing and is dropped."""
+    lines: list[int] = []
+    allows: list[bool] = []
+    values: list[str] = []
+    for group in groups:
+        flat = group.flat_rules
+        lines += flat[0::3]  # type: ignore[arg-type]
+        allows += flat[1::3]  # type: ignore[arg-type]
+        values += flat[2::3]  # type: ignore[arg-type]
     if options.split_values:
-        rules = [(line, allow, part) for line, allow, value in rules for part in value.split()]
-    fold = options.case_insensitive_paths
-    entries: list[_Entry]
-    if not fold and _ALL_CANONICAL("\n".join([value for _, _, value in rules])):
-        # The usual file: patterns already canonical and mostly plain prefixes, built in one pass.
-        entries = [
-            (-len(value), not allow, line, _PREFIX, value, _NO_GLOB, False)
-            if "*" not in value and value[-1] != "$"
-            else _entry(value, len(value), allow, line, False)
-            for line, allow, value in rules
+        rules = [
+            (line, allow, part)
+            for line, allow, value in zip(lines, allows, values, strict=True)
+            for part in value.split()
         ]
-    else:
-        entries = [
-            _entry(_pattern(value, fold), _written_length(value), allow, line, False)
-            for line, allow, value in rules
-        ]
-    for line, allow, value in rules:
-        if allow and "/index.htm" in value:
-            directory = _index_html_directory(value)
-            if directory is not None:
-                pattern = _pattern(directory, fold)
-                entries.append(_entry(pattern, _written_length(directory), True, line, True))
-    if options.precedence == "longest-match":
-        entries.sort()
-    else:
-        # File order, a line's reading of its index.html directly after the line itself.
-        entries.sort(key=lambda entry: (entry[2], entry[6]))
-    return entries
+        return [r[0] for r in rules], [r[1] for r in rules], [r[2] for r in rules]
+    values = [value.strip(WHITESPACE) for value in values]
+    if "" in values:
+        kept = [index for index, value in enumerate(values) if value]
+        lines = [lines[index] for index in kept]
+        allows = [allows[index] for index in kept]
+        values = [values[index] for index in kept]
+    return lines, allows, values
+
+
+def _index_html_entries(
+    lines: list[int], allows: list[bool], values: list[str], fold: bool
+) -> list[_Entry]:
+    return [
+        _entry(_pattern(directory, fold), _written_length(directory), True, line, True)
+        for line, allow, value in zip(lines, allows, values, strict=True)
+        if allow and "/index.htm" in value
+        if (directory := _index_html_directory(value)) is not None
+    ]
 
 
 def _pattern(value: str, fold: bool) -> str:
@@ -193,66 +194,99 @@ def _first_of(entries: list[_Entry], target: str, hit: _Entry | None) -> _Entry 
     return hit
 
 
-# Below this many prefix rules, testing them in rank order beats building the index.
-_INDEX_PREFIXES_OVER: Final = 8
-
-
 class AgentView:
-    """What a robots.txt says to one agent: the groups that apply and their rules, in the order
-    that decides."""
+    """What a robots.txt says to one agent: the groups that apply and their rules, compiled for
+    the question asked of every URL, "which rule decides?".
 
-    __slots__ = (
-        "_by_pattern",
-        "_lengths",
-        "_prefixes",
-        "_rest",
-        "entries",
-        "fold_case",
-        "groups",
-        "specific",
-    )
+    Under longest-match, a plain prefix rule ranks by its length, so the prefix rules live in a
+    dict from pattern to its best rule, and a path's best prefix is found by probing the path's
+    own prefixes, longest first: no loop over the rules, and no object per rule. Wildcard, exact
+    and the few other rules are kept as ranked entries and tested in order.
+    """
+
+    __slots__ = ("_codes", "_lengths", "_prefixes", "_rest", "fold_case", "groups", "specific")
 
     def __init__(self, groups: list[Group], specific: bool, options: RobotsOptions) -> None:
         self.groups = groups
         self.specific = specific
-        self.fold_case = options.case_insensitive_paths
-        self.entries = entries = _compile(groups, options)
-        prefix_entries = [entry for entry in entries if entry[3] == _PREFIX]
+        self.fold_case = fold = options.case_insensitive_paths
+        lines, allows, values = _rules_of(groups, options)
+        rest = _index_html_entries(lines, allows, values, fold)
+        # Pattern -> 2 * line + is_allow of the best plain prefix rule with that pattern.
+        self._codes: dict[str, int] = {}
+        if options.precedence == "first-match":
+            rest += [
+                _entry(_pattern(value, fold), _written_length(value), allow, line, False)
+                for line, allow, value in zip(lines, allows, values, strict=True)
+            ]
+            # File order; a line's reading of its index.html comes right after the line itself.
+            rest.sort(key=lambda entry: (entry[2], entry[6]))
+        else:
+            self._codes, others = self._plain_prefixes(lines, allows, values, fold)
+            rest += [
+                _entry(pattern, priority, allows[index], lines[index], False)
+                for index, pattern, priority in others
+            ]
+            rest.sort()
+        self._rest = rest
         # One C-level startswith over every plain prefix rules them all out at once, which is the
-        # usual answer; then only the other rules need a look.
-        self._prefixes = tuple(entry[4] for entry in prefix_entries)
-        self._rest = [entry for entry in entries if entry[3] != _PREFIX]
-        # When a prefix rule's rank is its length (longest-match, pattern as written), the best
-        # matching prefix is found by probing the target's own prefixes, longest first, instead
-        # of testing every rule.
-        self._by_pattern: dict[str, _Entry] | None = None
-        self._lengths: tuple[int, ...] = ()
-        if (
-            len(prefix_entries) > _INDEX_PREFIXES_OVER
-            and options.precedence == "longest-match"
-            and all(-entry[0] == len(entry[4]) for entry in prefix_entries)
-        ):
-            by_pattern: dict[str, _Entry] = {}
-            for entry in prefix_entries:
-                by_pattern.setdefault(entry[4], entry)  # sorted, so the first one is the best
-            self._by_pattern = by_pattern
-            self._lengths = tuple(sorted({len(pattern) for pattern in by_pattern}, reverse=True))
+        # usual answer.
+        self._prefixes = tuple(self._codes)
+        self._lengths = tuple(sorted(set(map(len, self._codes)), reverse=True))
+
+    @staticmethod
+    def _plain_prefixes(
+        lines: list[int], allows: list[bool], values: list[str], fold: bool
+    ) -> tuple[dict[str, int], list[tuple[int, str, int]]]:
+        """The plain prefix rules as a dict, and (index, pattern, priority) of every other rule."""
+        if _ALL_CANONICAL("\n".join(values)):
+            # The usual file: every value is its own canonical form and its priority its length.
+            patterns = [value.lower() for value in values] if fold else values
+            plain = [i for i, p in enumerate(patterns) if "*" not in p and p[-1] != "$"]
+            others = [(i, p, len(p)) for i, p in enumerate(patterns) if "*" in p or p[-1] == "$"]
+        else:
+            patterns = [_pattern(value, fold) for value in values]
+            priorities = [_written_length(value) for value in values]
+            plain = [
+                i
+                for i, p in enumerate(patterns)
+                if "*" not in p and p[-1] != "$" and priorities[i] == len(p)
+            ]
+            chosen = set(plain)
+            others = [(i, p, priorities[i]) for i, p in enumerate(patterns) if i not in chosen]
+        # Written worst first, so the best rule for a pattern is written last and stays: Allow
+        # over Disallow, then the earliest line.
+        order = [i for i in reversed(plain) if not allows[i]]
+        order += [i for i in reversed(plain) if allows[i]]
+        codes = dict(
+            zip(
+                [patterns[i] for i in order], [2 * lines[i] + allows[i] for i in order], strict=True
+            )
+        )
+        return codes, others
 
     def first_match(self, target: str) -> _Entry | None:
         """The rule that decides for `target`, or None when none matches."""
         if self.fold_case:
             target = target.lower()
-        by_pattern = self._by_pattern
-        if by_pattern is None:
-            entries = self.entries if target.startswith(self._prefixes) else self._rest
-            return _first_of(entries, target, None)
         hit = None
         if target.startswith(self._prefixes):
+            codes = self._codes
             size = len(target)
             for length in self._lengths:
                 if length <= size:
-                    hit = by_pattern.get(target[:length])
-                    if hit is not None:
+                    code = codes.get(target[:length])
+                    if code is not None:
+                        allow = code & 1
+                        hit = (
+                            -length,
+                            not allow,
+                            code >> 1,
+                            _PREFIX,
+                            target[:length],
+                            _NO_GLOB,
+                            False,
+                        )
                         break
         return _first_of(self._rest, target, hit)
 
