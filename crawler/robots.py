@@ -319,7 +319,7 @@ class RobotsTxt:
         specific: list[int] = []
         star: list[int] = []
         for index, (names_all, names) in enumerate(self._group_names()):
-            if any(token in names for token in lowered):
+            if not names.isdisjoint(lowered):
                 specific.append(index)
             elif names_all:
                 star.append(index)

@@ -8,6 +8,7 @@ Patterns and paths are compared in canonical form (see `crawler.urls`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -308,8 +309,9 @@ class Substrings(tuple[str, ...]):
 
     __slots__ = ()
 
-    def __contains__(self, token: object) -> bool:
-        return isinstance(token, str) and bool(token) and any(token in value for value in self)
+    def isdisjoint(self, tokens: Iterable[str]) -> bool:
+        """True when no value contains any of the (non-empty) tokens."""
+        return not any(token and token in value for token in tokens for value in self)
 
 
 Names = set[str] | Substrings
