@@ -9,6 +9,8 @@ RFC 9309 / SPEC and that build part ways, the disagreement has a name here:
   `%3F`, `%3D`, `%24`, `%2A`, `%25`, `%20`...) in the URL or a rule. SPEC section 4: never decode
   those; the oracle decodes them (`%2F` becomes `/`).
 - "empty-query": a URL ending in `?`; the oracle's URL parser drops the empty query.
+- "backslash": a `\\` in the URL; the oracle's browser-style parser reads it as `/`, RFC 3986 does
+  not, so for us it is the character %5C (seen in the corpus benchmark, not generated here).
 
 `test_agrees_with_google` generates none of these triggers, so any disagreement fails.
 `test_disagreements_are_named` may generate them and fails on a disagreement the classifier cannot
@@ -418,6 +420,8 @@ def classify_disagreement(body: bytes, url: str) -> str | None:
         return "reserved-escape"
     if without_fragment.endswith("?"):
         return "empty-query"
+    if "\\" in without_fragment:
+        return "backslash"
     return None
 
 
@@ -483,6 +487,21 @@ def test_divergence_reserved_escape(body: bytes, url: str, google: bool, ours: b
 )
 def test_divergence_empty_query(body: bytes, url: str, google: bool, ours: bool) -> None:
     assert classify_disagreement(body, url) == "empty-query"
+    assert _both(body, url) == (google, ours)
+
+
+@pytest.mark.parametrize(
+    ("body", "url", "google", "ours"),
+    [
+        # The oracle parses URLs as a browser does (WHATWG), reading `\` as `/`; RFC 3986 has no
+        # such rule, so for us `\` is the character %5C, in the URL and in the rule alike.
+        (b"User-agent: *\nDisallow: /a/b\n", _HOST + "/a\\b", False, True),
+        (b"User-agent: *\nDisallow: /a\\b\n", _HOST + "/a\\b", True, False),
+    ],
+    ids=["url-backslash", "rule-and-url-backslash"],
+)
+def test_divergence_backslash(body: bytes, url: str, google: bool, ours: bool) -> None:
+    assert classify_disagreement(body, url) == "backslash"
     assert _both(body, url) == (google, ours)
 
 
