@@ -165,6 +165,14 @@ def _index_html_entries(
     ]
 
 
+def _rule_entry(value: str, allow: bool, line: int, fold: bool) -> _Entry:
+    if _ONE_CANONICAL(value):
+        pattern, priority = value, len(value)
+    else:
+        pattern, priority = canonical_pattern(value), _written_length(value)
+    return _entry(pattern.lower() if fold else pattern, priority, allow, line, False)
+
+
 def _pattern(value: str, fold: bool) -> str:
     pattern = canonical_pattern(value)
     return pattern.lower() if fold else pattern
@@ -195,45 +203,63 @@ def _first_of(entries: list[_Entry], target: str, hit: _Entry | None) -> _Entry 
     return hit
 
 
+# Up to this many rules, testing them in rank order costs less than building the prefix dict.
+_DICT_OVER: Final = 16
+
+
 class AgentView:
     """What a robots.txt says to one agent: the groups that apply and their rules, compiled for
     the question asked of every URL, "which rule decides?".
 
-    Under longest-match, a plain prefix rule ranks by its length, so the prefix rules live in a
-    dict from pattern to its best rule, and a path's best prefix is found by probing the path's
-    own prefixes, longest first: no loop over the rules, and no object per rule. Wildcard, exact
-    and the few other rules are kept as ranked entries and tested in order.
+    Rules are ranked entries, tested in rank order; a C-level `startswith` over all plain prefixes
+    first rules those out at once, which is the usual answer. Under longest-match with many rules,
+    a plain prefix ranks by its length, so those rules live instead in a dict from pattern to its
+    best rule, and a path's best prefix is found by probing the path's own prefixes, longest
+    first: no loop over the rules and no object per rule.
     """
 
-    __slots__ = ("_codes", "_lengths", "_prefixes", "_rest", "fold_case", "groups", "specific")
+    __slots__ = (
+        "_codes",
+        "_lengths",
+        "_prefixes",
+        "_ranked",
+        "_unplain",
+        "fold_case",
+        "groups",
+        "specific",
+    )
 
     def __init__(self, groups: list[Group], specific: bool, options: RobotsOptions) -> None:
         self.groups = groups
         self.specific = specific
         self.fold_case = fold = options.case_insensitive_paths
         lines, allows, values = _rules_of(groups, options)
-        rest = _index_html_entries(lines, allows, values, fold)
+        ranked = _index_html_entries(lines, allows, values, fold) if True in allows else []
         # Pattern -> 2 * line + is_allow of the best plain prefix rule with that pattern.
         self._codes: dict[str, int] = {}
-        if options.precedence == "first-match":
-            rest += [
-                _entry(_pattern(value, fold), _written_length(value), allow, line, False)
-                for line, allow, value in zip(lines, allows, values, strict=True)
-            ]
-            # File order; a line's reading of its index.html comes right after the line itself.
-            rest.sort(key=lambda entry: (entry[2], entry[6]))
-        else:
+        if options.precedence == "longest-match" and len(values) > _DICT_OVER:
             self._codes, others = self._plain_prefixes(lines, allows, values, fold)
-            rest += [
+            ranked += [
                 _entry(pattern, priority, allows[index], lines[index], False)
                 for index, pattern, priority in others
             ]
-            rest.sort()
-        self._rest = rest
-        # One C-level startswith over every plain prefix rules them all out at once, which is the
-        # usual answer.
-        self._prefixes = tuple(self._codes)
-        self._lengths = tuple(sorted(set(map(len, self._codes)), reverse=True))
+            ranked.sort()
+            self._prefixes = tuple(self._codes)
+            self._lengths = tuple(sorted(set(map(len, self._codes)), reverse=True))
+        else:
+            ranked += [
+                _rule_entry(value, allow, line, fold)
+                for line, allow, value in zip(lines, allows, values, strict=True)
+            ]
+            if options.precedence == "longest-match":
+                ranked.sort()
+            else:
+                # File order; a line's reading of its index.html comes right after the line.
+                ranked.sort(key=lambda entry: (entry[2], entry[6]))
+            self._prefixes = tuple(entry[4] for entry in ranked if entry[3] == _PREFIX)
+            self._lengths = ()
+        self._ranked = ranked
+        self._unplain = [entry for entry in ranked if entry[3] != _PREFIX]
 
     @staticmethod
     def _plain_prefixes(
@@ -270,26 +296,21 @@ class AgentView:
         """The rule that decides for `target`, or None when none matches."""
         if self.fold_case:
             target = target.lower()
+        if not target.startswith(self._prefixes):
+            return _first_of(self._unplain, target, None)
+        codes = self._codes
+        if not codes:
+            return _first_of(self._ranked, target, None)
         hit = None
-        if target.startswith(self._prefixes):
-            codes = self._codes
-            size = len(target)
-            for length in self._lengths:
-                if length <= size:
-                    code = codes.get(target[:length])
-                    if code is not None:
-                        allow = code & 1
-                        hit = (
-                            -length,
-                            not allow,
-                            code >> 1,
-                            _PREFIX,
-                            target[:length],
-                            _NO_GLOB,
-                            False,
-                        )
-                        break
-        return _first_of(self._rest, target, hit)
+        size = len(target)
+        for length in self._lengths:
+            if length <= size:
+                code = codes.get(target[:length])
+                if code is not None:
+                    allow = code & 1
+                    hit = (-length, not allow, code >> 1, _PREFIX, target[:length], _NO_GLOB, False)
+                    break
+        return _first_of(self._ranked, target, hit)
 
     def allowed(self, target: str) -> bool:
         entry = self.first_match(target)

@@ -256,11 +256,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "urllib": lambda: run_urllib(files, texts),
         "google": lambda: run_google(files),
     }
-    runs: dict[str, list[Result]] = {key: [] for key in engines}
+    # Only each engine's best run is kept: results held from earlier runs would be more objects
+    # for every later run's garbage collections to walk.
+    results: dict[str, Result] = {}
     for _ in range(args.repeat):
         for key, engine in engines.items():
-            runs[key].append(engine())
-    results = {key: best(value) for key, value in runs.items()}
+            run = engine()
+            results[key] = best([run, results[key]]) if key in results else run
+            del run
     reference = results["google"].answers
 
     print(f"machine: {machine()}")
