@@ -127,6 +127,8 @@ class Group:
 
 
 def prepare(body: bytes | str) -> str:
+    """The text the reference parser reads: the first 500 KiB of the body's bytes, without a
+    leading (partial) BOM, undecodable bytes kept as surrogate escapes, and every line end an LF."""
     data = body if isinstance(body, bytes) else utf8_bytes(body)
     data = data[:MAX_BODY_BYTES]
     if data[:1] == b"\xef":
@@ -174,6 +176,7 @@ def scan(text: str) -> tuple[list[Group], list[str]]:
     """Sort lines into groups. The hot loop of parsing: every name it uses is local."""
     groups: list[Group] = []
     sitemaps: list[str] = []
+    seen_sitemaps: set[str] = set()  # a list's `in` would make 100,000 Sitemap lines quadratic
     group: Group | None = None
     add_rule = add_agent = add_extension = None
     # True until the current group has an Allow or Disallow: until then a User-agent line joins it.
@@ -220,7 +223,8 @@ def scan(text: str) -> tuple[list[Group], list[str]]:
             add_agent((number, value.strip(whitespace)))  # type: ignore[misc]
         elif kind == sitemap:
             value = value.strip(whitespace)
-            if value and value not in sitemaps:
+            if value and value not in seen_sitemaps:
+                seen_sitemaps.add(value)
                 sitemaps.append(value)
         elif kind != other and add_extension is not None:
             add_extension((number, kind, value))

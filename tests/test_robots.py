@@ -1054,3 +1054,12 @@ def test_repr() -> None:
         "RobotsTxt(groups=1, rules=2, sitemaps=1)"
     )
     assert "503" in repr(RobotsTxt.disallow_all("status 503"))
+
+
+def test_many_sitemap_lines_are_each_kept_once() -> None:
+    # 30,000 distinct Sitemap lines fit in the 500 KiB cap (and took seconds with a list-based
+    # de-duplication); a repeated one is kept once.
+    body = "".join(f"Sitemap:{n}\n" for n in range(30_000))
+    robots = RobotsTxt.parse(body + "Sitemap:7\n")
+    assert len(robots.sitemaps) == 30_000
+    assert robots.sitemaps[7] == "7"
