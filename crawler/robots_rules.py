@@ -14,7 +14,7 @@ from typing import Final, Literal
 
 from crawler.errors import InvalidRobotsOptionError
 from crawler.robots_lines import WHITESPACE, Group
-from crawler.urls import canonical_pattern
+from crawler.urls import CANONICAL_CHARS, canonical_pattern
 
 AgentMatch = Literal["rfc", "substring"]
 Precedence = Literal["longest-match", "first-match"]
@@ -72,10 +72,9 @@ _Glob = tuple[str, str, bool, tuple[str, ...]]
 _Entry = tuple[int, bool, int, int, str, _Glob, bool]
 _NO_GLOB: Final[_Glob] = ("", "", False, ())
 
-_CHARS = r"[ \t\v\f\r]*[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?[ \t\v\f\r]*"
+_CHARS = rf"[ \t\v\f\r]*[{CANONICAL_CHARS}*]*\$?[ \t\v\f\r]*"
 # Every value of the groups already canonical once trimmed: one C-level check for the usual case.
 _ALL_CANONICAL = re.compile(rf"(?:{_CHARS}\n)*{_CHARS}").fullmatch
-_ONE_CANONICAL = re.compile(r"[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?").fullmatch
 
 
 def _written_length(value: str) -> int:
@@ -166,11 +165,7 @@ def _index_html_entries(
 
 
 def _rule_entry(value: str, allow: bool, line: int, fold: bool) -> _Entry:
-    if _ONE_CANONICAL(value):
-        pattern, priority = value, len(value)
-    else:
-        pattern, priority = canonical_pattern(value), _written_length(value)
-    return _entry(pattern.lower() if fold else pattern, priority, allow, line, False)
+    return _entry(_pattern(value, fold), _written_length(value), allow, line, False)
 
 
 def _pattern(value: str, fold: bool) -> str:

@@ -25,8 +25,11 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 # A URL or pattern made only of these characters is already canonical: the common case, decided by
 # one C-level regex call instead of a character loop.
-_CANONICAL_URL = re.compile(r"[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*").fullmatch
-_CANONICAL_PATTERN = re.compile(r"[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*]*\$?").fullmatch
+# Characters a canonical path keeps as they are (unreserved and reserved but `*` and `$`); a
+# canonical pattern may add `*` and a final `$`. crawler.robots_rules builds on it too.
+CANONICAL_CHARS = r"A-Za-z0-9\-._~!&'()+,;=:@/?\[\]"
+_CANONICAL_URL = re.compile(rf"[{CANONICAL_CHARS}]*").fullmatch
+_CANONICAL_PATTERN = re.compile(rf"[{CANONICAL_CHARS}*]*\$?").fullmatch
 
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 # Characters that must be percent-encoded. `%` is absent: escapes were normalised first and a stray
