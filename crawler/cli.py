@@ -1,20 +1,30 @@
 """`crawl`: the command line. Parses arguments, runs, maps outcomes to exit status.
 
-Exit status: 0 success, 2 bad input (arguments, files, config), 130 interrupted.
+    crawl SEEDS [-c CONFIG.yaml] [--data DIR] [-s key=value ...]
+    crawl robots FILE URL... [--agent TOKEN] [--json]
+
+Exit status: 0 success, 2 bad input (arguments, files, config, seeds), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
+import logging
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from crawler.config import load_config
-from crawler.errors import ConfigError
+from crawler.config import Config, load_config
+from crawler.crawl import Crawler
+from crawler.errors import ConfigError, CrawlerError
+from crawler.report import Progress, summary
 from crawler.robots import RobotsTxt
+from crawler.seeds import Seeds, read_seeds
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -23,11 +33,43 @@ EXIT_INTERRUPTED = 130
 DESCRIPTION = """\
 crawl: a polite web crawler.
 
-The crawl itself is being built (seeds file, YAML config, index); what works today is the
-robots.txt engine every part of the crawl stands on. Try:
+  crawl SEEDS [-c CONFIG.yaml] [--data DIR] [-s key=value ...]
 
-  crawl robots path/to/robots.txt https://example.com/some/page --agent PoliteBot
+crawls from the URLs in SEEDS (one per line; blank lines and # comments allowed), obeying each
+origin's robots.txt and its Crawl-delay, Request-rate and Visit-time, and writes DIR/pages.jsonl.
+Every config key (config/crawler.yaml documents them) can be set with -s, e.g.
+-s politeness.min_delay=2 -s limits.max_pages=1000.
+
+Other commands:
+  crawl robots FILE URL... [--agent TOKEN]   explain what a robots.txt file allows
 """
+
+SUBCOMMANDS = ("robots",)
+
+
+def _add_config_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-c", "--config", type=Path, help="YAML config (see config/crawler.yaml)")
+    parser.add_argument(
+        "-s",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key by its dotted path, e.g. -s politeness.min_delay=2",
+    )
+
+
+def _crawl_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crawl", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("seeds", type=Path, metavar="SEEDS", help="file of seed URLs")
+    parser.add_argument(
+        "--data", type=Path, metavar="DIR", help="data directory (default: output.data_dir)"
+    )
+    _add_config_options(parser)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every retry and wait")
+    return parser
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,15 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     robots.add_argument("file", type=Path, help="a robots.txt file")
     robots.add_argument("urls", nargs="+", metavar="URL", help="full URLs or paths with query")
-    robots.add_argument("-c", "--config", type=Path, help="YAML config (see config/crawler.yaml)")
-    robots.add_argument(
-        "-s",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key by its dotted path, e.g. -s robots.precedence=first-match",
-    )
+    _add_config_options(robots)
     robots.add_argument("--agent", help="product token; same as -s robots.token=TOKEN")
     robots.add_argument("--agent-match", choices=("rfc", "substring"))
     robots.add_argument("--precedence", choices=("longest-match", "first-match"))
@@ -116,15 +150,82 @@ def _robots(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path) -> int:
+    interrupted = False
+    async with Crawler(config, data_dir=data_dir) as crawler:
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+
+        def on_signal(number: int) -> None:
+            nonlocal interrupted
+            if crawler.stats.outcome == "stopped" and main_task is not None:
+                main_task.cancel()  # a second signal: do not wait for requests in flight
+                return
+            interrupted = interrupted or number == signal.SIGINT
+            print(
+                "\ncrawl: stopping; requests in flight finish (again to stop now)", file=sys.stderr
+            )
+            crawler.stop()
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(number, on_signal, number)
+        progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
+        ticker = asyncio.create_task(progress.run())
+        try:
+            async for _ in crawler.crawl(seeds.urls):
+                pass
+        except asyncio.CancelledError:
+            interrupted = True
+        finally:
+            ticker.cancel()
+            progress.clear()
+            for number in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(number)
+        print(
+            summary(
+                crawler.stats,
+                crawler.host_reports(),
+                crawler.deferred,
+                max_wait=config.politeness.max_wait,
+                data_dir=data_dir,
+                problems=len(seeds.problems),
+            )
+        )
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+def _crawl(argv: Sequence[str]) -> int:
+    args = _crawl_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    config = load_config(args.config, args.overrides)
+    seeds = read_seeds(args.seeds)
+    for problem in seeds.problems:
+        print(f"crawl: {problem}", file=sys.stderr)
+    data_dir = args.data if args.data is not None else Path(config.output.data_dir)
+    return asyncio.run(_run_crawl(config, seeds, data_dir))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args.command == "robots":
+        if arguments and arguments[0] in SUBCOMMANDS:
+            parser = _parser()
+            args = parser.parse_args(arguments)
             return _robots(args)
-        parser.print_help(sys.stderr)
-        return EXIT_BAD_INPUT
+        if not arguments:
+            _crawl_parser().print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        return _crawl(arguments)
     except ConfigError as error:
+        print(f"crawl: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except CrawlerError as error:
         print(f"crawl: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

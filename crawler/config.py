@@ -2,12 +2,19 @@
 
 `load_config(path, overrides)` reads a YAML file (config/crawler.yaml documents every key),
 applies `-s key=value` overrides by dotted path, and returns a `Config`, or raises ConfigError
-naming the file, the key and what was expected. Each component receives its own slice
-(`config.robots`), never the whole bag.
+naming the file, the line where it can, the key and what was expected. Each component receives its
+own slice (`config.robots`, `config.politeness`, ...), never the whole bag.
+
+Every key is a dataclass field; its type annotation and `_spec(...)` metadata (bounds, choices) are
+the whole schema, so the loader, the documentation test and the components cannot disagree.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -21,18 +28,28 @@ from crawler.robots import RobotsOptions, product_token_from_user_agent, validat
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
+def _spec(default: Any, *, minimum: float | None = None, choices: tuple[str, ...] = ()) -> Any:
+    """A field with its validation rules beside its default."""
+    return field(default=default, metadata={"minimum": minimum, "choices": choices})
+
+
 @dataclass(frozen=True, slots=True)
 class RobotsConfig:
-    """How robots.txt files are read and what their fetch outcomes mean."""
+    """How robots.txt files are read, cached, and what their fetch outcomes mean."""
 
     token: str = ""
     """Product token matched against User-agent lines; empty: the first product of user_agent."""
-    agent_match: str = "rfc"
-    precedence: str = "longest-match"
+    agent_match: str = _spec("rfc", choices=("rfc", "substring"))
+    precedence: str = _spec("longest-match", choices=("longest-match", "first-match"))
     case_insensitive_paths: bool = False
     split_values: bool = False
     auth_disallows: bool = False
     """Read a robots.txt answered 401/403 as disallow-all (1996) instead of allow-all (RFC 9309)."""
+    cache_ttl: float = _spec(86_400.0, minimum=0)
+    """Seconds a fetched robots.txt stays fresh."""
+    retry_initial: float = _spec(60.0, minimum=0)
+    """First wait before asking an unreachable origin for its robots.txt again; doubles."""
+    retry_max: float = _spec(3_600.0, minimum=0)
 
     def options(self) -> RobotsOptions:
         return RobotsOptions(
@@ -44,9 +61,84 @@ class RobotsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class PolitenessConfig:
+    """When the next request to a host may start (SPEC section 6)."""
+
+    min_delay: float = _spec(1.0, minimum=0)
+    max_crawl_delay: float = _spec(30.0, minimum=0)
+    over_max_crawl_delay: str = _spec("cap", choices=("cap", "skip"))
+    """A Crawl-delay above max_crawl_delay: crawl the host at the cap, or skip the host."""
+    max_wait: float = _spec(600.0, minimum=0)
+    """When every host left waits longer than this, the crawl stops and reports them."""
+    per_host_concurrency: int = _spec(1, minimum=1)
+    backoff_initial: float = _spec(10.0, minimum=0)
+    """Wait after a 429/503 without Retry-After, or an error; doubles per repeat."""
+    backoff_max: float = _spec(3_600.0, minimum=0)
+    """Longest computed backoff; a Retry-After asking for longer is still honoured."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchConfig:
+    """The HTTP client: timeouts, size cap, redirects and retries."""
+
+    connect_timeout: float = _spec(10.0, minimum=0.001)
+    read_timeout: float = _spec(30.0, minimum=0.001)
+    max_body_bytes: int = _spec(5 * 1024 * 1024, minimum=1)
+    """Cap on a page's decoded (decompressed) body; the rest is not read."""
+    max_redirects: int = _spec(5, minimum=0)
+    max_retries: int = _spec(3, minimum=0)
+    """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    """Where the crawl stops growing. null: no limit."""
+
+    max_pages: int | None = _spec(None, minimum=0)
+    max_depth: int | None = _spec(None, minimum=0)
+    """Links from a seed: seeds are depth 0."""
+    max_pages_per_host: int | None = _spec(None, minimum=0)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeConfig:
+    """Which URLs belong to the crawl. By default: the seeds' hosts."""
+
+    seed_hosts: bool = True
+    """The hosts of the seeds are in scope (any scheme and port)."""
+    include_subdomains: bool = False
+    """Subdomains of the seeds' hosts are in scope too."""
+    allow_domains: tuple[str, ...] = ()
+    """More domains in scope, each with its subdomains."""
+    allow: tuple[str, ...] = ()
+    """Regular expressions; when any is given, a URL must match one (searched anywhere)."""
+    deny: tuple[str, ...] = ()
+    """Regular expressions; a URL matching any is out of scope. Deny wins over allow."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputConfig:
+    """What the crawl writes into its data directory."""
+
+    data_dir: str = "crawl-data"
+    """Used when the command line gives no --data."""
+    format: str = _spec("jsonl", choices=("jsonl",))
+    """jsonl: DIR/pages.jsonl, one object per fetched URL, and DIR/skips.jsonl."""
+    progress_interval: float = _spec(10.0, minimum=0.1)
+    """Seconds between progress log lines when the output is not a terminal."""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     user_agent: str = DEFAULT_USER_AGENT
+    concurrency: int = _spec(64, minimum=1)
+    """Requests in flight across all hosts."""
     robots: RobotsConfig = field(default_factory=RobotsConfig)
+    politeness: PolitenessConfig = field(default_factory=PolitenessConfig)
+    fetch: FetchConfig = field(default_factory=FetchConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    scope: ScopeConfig = field(default_factory=ScopeConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
 
     @property
     def product_token(self) -> str:
@@ -56,53 +148,150 @@ class Config:
         return product_token_from_user_agent(self.user_agent)
 
 
-_SECTIONS: dict[str, type[Any]] = {"robots": RobotsConfig}
+# --- validation ----------------------------------------------------------------------------------
 
 
-def _check_value(where: str, key: str, value: object, expected: object) -> None:
-    if isinstance(expected, bool):
+def _describe(kind: object) -> str:
+    if kind is bool:
+        return "true or false"
+    if kind is int:
+        return "a whole number"
+    if kind is float:
+        return "a number"
+    if kind is str:
+        return "a string"
+    return "a list of strings"
+
+
+def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> object:
+    """`value` as `kind`, or a ConfigError message saying what `key` expects."""
+    optional = False
+    if isinstance(kind, types.UnionType):
+        members = [member for member in typing.get_args(kind) if member is not type(None)]
+        kind, optional = members[0], True
+    if value is None and optional:
+        return None
+    want = _describe(kind) + (" or null" if optional else "")
+    minimum = spec.get("minimum")
+    if minimum is not None and kind in (int, float):
+        want += f" >= {minimum:g}"
+    choices: tuple[str, ...] = spec.get("choices") or ()
+    if choices:
+        want = " or ".join(repr(choice) for choice in choices)
+    wrong = ConfigError(f"{key} must be {want}, not {value!r}")
+    if kind is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: {key} must be true or false, not {value!r}")
-    elif isinstance(expected, str) and not isinstance(value, str):
-        raise ConfigError(f"{where}: {key} must be a string, not {value!r}")
+            raise wrong
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise wrong
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise wrong
+        value = float(value)
+        if not math.isfinite(value):
+            raise wrong
+    elif kind is str:
+        if not isinstance(value, str) or (choices and value not in choices):
+            raise wrong
+    else:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise wrong
+        value = tuple(value)
+    if minimum is not None and isinstance(value, int | float) and value < minimum:
+        raise wrong
+    return value
 
 
-def _section(where: str, name: str, raw: object, cls: type[Any]) -> Any:
+def _section(name: str, raw: object, cls: type[Any]) -> Any:
     if raw is None:
         return cls()
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: {name} must be a mapping of keys, not {raw!r}")
+        raise ConfigError(f"{name} must be a mapping of keys, not {raw!r}")
     known = {f.name: f for f in fields(cls)}
+    hints = typing.get_type_hints(cls)
     values: dict[str, object] = {}
     for key, value in raw.items():
         if key not in known:
             raise ConfigError(
-                f"{where}: unknown key {name}.{key}; expected one of "
+                f"unknown key {name}.{key}; expected one of "
                 + ", ".join(f"{name}.{k}" for k in sorted(known))
             )
-        _check_value(where, f"{name}.{key}", value, known[key].default)
-        values[key] = value
+        values[key] = _coerce(f"{name}.{key}", value, hints[key], known[key].metadata)
     return cls(**values)
 
 
-def _from_mapping(where: str, raw: Mapping[str, object]) -> Config:
-    top = {"user_agent", *_SECTIONS}
-    unknown = sorted(set(raw) - top)
+_SECTIONS: dict[str, type[Any]] = {
+    f.name: f.default_factory  # type: ignore[misc]
+    for f in fields(Config)
+    if callable(f.default_factory)
+}
+
+
+def _from_mapping(raw: Mapping[str, object]) -> Config:
+    scalars = {f.name: f for f in fields(Config) if f.name not in _SECTIONS}
+    top = set(scalars) | set(_SECTIONS)
+    unknown = sorted(str(key) for key in set(raw) - top)
     if unknown:
-        raise ConfigError(
-            f"{where}: unknown key {unknown[0]}; expected one of {', '.join(sorted(top))}"
-        )
+        raise ConfigError(f"unknown key {unknown[0]}; expected one of {', '.join(sorted(top))}")
     user_agent = raw.get("user_agent", DEFAULT_USER_AGENT)
     if not isinstance(user_agent, str) or not user_agent.strip():
-        raise ConfigError(f"{where}: user_agent must be a non-empty string, not {user_agent!r}")
-    robots = _section(where, "robots", raw.get("robots"), RobotsConfig)
-    config = Config(user_agent=user_agent, robots=robots)
-    try:
-        robots.options()
-        validate_product_token(config.product_token)
-    except ConfigError as error:
-        raise ConfigError(f"{where}: {error}") from error
+        raise ConfigError(f"user_agent must be a non-empty string, not {user_agent!r}")
+    hints = typing.get_type_hints(Config)
+    values: dict[str, Any] = {"user_agent": user_agent}
+    for name, spec in scalars.items():
+        if name in raw and name != "user_agent":
+            values[name] = _coerce(name, raw[name], hints[name], spec.metadata)
+    for name, cls in _SECTIONS.items():
+        values[name] = _section(name, raw.get(name), cls)
+    config = Config(**values)
+    config.robots.options()
+    validate_product_token(config.product_token)
+    for key in ("allow", "deny"):
+        for pattern in getattr(config.scope, key):
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ConfigError(
+                    f"scope.{key}: {pattern!r} is not a valid regular expression ({error})"
+                ) from error
     return config
+
+
+# --- files and overrides -------------------------------------------------------------------------
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Dotted key path -> 1-based line of the key in the YAML text, for error messages."""
+    lines: dict[str, int] = {}
+
+    def walk(node: yaml.Node, prefix: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                path = f"{prefix}{key_node.value}"
+                lines.setdefault(path, key_node.start_mark.line + 1)
+                walk(value_node, path + ".")
+
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return lines
+    if root is not None:
+        walk(root, "")
+    return lines
+
+
+_KEY_IN_MESSAGE = re.compile(r"(?:unknown key |^)([A-Za-z_][\w.]*)")
+
+
+def _located(where: str, lines: Mapping[str, int], error: ConfigError) -> ConfigError:
+    message = str(error)
+    match = _KEY_IN_MESSAGE.search(message)
+    line = lines.get(match.group(1)) if match else None
+    at = f"{where} line {line}" if line is not None else where
+    return type(error)(f"{at}: {message}")
 
 
 def _apply_override(raw: dict[str, Any], override: str) -> None:
@@ -129,6 +318,7 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Conf
     """Read, override and validate a configuration; ConfigError says what is wrong and where."""
     raw: dict[str, Any] = {}
     where = "defaults"
+    lines: dict[str, int] = {}
     if path is not None:
         where = str(path)
         try:
@@ -148,8 +338,15 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Conf
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of keys at the top, not {loaded!r}")
         raw = loaded or {}
+        lines = _key_lines(text)
     for override in overrides:
         _apply_override(raw, override)
     if overrides:
         where = f"{where} with -s overrides"
-    return _from_mapping(where, raw)
+        # An overridden key's line in the file no longer holds the value that failed.
+        for override in overrides:
+            lines.pop(override.partition("=")[0].strip(), None)
+    try:
+        return _from_mapping(raw)
+    except ConfigError as error:
+        raise _located(where, lines, error) from error

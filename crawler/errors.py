@@ -4,6 +4,8 @@
      +-- ConfigError                  bad configuration or bad user input; the CLI exits with 2
           +-- InvalidProductTokenError   a robots.txt product token outside [A-Za-z_-]+
           +-- InvalidRobotsOptionError   an unknown value for a robots.txt parsing option
+          +-- SeedError                  a seeds file that cannot be read or holds no URL
+     +-- OutputError                  the data directory cannot be written
 
 Skips are not exceptions: a URL that robots.txt disallows, that is out of scope or over a limit is a
 value the crawl records with its reason. Third-party errors (aiohttp, sqlite3, yaml) are translated
@@ -28,3 +30,11 @@ class InvalidProductTokenError(ConfigError):
 
 class InvalidRobotsOptionError(ConfigError):
     """A robots.txt parsing option with a value the engine does not know."""
+
+
+class SeedError(ConfigError):
+    """A seeds file that cannot be used: unreadable, or without one crawlable URL."""
+
+
+class OutputError(CrawlerError):
+    """The data directory or an output file cannot be written."""

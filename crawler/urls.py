@@ -20,6 +20,9 @@ The canonical form (RFC 9309 section 2.2.2 and RFC 3986 section 6.2.2):
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
+
+import idna
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -141,3 +144,226 @@ def match_target(url: str) -> str:
         if "/." in path:
             target = remove_dot_segments(path) + mark + query
     return target
+
+
+# --- normalisation (SPEC section 8) --------------------------------------------------------------
+
+
+class InvalidUrlError(ValueError):
+    """A string that cannot be crawled as a URL; `reason` says why in a few words.
+
+    A plain ValueError, not a CrawlerError: callers turn it into a skip with its reason (links)
+    or a ConfigError naming the line (seeds)."""
+
+    def __init__(self, reason: str, url: str) -> None:
+        super().__init__(f"{reason}: {url!r}")
+        self.reason = reason
+        self.url = url
+
+
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+# Characters a normalised path and query keep as they are: unreserved, reserved, and `%` of escapes
+# already made canonical. Unlike a robots.txt match target, `*` and `$` stay literal: they are
+# sub-delimiters, and encoding them would change the URL the server sees.
+_TO_ENCODE_IN_NORMAL = re.compile(r"[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]%*$]+")
+# The common case, already normal: lower-case http(s) scheme and host, a port, a path of plain
+# characters, no escapes, no fragment, no dot segments (checked apart), no empty query.
+_NORMAL_URL = re.compile(
+    r"(https?)://[a-z0-9\-.]*[a-z0-9\-](?::([1-9][0-9]{0,4}))?/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]*$]*"
+).fullmatch
+_DOT_SEGMENT = re.compile(r"/\.\.?(?:[/?]|$)")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_STRIP = " \t\n\r\f\v\x00"
+_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+
+
+def _host_to_ascii(host: str, url: str) -> str:
+    host = host.lower()
+    if host.isascii():
+        return host
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except (idna.IDNAError, UnicodeError) as error:
+        raise InvalidUrlError(
+            f"host is not a valid international domain name ({error})", url
+        ) from error
+
+
+def _normal_path(path: str) -> str:
+    if "%" in path:
+        path = _ESCAPE.sub(_normalise_escape, path)
+    return _TO_ENCODE_IN_NORMAL.sub(_encode_run, path)
+
+
+def normalize_url(url: str) -> str:
+    """`url` in the one form the seen set compares: lower-case scheme and host, no default port,
+    no userinfo, no fragment, dot segments resolved, percent-encoding canonical (SPEC sections 4
+    and 8), IDN hosts in punycode, `/` for an empty path. Only http and https URLs are crawlable;
+    anything else raises InvalidUrlError with the reason."""
+    plain = _NORMAL_URL(url)
+    if plain is not None and url[-1] != "?" and not _DOT_SEGMENT.search(url):
+        scheme, port = plain.groups()
+        if port is None or (port != DEFAULT_PORTS[scheme] and int(port) <= 65_535):
+            return url
+    return _normalize_slowly(url)
+
+
+def _normalize_slowly(url: str) -> str:
+    text = _TAB_OR_NEWLINE.sub("", url.strip(_STRIP))
+    scheme_match = _SCHEME.match(text)
+    if scheme_match is None:
+        raise InvalidUrlError("not an absolute URL (expected http:// or https://)", url)
+    scheme = scheme_match.group(1).lower()
+    if scheme not in DEFAULT_PORTS:
+        raise InvalidUrlError(f"scheme {scheme!r} is not crawled (only http and https)", url)
+    rest = text[scheme_match.end() :].replace("\\", "/")
+    if not rest.startswith("//"):
+        raise InvalidUrlError("no host (expected scheme://host/...)", url)
+    rest = rest[2:]
+    cut = len(rest)
+    for mark in "/?#":
+        position = rest.find(mark)
+        if position != -1 and position < cut:
+            cut = position
+    authority, tail = rest[:cut], rest[cut:]
+    authority = authority.rpartition("@")[2]
+    host, port = authority, ""
+    if authority.startswith("["):
+        close = authority.find("]")
+        if close == -1:
+            raise InvalidUrlError("unterminated IPv6 address", url)
+        host, after = authority[: close + 1], authority[close + 1 :]
+        if after and not after.startswith(":"):
+            raise InvalidUrlError("junk after the IPv6 address", url)
+        port = after[1:]
+    elif ":" in authority:
+        host, _, port = authority.rpartition(":")
+    if port and (not port.isdigit() or not port.isascii() or int(port) > 65_535):
+        raise InvalidUrlError(f"port {port!r} is not a number from 0 to 65535", url)
+    if port:
+        port = str(int(port))
+    if "%" in host:
+        host = _unquote_host(host, url)
+    host = _host_to_ascii(host.rstrip("."), url) if host not in ("", ".") else ""
+    if not host or any(char in host for char in ' <>"{}|\\^`%/@'):
+        raise InvalidUrlError("no valid host", url)
+    netloc = host if not port or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
+    tail = tail.partition("#")[0]
+    path, mark, query = tail.partition("?")
+    path = remove_dot_segments(path or "/") if path.startswith("/") else "/"
+    normal = f"{scheme}://{netloc}{_normal_path(path)}"
+    if query:
+        normal += "?" + _normal_path(query)
+    return normal
+
+
+def _unquote_host(host: str, url: str) -> str:
+    try:
+        return unquote(host, errors="strict")
+    except UnicodeDecodeError as error:
+        raise InvalidUrlError("host has escapes that are not UTF-8", url) from error
+
+
+def resolve_url(base: str, href: str) -> str:
+    """A link `href` found on the page at `base` (a normal URL), resolved and normalised.
+    InvalidUrlError for anything that is not a crawlable http(s) URL."""
+    if href.startswith(("http://", "https://")):
+        return normalize_url(href)
+    href = href.strip(_STRIP)
+    if not href:
+        return normalize_url(base.partition("#")[0])
+    first = href[0]
+    if first == "/":
+        if href.startswith("//"):
+            return normalize_url(base[: base.index(":") + 1] + href)
+        return normalize_url(origin_of(base) + href)
+    if first == "#":
+        return normalize_url(base)
+    scheme = _SCHEME.match(href)
+    if scheme is not None:
+        return normalize_url(href)
+    if first == "?":
+        return normalize_url(base.partition("?")[0] + href)
+    path_end = base.find("?")
+    directory = base[: base.rindex("/", 0, path_end if path_end != -1 else len(base)) + 1]
+    return normalize_url(directory + href)
+
+
+def origin_of(url: str) -> str:
+    """`scheme://host[:port]` of a normal URL: the unit robots.txt and politeness apply to."""
+    return url[: url.index("/", url.index("//") + 2)]
+
+
+def host_of(url: str) -> str:
+    """The host name of a normal URL, without port."""
+    authority = url[url.index("//") + 2 : url.index("/", url.index("//") + 2)]
+    if authority.startswith("["):
+        return authority[: authority.index("]") + 1]
+    return authority.partition(":")[0]
+
+
+def robots_url_of(origin: str) -> str:
+    return origin + "/robots.txt"
+
+
+# --- scope ---------------------------------------------------------------------------------------
+
+
+class Scope:
+    """Which normal URLs belong to a crawl: by host (the seeds' hosts, optionally their
+    subdomains, plus allowed domains with theirs), then by pattern (deny wins, then allow).
+
+    `reason_out(url)` is None for a URL in scope, else the reason it is out, as a skip value."""
+
+    __slots__ = ("_allow", "_deny", "_domains", "_hosts", "_known")
+
+    def __init__(
+        self,
+        hosts: frozenset[str] = frozenset(),
+        domains: tuple[str, ...] = (),
+        allow: tuple[str, ...] = (),
+        deny: tuple[str, ...] = (),
+    ) -> None:
+        self._hosts = hosts
+        self._domains = tuple(domain.lower().strip(".") for domain in domains)
+        self._allow = re.compile("|".join(f"(?:{p})" for p in allow)).search if allow else None
+        self._deny = re.compile("|".join(f"(?:{p})" for p in deny)).search if deny else None
+        # Host decisions are few and asked often: one dict probe per URL after the first.
+        self._known: dict[str, bool] = {}
+
+    @classmethod
+    def for_seeds(
+        cls,
+        seeds: tuple[str, ...],
+        *,
+        seed_hosts: bool = True,
+        include_subdomains: bool = False,
+        allow_domains: tuple[str, ...] = (),
+        allow: tuple[str, ...] = (),
+        deny: tuple[str, ...] = (),
+    ) -> Scope:
+        hosts = frozenset(host_of(seed) for seed in seeds) if seed_hosts else frozenset()
+        domains = allow_domains + (tuple(hosts) if include_subdomains else ())
+        return cls(hosts, domains, allow, deny)
+
+    def host_in_scope(self, host: str) -> bool:
+        known = self._known.get(host)
+        if known is None:
+            known = host in self._hosts or any(
+                host == domain or host.endswith("." + domain) for domain in self._domains
+            )
+            if len(self._known) < 100_000:
+                self._known[host] = known
+        return known
+
+    def reason_out(self, url: str) -> str | None:
+        if not self.host_in_scope(host_of(url)):
+            return "out of scope: host"
+        if self._deny is not None and self._deny(url):
+            return "out of scope: deny pattern"
+        if self._allow is not None and not self._allow(url):
+            return "out of scope: no allow pattern"
+        return None
+
+    def __repr__(self) -> str:
+        return f"Scope(hosts={sorted(self._hosts)}, domains={list(self._domains)})"

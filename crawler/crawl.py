@@ -1,0 +1,697 @@
+"""`Crawler`: wires the pure core (urls, robots, politeness, frontier, page) to the I/O shell
+(fetch, robots_cache, store) and runs the crawl on the caller's event loop.
+
+    async with Crawler(config, data_dir=Path("crawl-data")) as crawler:
+        async for page in crawler.crawl(["https://example.org/"]):
+            ...
+
+How the crawl runs:
+- One scheduler coroutine. Hosts with work wait in a `HostSchedule` heap keyed by their next
+  allowed start; the scheduler launches every host that is due (up to `concurrency` requests in
+  flight), then sleeps on one event until a request ends or one timer fires for the earliest host.
+  Nothing polls and no task sleeps per host.
+- Before any other URL of an origin, its robots.txt is fetched, in the origin's own politeness slot
+  (it counts as a request to the host). A URL is checked against robots.txt when it is queued, if
+  the rules are known, and again just before it is fetched.
+- A request's task fetches, then acts on the answer: a retry with backoff (429, 5xx, network),
+  a redirect hop queued like any other URL (so robots.txt, scope and politeness apply to it), or a
+  page record with the links it queued.
+- Skips are values: counted in `stats.skips` by reason and written to the sinks with their detail.
+- `stop()` ends the crawl gracefully: nothing new starts, requests in flight finish. Cancelling
+  the crawl returns in-flight URLs to the frontier. Nothing queued is lost either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from crawler.config import Config
+from crawler.fetch import Fetcher, FetchFailure, Response, is_html
+from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, QueuedUrl, SeenSet
+from crawler.page import read_page
+from crawler.politeness import (
+    HostRules,
+    HostSchedule,
+    HostTiming,
+    HostTimingStore,
+    MemoryHostTimingStore,
+    Politeness,
+    parse_retry_after,
+)
+from crawler.records import PageRecord, Skip
+from crawler.robots_cache import RobotsCache, RobotsEntry, RobotsStore
+from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.store import JsonlSink, PageSink
+from crawler.urls import InvalidUrlError, Scope, normalize_url, origin_of, resolve_url
+
+__all__ = ["Crawler"]
+
+log = logging.getLogger("crawler")
+
+# Answers worth asking again after a backoff; anything else is the page's answer.
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+ROBOTS_DISALLOWED = "disallowed by robots.txt"
+
+
+class _Host:
+    """One origin's place in the crawl: its timing, its robots.txt, what it has used."""
+
+    __slots__ = ("origin", "pages", "retired", "robots", "robots_busy", "timing")
+
+    def __init__(self, timing: HostTiming) -> None:
+        self.origin = timing.origin
+        self.timing = timing
+        self.robots: RobotsEntry | None = None
+        self.robots_busy = False
+        self.pages = 0
+        self.retired: str | None = None
+        """Why no more URLs of this origin are fetched (crawl-delay over the cap, page limit)."""
+
+
+class _Slot:
+    """One request's hold on its host: given back exactly once, whatever happens."""
+
+    __slots__ = ("_host", "_politeness", "released")
+
+    def __init__(self, host: _Host, politeness: Politeness) -> None:
+        self._host = host
+        self._politeness = politeness
+        self.released = False
+
+    def release(self, now: float) -> None:
+        if not self.released:
+            self.released = True
+            self._politeness.on_answer(self._host.timing, now)
+
+
+class Crawler:
+    """A polite crawl. One crawl at a time per instance; instances share nothing."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        data_dir: Path | None = None,
+        sinks: Sequence[PageSink] | None = None,
+        frontier: Frontier | None = None,
+        seen: SeenSet | None = None,
+        robots_store: RobotsStore | None = None,
+        host_timing: HostTimingStore | None = None,
+        start_time: float | None = None,
+    ) -> None:
+        """`sinks` default to a JSONL sink in `data_dir` when one is given, else none. The four
+        stores default to memory. `start_time` sets the epoch the crawl's clock starts from (the
+        default is now), for Visit-time windows."""
+        self._config = config
+        self._token = config.product_token
+        self._politeness = Politeness(config.politeness)
+        self._sinks: list[PageSink] = list(sinks) if sinks is not None else []
+        self._data_dir = data_dir
+        self._frontier: Frontier = frontier if frontier is not None else MemoryFrontier()
+        self._seen: SeenSet = seen if seen is not None else MemorySeenSet()
+        self._timings: HostTimingStore = (
+            host_timing if host_timing is not None else MemoryHostTimingStore()
+        )
+        self._fetcher = Fetcher(config.fetch, config.user_agent, connections=config.concurrency + 8)
+        self._robots = RobotsCache(
+            config.robots, self._get_robots, store=robots_store, clock=self._now
+        )
+        self._start_time = start_time
+        self._epoch0 = 0.0
+        self._loop0 = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._hosts: dict[str, _Host] = {}
+        self._schedule = HostSchedule()
+        self._scope = Scope()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._stopping = False
+        self._page_starts = 0
+        self._results: asyncio.Queue[PageRecord | None] = asyncio.Queue()
+        self._deferred: list[DeferredHost] = []
+        self._last_flush = 0.0
+        self._open = False
+        self._running = False
+        self.stats = CrawlStats()
+
+    # --- lifetime --------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Crawler:
+        await self._fetcher.open()
+        if self._data_dir is not None and not self._sinks:
+            self._sinks.append(JsonlSink(self._data_dir))
+        self._open = True
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._open = False
+        await self._fetcher.close()
+        for sink in self._sinks:
+            sink.close()
+
+    def stop(self) -> None:
+        """Stop gracefully: start nothing new; requests in flight finish; queued URLs stay."""
+        self._stopping = True
+        if self.stats.outcome == "running":
+            self.stats.outcome = "stopped"
+        self._wake.set()
+
+    @property
+    def deferred(self) -> tuple[DeferredHost, ...]:
+        """Hosts left waiting longer than politeness.max_wait when the crawl stopped."""
+        return tuple(self._deferred)
+
+    @property
+    def scope(self) -> Scope:
+        return self._scope
+
+    def _now(self) -> float:
+        """Epoch seconds on the loop's monotonic clock: immune to wall-clock steps."""
+        assert self._loop is not None
+        return self._epoch0 + (self._loop.time() - self._loop0)
+
+    # --- the crawl -------------------------------------------------------------------------------
+
+    async def crawl(self, seeds: Iterable[str]) -> AsyncIterator[PageRecord]:
+        """Crawl from `seeds` (URLs); yields a record per fetched URL as it completes."""
+        if not self._open:
+            raise RuntimeError("use the crawler as `async with Crawler(config) as crawler`")
+        if self._running:
+            raise RuntimeError("this Crawler is already crawling")
+        self._running = True
+        self._loop = asyncio.get_running_loop()
+        self._loop0 = self._loop.time()
+        self._epoch0 = self._start_time if self._start_time is not None else time.time()
+        self.stats.started_at = self._epoch0
+        self._add_seeds(seeds)
+        runner = asyncio.create_task(self._run())
+        try:
+            while True:
+                record = await self._results.get()
+                if record is None:
+                    break
+                yield record
+            await runner
+        finally:
+            if not runner.done():
+                self.stop()
+                runner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await runner
+            self._running = False
+
+    def _add_seeds(self, seeds: Iterable[str]) -> None:
+        normal: list[str] = []
+        for seed in seeds:
+            try:
+                normal.append(normalize_url(seed))
+            except InvalidUrlError as error:
+                self._skip(Skip(seed, "invalid seed", error.reason))
+        scope = self._config.scope
+        self._scope = Scope.for_seeds(
+            tuple(normal),
+            seed_hosts=scope.seed_hosts,
+            include_subdomains=scope.include_subdomains,
+            allow_domains=scope.allow_domains,
+            allow=scope.allow,
+            deny=scope.deny,
+        )
+        for url in normal:
+            self._offer(url, 0)
+
+    async def _run(self) -> None:
+        max_wait = self._config.politeness.max_wait
+        try:
+            while True:
+                now = self._now()
+                if not self._stopping:
+                    self._launch_due(now)
+                self._update_stats(now)
+                if not self._tasks:
+                    if self._stopping:
+                        break
+                    due = self._schedule.next_due()
+                    if due is None:
+                        self.stats.outcome = "finished"
+                        break
+                    if due - now > max_wait:
+                        self._defer_all(now)
+                        break
+                self._arm_timer()
+                await self._wake.wait()
+                self._wake.clear()
+        except asyncio.CancelledError:
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            raise
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._update_stats(self._now())
+            for sink in self._sinks:
+                sink.flush()
+            self._results.put_nowait(None)
+
+    def _arm_timer(self) -> None:
+        """One timer, for the earliest host, unless a request ending will wake us first anyway."""
+        due = None
+        if not self._stopping and len(self._tasks) < self._config.concurrency:
+            due = self._schedule.next_due()
+        if due == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_at = due
+        if due is not None:
+            assert self._loop is not None
+            self._timer = self._loop.call_at(self._loop0 + (due - self._epoch0), self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        self._wake.set()
+
+    def _launch_due(self, now: float) -> None:
+        limit = self._config.limits.max_pages
+        while len(self._tasks) < self._config.concurrency:
+            if limit is not None and self._page_starts >= limit:
+                self.stats.outcome = "page limit"
+                self._stopping = True
+                return
+            origin = self._schedule.pop_due(now)
+            if origin is None:
+                return
+            self._launch_host(self._hosts[origin], now)
+
+    def _launch_host(self, host: _Host, now: float) -> None:
+        entry = self._robots.cached(host.origin, now)
+        if entry is None:
+            host.robots_busy = True
+            slot = self._start(host, now)
+            self._watch(host, slot, self._robots_task(host, slot), None)
+            return
+        host.robots = entry
+        if entry.blocks:
+            self._schedule.put(host.origin, max(entry.expires_at, now))
+            return
+        while (item := self._frontier.pop(host.origin)) is not None:
+            limit = self._config.limits.max_pages_per_host
+            if limit is not None and host.pages >= limit:
+                self._frontier.push_front(host.origin, item)
+                host.retired = f"over limits.max_pages_per_host ({limit})"
+                return
+            if not entry.robots.can_fetch(item.url, self._token):
+                self._disallowed(item, entry, now)
+                continue
+            if not item.redirected_from and not item.attempts:
+                self._page_starts += 1
+                host.pages += 1
+            slot = self._start(host, now)
+            self._watch(host, slot, self._page_task(host, slot, item, now), item)
+            break
+        self._reschedule(host, now)
+
+    def _start(self, host: _Host, now: float) -> _Slot:
+        self._politeness.on_start(host.timing, now)
+        self.stats.requests += 1
+        return _Slot(host, self._politeness)
+
+    def _watch(
+        self,
+        host: _Host,
+        slot: _Slot,
+        work: Coroutine[Any, Any, None],
+        item: QueuedUrl | None,
+    ) -> None:
+        task = asyncio.create_task(self._guarded(host, slot, work, item))
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._wake.set()
+
+    async def _guarded(
+        self, host: _Host, slot: _Slot, work: Coroutine[Any, Any, None], item: QueuedUrl | None
+    ) -> None:
+        """Run one request's work; whatever happens, the host's slot is given back, and an
+        interrupted URL goes back to the head of its queue."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            if item is not None:
+                self._frontier.push_front(host.origin, item)
+            raise
+        except Exception as error:  # a bug of ours must not end the crawl or lose the URL's fate
+            log.exception("internal error on %s", item.url if item else host.origin)
+            self.stats.errors["internal"] += 1
+            if item is not None:
+                self._emit(
+                    self._record(item, self._now(), None, error=f"internal error: {error!r}")
+                )
+        finally:
+            now = self._now()
+            slot.release(now)
+            if item is None:
+                host.robots_busy = False
+            self._reschedule(host, now)
+
+    # --- URLs in ---------------------------------------------------------------------------------
+
+    def _offer(self, url: str, depth: int) -> bool:
+        """Queue a normal URL found at `depth`, unless a rule says no; True when queued."""
+        reason = self._scope.reason_out(url)
+        if reason is not None:
+            self.stats.skips[reason] += 1
+            return False
+        max_depth = self._config.limits.max_depth
+        if max_depth is not None and depth > max_depth:
+            self.stats.skips["over limits.max_depth"] += 1
+            return False
+        if not self._seen.add(url):
+            return False
+        origin = origin_of(url)
+        host = self._hosts.get(origin) or self._new_host(origin)
+        item = QueuedUrl(url, depth)
+        if host.retired is not None:
+            self._skip(Skip(url, "host retired", host.retired))
+            return False
+        entry = host.robots
+        if entry is not None and not entry.blocks and not entry.robots.can_fetch(url, self._token):
+            self._disallowed(item, entry, None)
+            return False
+        self._frontier.push(origin, item)
+        self._reschedule(host, None)
+        return True
+
+    def _new_host(self, origin: str) -> _Host:
+        timing = self._timings.get(origin)
+        if timing is None:
+            timing = HostTiming(origin)
+            self._timings.put(timing)
+        host = self._hosts[origin] = _Host(timing)
+        return host
+
+    def _reschedule(self, host: _Host, now: float | None) -> None:
+        """Put the host in the schedule at its next allowed start if it has work it may start."""
+        if host.retired is not None or host.robots_busy:
+            return
+        if not self._politeness.may_start(host.timing):
+            return
+        if not self._frontier.pending(host.origin):
+            return
+        at = self._politeness.ready_at(host.timing, self._now() if now is None else now)
+        self._schedule.put(host.origin, at)
+        self._wake.set()
+
+    # --- robots.txt ------------------------------------------------------------------------------
+
+    async def _get_robots(self, url: str, max_bytes: int) -> Response | FetchFailure:
+        return await self._fetcher.get(url, max_bytes=max_bytes)
+
+    async def _robots_task(self, host: _Host, slot: _Slot) -> None:
+        entry = await self._robots.get(host.origin)
+        now = self._now()
+        slot.release(now)
+        host.robots_busy = False
+        host.robots = entry
+        self.stats.robots_fetches += 1
+        self.stats.requests += len(entry.hops) - 1
+        if entry.unreachable:
+            self._politeness.on_failure(host.timing, now)
+        if entry.blocks:
+            host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
+            log.info(
+                "robots.txt of %s: %s; next try in %.1f s",
+                host.origin,
+                entry.reason,
+                entry.expires_at - now,
+            )
+            return
+        rules = HostRules.from_robots(entry.robots, self._token)
+        self._politeness.rules_changed(host.timing, rules)
+        if self._politeness.crawl_delay_over_cap(rules):
+            cap = self._config.politeness.max_crawl_delay
+            log.warning(
+                "%s asks for Crawl-delay %g s, over politeness.max_crawl_delay %g s: %s",
+                host.origin,
+                rules.crawl_delay,
+                cap,
+                "skipping it"
+                if self._config.politeness.over_max_crawl_delay == "skip"
+                else "crawling at the cap",
+            )
+            if self._config.politeness.over_max_crawl_delay == "skip":
+                self._retire(host, f"Crawl-delay {rules.crawl_delay:g} s over the cap {cap:g} s")
+
+    def _retire(self, host: _Host, reason: str) -> None:
+        host.retired = reason
+        while (item := self._frontier.pop(host.origin)) is not None:
+            self._skip(Skip(item.url, "host skipped", reason))
+
+    def _disallowed(self, item: QueuedUrl, entry: RobotsEntry, now: float | None) -> None:
+        verdict = entry.robots.explain(item.url, self._token)
+        self._skip(Skip(item.url, ROBOTS_DISALLOWED, verdict.message))
+        if item.redirected_from:
+            error = f"redirect to {item.url} not followed: {ROBOTS_DISALLOWED} ({verdict.message})"
+            at = now if now is not None else self._now()
+            self._emit(self._record(item, at, None, error=error, reached=False))
+
+    # --- answers ---------------------------------------------------------------------------------
+
+    async def _page_task(
+        self, host: _Host, slot: _Slot, item: QueuedUrl, started_at: float
+    ) -> None:
+        answer = await self._fetcher.get(item.url, html_only=True)
+        now = self._now()
+        slot.release(now)
+        if isinstance(answer, FetchFailure):
+            self.stats.errors[answer.kind] += 1
+            self._failed(host, item, started_at, now, None, str(answer), None)
+            return
+        status = answer.status
+        self.stats.statuses[status] += 1
+        self.stats.bytes += len(answer.body)
+        if status in RETRY_STATUSES:
+            retry_after = None
+            if status in (429, 503):
+                retry_after = parse_retry_after(answer.headers.get("Retry-After"), now)
+            self._failed(host, item, started_at, now, status, f"status {status}", retry_after)
+            return
+        self._politeness.on_success(host.timing)
+        if 300 <= status < 400 and answer.location:
+            self._redirect(item, answer, started_at)
+            return
+        self._page(item, answer, started_at)
+
+    def _failed(
+        self,
+        host: _Host,
+        item: QueuedUrl,
+        started_at: float,
+        now: float,
+        status: int | None,
+        error: str,
+        retry_after: float | None,
+    ) -> None:
+        until = self._politeness.on_failure(host.timing, now, retry_after)
+        if item.attempts < self._config.fetch.max_retries:
+            self.stats.retries += 1
+            log.info("%s: %s; retry after %.1f s", item.url, error, until - now)
+            self._frontier.push_front(host.origin, item.retried())
+            return
+        tries = item.attempts + 1
+        self._emit(
+            self._record(item, started_at, None, status=status, error=f"{error} ({tries} tries)")
+        )
+
+    def _redirect(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
+        location = answer.location or ""
+        stopped = None
+        target = ""
+        try:
+            target = resolve_url(item.url, location)
+        except InvalidUrlError as error:
+            stopped = f"redirect to an unusable URL ({error.reason})"
+        if stopped is None and len(item.redirected_from) >= self._config.fetch.max_redirects:
+            stopped = (
+                f"more than fetch.max_redirects ({self._config.fetch.max_redirects}) redirects"
+            )
+        if stopped is None:
+            reason = self._scope.reason_out(target)
+            if reason is not None:
+                self.stats.skips[reason] += 1
+                self._skip(Skip(target, reason, f"redirect from {item.url}"))
+                stopped = f"redirect to {target} not followed: {reason}"
+        if stopped is None and target in self._seen:
+            stopped = f"redirect to {target}, a URL already seen"
+        if stopped is not None:
+            self._emit(self._record(item, started_at, answer, error=stopped))
+            return
+        self._seen.add(target)
+        origin = origin_of(target)
+        host = self._hosts.get(origin) or self._new_host(origin)
+        hop = QueuedUrl(target, item.depth, (*item.redirected_from, item.url))
+        entry = host.robots
+        if (
+            entry is not None
+            and not entry.blocks
+            and not entry.robots.can_fetch(target, self._token)
+        ):
+            self._disallowed(hop, entry, started_at)
+            return
+        self._frontier.push(origin, hop)
+        self._reschedule(host, None)
+
+    def _page(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
+        queued: list[str] = []
+        title = None
+        index = follow = True
+        if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
+            page = read_page(answer.body, item.url, answer.charset)
+            title, index, follow = page.title, page.index, page.follow
+            if follow:
+                depth = item.depth + 1
+                queued = [link for link in page.links if self._offer(link, depth)]
+        self._emit(
+            self._record(
+                item,
+                started_at,
+                answer,
+                title=title,
+                links=tuple(queued),
+                index=index,
+                follow=follow,
+            )
+        )
+
+    # --- out -------------------------------------------------------------------------------------
+
+    def _record(
+        self,
+        item: QueuedUrl,
+        fetched_at: float,
+        answer: Response | None,
+        *,
+        status: int | None = None,
+        error: str | None = None,
+        title: str | None = None,
+        links: tuple[str, ...] = (),
+        index: bool = True,
+        follow: bool = True,
+        reached: bool = True,
+    ) -> PageRecord:
+        chain = item.redirected_from
+        if not reached:
+            # Stopped before fetching `item`: the chain ends at the hop before it.
+            return PageRecord(
+                url=chain[0],
+                final_url=chain[-1],
+                status=status,
+                fetched_at=fetched_at,
+                depth=item.depth,
+                redirects=chain[:-1],
+                error=error,
+                index=index,
+                follow=follow,
+            )
+        return PageRecord(
+            url=item.first_url,
+            final_url=item.url,
+            status=answer.status if answer is not None else status,
+            fetched_at=fetched_at,
+            depth=item.depth,
+            content_type=answer.content_type or None if answer is not None else None,
+            title=title,
+            links=links,
+            redirects=chain,
+            error=error,
+            size=len(answer.body) if answer is not None else 0,
+            truncated=answer.truncated if answer is not None else False,
+            index=index,
+            follow=follow,
+        )
+
+    def _emit(self, record: PageRecord) -> None:
+        self.stats.pages += 1
+        for sink in self._sinks:
+            sink.page(record)
+        self._results.put_nowait(record)
+
+    def _skip(self, skip: Skip) -> None:
+        self.stats.skips[skip.reason] += 1
+        for sink in self._sinks:
+            sink.skip(skip)
+
+    def _update_stats(self, now: float) -> None:
+        stats = self.stats
+        stats.elapsed = now - self._epoch0
+        stats.in_flight = len(self._tasks)
+        stats.hosts_waiting = len(self._schedule)
+        stats.queued = len(self._frontier)
+        if now - self._last_flush >= 1.0:
+            self._last_flush = now
+            for sink in self._sinks:
+                sink.flush()
+
+    def _defer_all(self, now: float) -> None:
+        self.stats.outcome = "deferred"
+        for origin, until in self._schedule.waiting():
+            host = self._hosts[origin]
+            if host.robots is not None and host.robots.blocks:
+                reason = f"robots.txt {host.robots.reason}"
+            elif host.timing.backoff_until > now:
+                reason = "backing off after errors"
+            elif host.timing.rules.visit_windows:
+                windows = ", ".join(str(w) for w in host.timing.rules.visit_windows)
+                reason = f"outside its Visit-time ({windows})"
+            else:
+                reason = "waiting for its interval"
+            self._deferred.append(
+                DeferredHost(origin, until, self._frontier.pending(origin), reason)
+            )
+
+    def host_reports(self) -> list[HostReport]:
+        """How each origin was paced, busiest first."""
+        now = self._now() if self._loop is not None else 0.0
+        reports = []
+        for host in self._hosts.values():
+            timing = host.timing
+            if not timing.requests:
+                continue
+            delay = timing.rules.crawl_delay
+            reports.append(
+                HostReport(
+                    origin=host.origin,
+                    requests=timing.requests,
+                    interval=self._politeness.interval(timing.rules, now),
+                    crawl_delay=delay,
+                    crawl_delay_capped=self._politeness.crawl_delay_over_cap(timing.rules),
+                    shortest_gap=timing.shortest_gap,
+                    robots=host.robots.reason if host.robots is not None else "not fetched",
+                )
+            )
+        reports.sort(key=lambda report: (-report.requests, report.origin))
+        return reports
+
+    def __repr__(self) -> str:
+        return (
+            f"Crawler({self.stats.outcome}, {len(self._tasks)} in flight, "
+            f"{len(self._schedule)} hosts scheduled, {len(self._frontier)} queued)"
+        )

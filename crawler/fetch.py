@@ -1,0 +1,167 @@
+"""The HTTP client: one aiohttp session, timeouts, a cap on decoded bytes, no automatic redirects.
+
+The one place aiohttp is called, so the one place its errors are translated: a request ends in a
+`Response` (any status) or a `FetchFailure` value whose `kind` names what went wrong (`timeout`,
+`dns`, `connection`, `payload`, `protocol`, `invalid-url`). Neither raises: a failed fetch is a
+value the crawl counts, retries or records. Redirects are returned, not followed: the crawl checks
+every hop against robots.txt and scope before it asks for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+
+import aiohttp
+from multidict import CIMultiDictProxy
+
+from crawler.config import FetchConfig
+
+__all__ = ["FetchFailure", "Fetcher", "Response", "is_html"]
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+
+
+def is_html(content_type: str) -> bool:
+    return content_type in HTML_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    url: str
+    status: int
+    headers: CIMultiDictProxy[str]
+    content_type: str
+    """Media type, lower case, without parameters; empty when the server sent none."""
+    charset: str | None
+    body: bytes
+    """Decoded (decompressed) body, at most the cap; empty when it was not asked for."""
+    truncated: bool = False
+
+    @property
+    def location(self) -> str | None:
+        return self.headers.get("Location")
+
+
+@dataclass(frozen=True, slots=True)
+class FetchFailure:
+    url: str
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+def _failure(url: str, error: BaseException) -> FetchFailure:
+    dns_error = getattr(aiohttp, "ClientConnectorDNSError", None)
+    if isinstance(error, TimeoutError):
+        kind = "timeout"
+    elif dns_error is not None and isinstance(error, dns_error):
+        kind = "dns"
+    elif isinstance(error, aiohttp.InvalidURL):
+        kind = "invalid-url"
+    elif isinstance(error, aiohttp.ClientPayloadError):
+        kind = "payload"
+    elif isinstance(error, aiohttp.ClientResponseError | ValueError | UnicodeError):
+        kind = "protocol"
+    else:
+        kind = "connection"
+    message = str(error) or type(error).__name__
+    return FetchFailure(url, kind, message)
+
+
+class Fetcher:
+    """GET with the crawl's User-Agent over one pooled session. Use as an async context manager,
+    or call `open()` and `close()`."""
+
+    def __init__(self, config: FetchConfig, user_agent: str, *, connections: int = 100) -> None:
+        self._config = config
+        self._user_agent = user_agent
+        self._connections = connections
+        self._session: aiohttp.ClientSession | None = None
+
+    async def open(self) -> None:
+        if self._session is not None:
+            return
+        connector = aiohttp.TCPConnector(
+            limit=self._connections, limit_per_host=0, ttl_dns_cache=300
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers={"User-Agent": self._user_agent, "Accept": _ACCEPT},
+            timeout=aiohttp.ClientTimeout(
+                total=None,
+                sock_connect=self._config.connect_timeout,
+                sock_read=self._config.read_timeout,
+            ),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=True,
+            raise_for_status=False,
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> Fetcher:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def get(
+        self, url: str, *, max_bytes: int | None = None, html_only: bool = False
+    ) -> Response | FetchFailure:
+        """One GET of `url`, redirects not followed. The body is read up to `max_bytes` decoded
+        bytes (default: the config's cap); with `html_only`, only an HTML body is read."""
+        if self._session is None:
+            raise RuntimeError("Fetcher.get() before open()")
+        cap = self._config.max_body_bytes if max_bytes is None else max_bytes
+        try:
+            async with self._session.get(url, allow_redirects=False) as answer:
+                content_type = answer.content_type.lower() if answer.content_type else ""
+                if "Content-Type" not in answer.headers:
+                    content_type = ""
+                want_body = not html_only or content_type in HTML_TYPES or not content_type
+                body, truncated = (await _read_capped(answer, cap)) if want_body else (b"", False)
+                return Response(
+                    url=url,
+                    status=answer.status,
+                    headers=answer.headers,
+                    content_type=content_type,
+                    charset=answer.charset,
+                    body=body,
+                    truncated=truncated,
+                )
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
+            return _failure(url, error)
+
+    def __repr__(self) -> str:
+        state = "open" if self._session is not None else "closed"
+        return f"Fetcher({state}, user_agent={self._user_agent!r})"
+
+
+async def _read_capped(answer: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:
+    """At most `cap` decoded bytes of the body, and whether there was more. The cap is on decoded
+    bytes so a small compressed answer cannot unpack into gigabytes."""
+    length = answer.content_length
+    encoding = answer.headers.get("Content-Encoding", "identity").lower()
+    if length is not None and length <= cap and encoding == "identity":
+        return await answer.read(), False
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in answer.content.iter_any():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > cap:
+            return b"".join(chunks)[:cap], True
+    return b"".join(chunks), False

@@ -1,0 +1,256 @@
+"""Per-host timing: when may the next request to a host start (SPEC section 6). Pure: time comes
+in as `now` (epoch seconds); nothing here sleeps, reads a clock or touches the network.
+
+The rules this module keeps, for every host (origin):
+- Two request starts are at least `interval` apart, where `interval` is
+  `max(min_delay, Crawl-delay capped at max_crawl_delay, t/n of the Request-rate in force)`. With
+  one request in flight per host (the default) the interval is also counted from the moment the
+  host answered, so the host itself sees the full interval even when the previous request waited
+  on a new connection or sat in its accept queue.
+- No request starts outside the host's Visit-time windows, when it has any.
+- After 429, 503, other 5xx or a network error the host backs off: `Retry-After` when the answer
+  gives one, else `backoff_initial` doubling per consecutive failure up to `backoff_max`. A success
+  ends the streak. Backing off never shortens a wait already set (Scrapy AutoThrottle's rule).
+- `HostSchedule` keeps hosts in a heap by the time they may next start, so the crawl computes its
+  next wake-up instead of polling.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Protocol
+
+from crawler.config import PolitenessConfig
+from crawler.robots import RobotsTxt
+from crawler.robots_rates import RequestRate, TimeWindow, second_of_day
+
+__all__ = [
+    "HostRules",
+    "HostSchedule",
+    "HostTiming",
+    "HostTimingStore",
+    "MemoryHostTimingStore",
+    "Politeness",
+    "parse_retry_after",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class HostRules:
+    """What a host's robots.txt asks of our pace, for our product token."""
+
+    crawl_delay: float | None = None
+    request_rates: tuple[RequestRate, ...] = ()
+    visit_windows: tuple[TimeWindow, ...] = ()
+
+    @classmethod
+    def from_robots(cls, robots: RobotsTxt, agent: str) -> HostRules:
+        return cls(robots.crawl_delay(agent), robots.request_rates(agent), robots.visit_time(agent))
+
+
+@dataclass(slots=True)
+class HostTiming:
+    """The politeness state of one origin; `Politeness` reads and moves it."""
+
+    origin: str
+    rules: HostRules = field(default_factory=HostRules)
+    next_start: float = 0.0
+    """Earliest start the interval allows."""
+    backoff_until: float = 0.0
+    failure_streak: int = 0
+    in_flight: int = 0
+    requests: int = 0
+    last_start: float | None = None
+    shortest_gap: float | None = None
+    """Shortest time between two of our request starts to this host, for the summary."""
+    waited_for_window: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"HostTiming({self.origin}, next_start={self.next_start:.3f}, "
+            f"backoff_until={self.backoff_until:.3f}, in_flight={self.in_flight}, "
+            f"requests={self.requests})"
+        )
+
+
+class HostTimingStore(Protocol):
+    """Where host timing lives: memory here; a persistent and a shared (Redis) store later."""
+
+    def get(self, origin: str) -> HostTiming | None: ...
+
+    def put(self, timing: HostTiming) -> None: ...
+
+    def __iter__(self) -> Iterator[HostTiming]: ...
+
+
+class MemoryHostTimingStore:
+    def __init__(self) -> None:
+        self._hosts: dict[str, HostTiming] = {}
+
+    def get(self, origin: str) -> HostTiming | None:
+        return self._hosts.get(origin)
+
+    def put(self, timing: HostTiming) -> None:
+        self._hosts[timing.origin] = timing
+
+    def __iter__(self) -> Iterator[HostTiming]:
+        return iter(list(self._hosts.values()))
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+
+class Politeness:
+    """The timing rules of SPEC section 6, for one crawl's `PolitenessConfig`."""
+
+    __slots__ = ("_config",)
+
+    def __init__(self, config: PolitenessConfig) -> None:
+        self._config = config
+
+    @property
+    def config(self) -> PolitenessConfig:
+        return self._config
+
+    def crawl_delay_over_cap(self, rules: HostRules) -> bool:
+        return rules.crawl_delay is not None and rules.crawl_delay > self._config.max_crawl_delay
+
+    def interval(self, rules: HostRules, now: float) -> float:
+        """Least time between two request starts to a host with these rules, at `now`."""
+        interval = self._config.min_delay
+        if rules.crawl_delay is not None:
+            interval = max(interval, min(rules.crawl_delay, self._config.max_crawl_delay))
+        if rules.request_rates:
+            second = second_of_day(now)
+            for rate in rules.request_rates:
+                if rate.applies_at(second) and rate.interval > interval:
+                    interval = rate.interval
+        return interval
+
+    def ready_at(self, timing: HostTiming, now: float) -> float:
+        """Earliest time at or after `now` a new request to the host may start, ignoring how many
+        are in flight (the caller holds that count)."""
+        start = max(now, timing.next_start, timing.backoff_until)
+        windows = timing.rules.visit_windows
+        if windows:
+            second = second_of_day(start)
+            start += min(window.seconds_until_open(second) for window in windows)
+        return start
+
+    def may_start(self, timing: HostTiming) -> bool:
+        return timing.in_flight < self._config.per_host_concurrency
+
+    def on_start(self, timing: HostTiming, now: float) -> None:
+        """A request to the host (robots.txt included) starts at `now`."""
+        if timing.last_start is not None:
+            gap = now - timing.last_start
+            if timing.shortest_gap is None or gap < timing.shortest_gap:
+                timing.shortest_gap = gap
+        timing.last_start = now
+        timing.requests += 1
+        timing.in_flight += 1
+        timing.next_start = max(timing.next_start, now + self.interval(timing.rules, now))
+
+    def on_answer(self, timing: HostTiming, now: float) -> None:
+        """The request ended (answer or failure) at `now`."""
+        timing.in_flight = max(0, timing.in_flight - 1)
+        if self._config.per_host_concurrency == 1:
+            timing.next_start = max(timing.next_start, now + self.interval(timing.rules, now))
+
+    def on_success(self, timing: HostTiming) -> None:
+        timing.failure_streak = 0
+
+    def on_failure(self, timing: HostTiming, now: float, retry_after: float | None = None) -> float:
+        """429, 5xx or a network error at `now`: back the host off; returns until when."""
+        if retry_after is not None and retry_after >= 0:
+            wait = retry_after
+        else:
+            wait = min(
+                self._config.backoff_initial * 2.0 ** min(timing.failure_streak, 30),
+                self._config.backoff_max,
+            )
+        timing.failure_streak += 1
+        timing.backoff_until = max(timing.backoff_until, now + wait)
+        return timing.backoff_until
+
+    def rules_changed(self, timing: HostTiming, rules: HostRules) -> None:
+        """New robots.txt rules for the host: later starts follow them (earlier ones stand)."""
+        timing.rules = rules
+        if timing.last_start is not None:
+            timing.next_start = max(
+                timing.next_start, timing.last_start + self.interval(rules, timing.last_start)
+            )
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a `Retry-After` header (delta seconds or an HTTP date), else None."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None
+    seconds = when.timestamp() - now
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+class HostSchedule:
+    """Hosts waiting for their next allowed start, earliest first: a heap with lazy deletion.
+
+    Each host is in the schedule at most once; `put` replaces its time. `pop_due(now)` hands out
+    the hosts whose time has come; `next_due()` is when the crawl should next wake up."""
+
+    __slots__ = ("_due", "_heap")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, str]] = []
+        self._due: dict[str, float] = {}
+
+    def put(self, origin: str, at: float) -> None:
+        if self._due.get(origin) == at:
+            return
+        self._due[origin] = at
+        heapq.heappush(self._heap, (at, origin))
+
+    def discard(self, origin: str) -> None:
+        self._due.pop(origin, None)
+
+    def __contains__(self, origin: str) -> bool:
+        return origin in self._due
+
+    def __len__(self) -> int:
+        return len(self._due)
+
+    def pop_due(self, now: float) -> str | None:
+        heap, due = self._heap, self._due
+        while heap and heap[0][0] <= now:
+            at, origin = heapq.heappop(heap)
+            if due.get(origin) == at:
+                del due[origin]
+                return origin
+        return None
+
+    def next_due(self) -> float | None:
+        heap, due = self._heap, self._due
+        while heap:
+            at, origin = heap[0]
+            if due.get(origin) == at:
+                return at
+            heapq.heappop(heap)
+        return None
+
+    def waiting(self) -> list[tuple[str, float]]:
+        """Every scheduled host with its time, earliest first."""
+        return sorted(self._due.items(), key=lambda item: item[1])
+
+    def __repr__(self) -> str:
+        return f"HostSchedule({len(self._due)} hosts, next at {self.next_due()})"

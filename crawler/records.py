@@ -1,0 +1,71 @@
+"""What a crawl produces: a `PageRecord` per URL it fetched, a `Skip` per URL it chose not to.
+
+Plain values, shared by the crawl that makes them and the sinks that store them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PageRecord", "Skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class PageRecord:
+    """One fetched URL, after its redirects: what came back and what the crawl did with it."""
+
+    url: str
+    """The URL the crawl set out to fetch (first of a redirect chain)."""
+    final_url: str
+    """The URL whose answer this is: `url` itself, or the last redirect hop fetched."""
+    status: int | None
+    """HTTP status of the final answer; None when no answer came (see `error`)."""
+    fetched_at: float
+    """Epoch seconds when the final request started."""
+    depth: int
+    content_type: str | None = None
+    title: str | None = None
+    links: tuple[str, ...] = ()
+    """Links this page added to the frontier: in scope and new to the crawl."""
+    redirects: tuple[str, ...] = ()
+    """URLs fetched before `final_url` in the chain, `url` first."""
+    error: str | None = None
+    """Why the fetch gave no usable answer: a network failure, or a redirect not followed."""
+    size: int = 0
+    """Decoded body bytes read."""
+    truncated: bool = False
+    index: bool = True
+    follow: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "final_url": self.final_url,
+            "status": self.status,
+            "fetched_at": round(self.fetched_at, 3),
+            "depth": self.depth,
+            "content_type": self.content_type,
+            "title": self.title,
+            "links": list(self.links),
+            "redirects": list(self.redirects),
+            "error": self.error,
+            "size": self.size,
+            "truncated": self.truncated,
+            "index": self.index,
+            "follow": self.follow,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A URL the crawl did not fetch, and why: a decision, not an error."""
+
+    url: str
+    reason: str
+    """The kind of decision, for counting: 'disallowed by robots.txt', 'out of scope: host'."""
+    detail: str = ""
+    """The particulars: the robots.txt line, the limit, the redirect that led here."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "reason": self.reason, "detail": self.detail}

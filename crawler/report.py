@@ -1,0 +1,122 @@
+"""What the `crawl` command shows: a live progress line, periodic log lines, the final summary."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from crawler.stats import CrawlStats, DeferredHost, HostReport
+
+__all__ = ["Progress", "summary"]
+
+HOSTS_SHOWN = 20
+
+
+class Progress:
+    """On a terminal, one line redrawn in place; elsewhere, a plain line every `interval` s."""
+
+    def __init__(self, stats: CrawlStats, stream: TextIO, interval: float) -> None:
+        self._stats = stats
+        self._stream = stream
+        self._tty = stream.isatty()
+        self._interval = 0.5 if self._tty else interval
+        self._width = 0
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            self.show()
+
+    def show(self) -> None:
+        line = self._stats.progress_line()
+        if self._tty:
+            self._stream.write("\r" + line.ljust(self._width))
+            self._width = len(line)
+        else:
+            stamp = time.strftime("%H:%M:%S")
+            self._stream.write(f"{stamp} crawl: {line}\n")
+        self._stream.flush()
+
+    def clear(self) -> None:
+        if self._tty and self._width:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()
+
+
+def _when(epoch: float, now: float) -> str:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+    wait = epoch - now
+    span = f"{wait / 3600:.1f} h" if wait >= 3600 else f"{wait / 60:.1f} min"
+    return f"{stamp} (in {span})" if wait >= 60 else f"{stamp} (in {wait:.0f} s)"
+
+
+def _counts(counter: dict[str, int] | dict[int, int]) -> str:
+    items = sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
+    return ", ".join(f"{key} {count}" for key, count in items) or "none"
+
+
+def summary(
+    stats: CrawlStats,
+    hosts: Sequence[HostReport],
+    deferred: Sequence[DeferredHost],
+    *,
+    max_wait: float,
+    data_dir: Path | None,
+    problems: int = 0,
+) -> str:
+    """The end-of-crawl report, as text."""
+    now = stats.started_at + stats.elapsed
+    lines = [
+        f"crawl {stats.outcome} after {stats.elapsed:.1f} s: {stats.pages} pages "
+        f"({stats.pages_per_second:.1f}/s), {stats.requests} requests, "
+        f"{stats.robots_fetches} robots.txt fetches, {stats.bytes / 1e6:.1f} MB, "
+        f"{stats.retries} retries",
+        f"statuses: {_counts(stats.statuses)}",
+        f"errors: {_counts(stats.errors)}",
+        f"skips: {_counts(stats.skips)}",
+    ]
+    if problems:
+        lines.append(f"seed lines skipped: {problems}")
+    if hosts:
+        lines.append("politeness per host (our request starts; gap = shortest between two):")
+        for host in hosts[:HOSTS_SHOWN]:
+            delay = "none" if host.crawl_delay is None else f"{host.crawl_delay:g} s"
+            if host.crawl_delay_capped:
+                delay += " (capped)"
+            gap = "-" if host.shortest_gap is None else f"{host.shortest_gap:.3f} s"
+            lines.append(
+                f"  {host.origin}  requests {host.requests}  interval {host.interval:g} s  "
+                f"gap {gap}  Crawl-delay {delay}  robots.txt {host.robots}"
+            )
+        if len(hosts) > HOSTS_SHOWN:
+            lines.append(f"  ... and {len(hosts) - HOSTS_SHOWN} more hosts")
+        ratios = [
+            host.shortest_gap / host.interval
+            for host in hosts
+            if host.shortest_gap is not None and host.interval > 0
+        ]
+        if ratios:
+            lines.append(
+                f"  shortest gap / interval over all {len(hosts)} hosts: {min(ratios):.3f}"
+            )
+    if deferred:
+        pending = sum(host.pending for host in deferred)
+        lines.append(
+            f"deferred: {len(deferred)} hosts with {pending} URLs wait longer than "
+            f"politeness.max_wait ({max_wait:g} s); they stay queued:"
+        )
+        lines.extend(
+            f"  {waiting.origin}  until {_when(waiting.until, now)}  {waiting.pending} URLs  "
+            f"{waiting.reason}"
+            for waiting in deferred[:HOSTS_SHOWN]
+        )
+        if len(deferred) > HOSTS_SHOWN:
+            lines.append(f"  ... and {len(deferred) - HOSTS_SHOWN} more hosts")
+    if stats.queued and not deferred:
+        lines.append(f"left queued: {stats.queued} URLs")
+    if data_dir is not None:
+        lines.append(f"output: {data_dir / 'pages.jsonl'}, {data_dir / 'skips.jsonl'}")
+    return "\n".join(lines)

@@ -1,0 +1,213 @@
+"""robots.txt per origin: fetched once, shared, cached, with the outcome policy of SPEC section 1.
+
+The rules this module keeps:
+- One fetch per origin at a time: every caller that wants an origin while its fetch runs awaits
+  that same fetch.
+- The outcome of the last hop decides (`crawler.robots.robots_fetch_decision`): 2xx parses the
+  first 500 KiB, 3xx is followed up to 5 hops (across hosts too; the rules apply to the origin
+  asked for), 4xx allows everything, 429/5xx/network errors disallow everything for now and
+  ask for a retry after a backoff that doubles up to `retry_max`.
+- A copy stays fresh for `cache_ttl`. While an origin is unreachable, the last good copy is used
+  past its expiry (RFC 9309 section 2.4), and the retry is still scheduled.
+- Entries live in a `RobotsStore`: memory here, the crawl state's store later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from crawler.config import RobotsConfig
+from crawler.fetch import FetchFailure, Response
+from crawler.robots import (
+    MAX_BODY_BYTES,
+    RobotsPolicy,
+    RobotsTxt,
+    robots_fetch_decision,
+)
+from crawler.urls import InvalidUrlError, resolve_url, robots_url_of
+
+__all__ = ["MemoryRobotsStore", "RobotsCache", "RobotsEntry", "RobotsStore"]
+
+Get = Callable[[str, int], Awaitable[Response | FetchFailure]]
+"""`get(url, max_bytes)`: one request, redirects not followed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsEntry:
+    origin: str
+    robots: RobotsTxt
+    fetched_at: float
+    expires_at: float
+    reason: str
+    """How the rules came about: 'status 200', 'status 404: unavailable', 'unreachable: ...'."""
+    unreachable: bool = False
+    """The last attempt failed (429, 5xx, network): retry at `expires_at`."""
+    failures: int = 0
+    """Consecutive unreachable attempts."""
+    stale: bool = False
+    """Unreachable, but the rules are the last good copy's, used past its expiry."""
+    hops: tuple[str, ...] = ()
+    """URLs requested for this entry, robots.txt of the origin first, then redirect targets."""
+
+    def fresh(self, now: float) -> bool:
+        return now < self.expires_at
+
+    @property
+    def blocks(self) -> bool:
+        """No rules to crawl by until `expires_at`: unreachable and no earlier copy."""
+        return self.unreachable and not self.stale
+
+
+class RobotsStore(Protocol):
+    def get(self, origin: str) -> RobotsEntry | None: ...
+
+    def put(self, entry: RobotsEntry) -> None: ...
+
+    def __iter__(self) -> Iterator[RobotsEntry]: ...
+
+
+class MemoryRobotsStore:
+    def __init__(self) -> None:
+        self._entries: dict[str, RobotsEntry] = {}
+
+    def get(self, origin: str) -> RobotsEntry | None:
+        return self._entries.get(origin)
+
+    def put(self, entry: RobotsEntry) -> None:
+        self._entries[entry.origin] = entry
+
+    def __iter__(self) -> Iterator[RobotsEntry]:
+        return iter(list(self._entries.values()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class RobotsCache:
+    """robots.txt for any origin, fetched through `get` at most once at a time per origin."""
+
+    def __init__(
+        self,
+        config: RobotsConfig,
+        get: Get,
+        *,
+        store: RobotsStore | None = None,
+        clock: Callable[[], float],
+    ) -> None:
+        self._config = config
+        self._options = {
+            "agent_match": config.agent_match,
+            "precedence": config.precedence,
+            "case_insensitive_paths": config.case_insensitive_paths,
+            "split_values": config.split_values,
+        }
+        self._get = get
+        self._store: RobotsStore = store if store is not None else MemoryRobotsStore()
+        self._clock = clock
+        self._running: dict[str, asyncio.Future[RobotsEntry]] = {}
+
+    @property
+    def store(self) -> RobotsStore:
+        return self._store
+
+    def cached(self, origin: str, now: float) -> RobotsEntry | None:
+        """The entry to use at `now` without fetching, or None when a fetch is due."""
+        entry = self._store.get(origin)
+        if entry is not None and entry.fresh(now):
+            return entry
+        return None
+
+    def fetching(self, origin: str) -> bool:
+        return origin in self._running
+
+    async def get(self, origin: str) -> RobotsEntry:
+        """The fresh entry for `origin`, fetching it if needed; concurrent callers share one
+        fetch."""
+        entry = self.cached(origin, self._clock())
+        if entry is not None:
+            return entry
+        running = self._running.get(origin)
+        if running is not None:
+            return await asyncio.shield(running)
+        future: asyncio.Future[RobotsEntry] = asyncio.get_running_loop().create_future()
+        self._running[origin] = future
+        try:
+            entry = await self._fetch(origin)
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # retrieved: callers that share it see it raised themselves
+            raise
+        finally:
+            del self._running[origin]
+        future.set_result(entry)
+        return entry
+
+    async def _fetch(self, origin: str) -> RobotsEntry:
+        url = robots_url_of(origin)
+        hops: list[str] = []
+        redirects = 0
+        while True:
+            hops.append(url)
+            answer = await self._get(url, MAX_BODY_BYTES)
+            if isinstance(answer, FetchFailure):
+                decision = robots_fetch_decision(None, error=str(answer))
+            else:
+                location = answer.location
+                decision = robots_fetch_decision(
+                    answer.status,
+                    redirects=redirects,
+                    has_location=bool(location),
+                    auth_disallows=self._config.auth_disallows,
+                )
+            if decision.policy is not RobotsPolicy.FOLLOW:
+                break
+            assert isinstance(answer, Response) and answer.location is not None
+            try:
+                url = resolve_url(url, answer.location)
+            except InvalidUrlError as error:
+                decision = robots_fetch_decision(answer.status, has_location=False)
+                reason = f"{decision.reason} (Location {error.reason})"
+                return self._entry(origin, RobotsTxt.allow_all(reason), reason, hops)
+            redirects += 1
+        if decision.policy is RobotsPolicy.PARSE:
+            assert isinstance(answer, Response)
+            robots = RobotsTxt.parse(answer.body, **self._options)
+            return self._entry(origin, robots, decision.reason, hops)
+        if decision.policy is RobotsPolicy.ALLOW_ALL:
+            return self._entry(origin, RobotsTxt.allow_all(decision.reason), decision.reason, hops)
+        if not decision.retry:
+            robots = RobotsTxt.disallow_all(decision.reason)
+            return self._entry(origin, robots, decision.reason, hops)
+        return self._unreachable(origin, decision.reason, hops)
+
+    def _entry(self, origin: str, robots: RobotsTxt, reason: str, hops: list[str]) -> RobotsEntry:
+        now = self._clock()
+        expires_at = now + self._config.cache_ttl
+        entry = RobotsEntry(origin, robots, now, expires_at, reason, hops=tuple(hops))
+        self._store.put(entry)
+        return entry
+
+    def _unreachable(self, origin: str, reason: str, hops: list[str]) -> RobotsEntry:
+        now = self._clock()
+        previous = self._store.get(origin)
+        failures = previous.failures + 1 if previous is not None and previous.unreachable else 1
+        backoff = self._config.retry_initial * 2.0 ** min(failures - 1, 30)
+        wait = min(backoff, self._config.retry_max)
+        stale = previous is not None and (previous.stale or not previous.unreachable)
+        if previous is not None and stale:
+            # The last good copy stands while the origin cannot be reached (RFC 9309 2.4).
+            robots, fetched_at = previous.robots, previous.fetched_at
+            reason = f"{reason}; using the copy fetched earlier"
+        else:
+            robots, fetched_at = RobotsTxt.disallow_all(reason), now
+        entry = RobotsEntry(
+            origin, robots, fetched_at, now + wait, reason, True, failures, stale, tuple(hops)
+        )
+        self._store.put(entry)
+        return entry
+
+    def __repr__(self) -> str:
+        return f"RobotsCache({len(self._running)} fetching)"

@@ -1,0 +1,74 @@
+"""Crawl figures: live counters, per-host politeness figures, deferred hosts, and the summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+__all__ = ["CrawlStats", "DeferredHost", "HostReport"]
+
+
+@dataclass(slots=True)
+class CrawlStats:
+    """Live counters of one crawl; the crawler updates them as it goes."""
+
+    started_at: float = 0.0
+    """Epoch seconds when the crawl began."""
+    elapsed: float = 0.0
+    """Seconds since the crawl began, as of the last update."""
+    pages: int = 0
+    """Page records produced: fetched URLs, after redirects."""
+    requests: int = 0
+    """HTTP requests made: pages, redirect hops, retries and robots.txt."""
+    robots_fetches: int = 0
+    bytes: int = 0
+    retries: int = 0
+    statuses: Counter[int] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
+    skips: Counter[str] = field(default_factory=Counter)
+    """URLs not fetched, by reason."""
+    in_flight: int = 0
+    hosts_waiting: int = 0
+    """Hosts with work whose next allowed start is still to come."""
+    queued: int = 0
+    outcome: str = "running"
+    """running, finished, stopped, deferred or page limit."""
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.pages / self.elapsed if self.elapsed > 0 else 0.0
+
+    def progress_line(self) -> str:
+        return (
+            f"pages {self.pages} ({self.pages_per_second:.1f}/s) | hosts active {self.in_flight}, "
+            f"waiting {self.hosts_waiting} | queued {self.queued} | "
+            f"errors {sum(self.errors.values())} | skips {sum(self.skips.values())}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HostReport:
+    """How one origin was paced: what its robots.txt asked and what the crawl did."""
+
+    origin: str
+    requests: int
+    interval: float
+    """Seconds between request starts the crawl kept to, at the end of the crawl."""
+    crawl_delay: float | None
+    crawl_delay_capped: bool
+    shortest_gap: float | None
+    """Shortest time between two of our request starts to this origin."""
+    robots: str
+    """How the origin's robots.txt came out: 'status 200', 'status 404: unavailable', ..."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredHost:
+    """An origin with URLs left when the crawl stopped because every wait was over max_wait."""
+
+    origin: str
+    until: float
+    """Epoch seconds of its next allowed start."""
+    pending: int
+    reason: str

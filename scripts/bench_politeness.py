@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Politeness at speed: `crawl` and Scrapy crawl the same local multi-host web, one table.
+
+    python scripts/bench_politeness.py [--tools ours,scrapy] [--hosts 20] [--pages 17]
+        [--crawl-delay 0.5] [--port 8787] [--repeat 1] [--concurrency 64] [--json]
+
+It generates a test web (scripts/testweb.py) in a temporary directory: --hosts hosts on
+127.0.1.1, 127.0.1.2, ..., each with robots.txt (Crawl-delay, a Disallow: /private/ with one
+Allow) and --pages allowed pages linked from `/` (so --pages + 1 requests per host, robots.txt
+included; with the defaults the ideal span is 17 * 0.5 s = 8.5 s). For each tool in turn (ours
+first; --repeat runs them alternately) it starts the server afresh, runs the tool as a
+subprocess on the seeds, stops the server, and reads the server's request log.
+
+    ours    crawl SEEDS --data DIR -s politeness.min_delay=0 -s concurrency=64
+            (robots.txt's Crawl-delay is the only delay it is told about)
+    scrapy  scripts/scrapy_bench_spider.py: ROBOTSTXT_OBEY, DOWNLOAD_DELAY = the crawl delay set
+            by hand (Scrapy ignores Crawl-delay) with its default jitter, one request at a time
+            per host, CONCURRENT_REQUESTS=64, the same User-Agent, LinkExtractor on every page
+
+Every figure comes from the server's log, whose `t` is the server-side start of a request
+(CLOCK_MONOTONIC at the top of the handler), so tool start-up and shutdown do not count:
+
+- gap: the time between the starts of two consecutive requests to one host, robots.txt
+  included. A gap strictly below the Crawl-delay counts as below the delay (no tolerance).
+- achieved span: the last request's start minus the first one's, over all hosts.
+- ideal span: max over hosts of (requests to the host - 1) * delay, the least time any crawler
+  that never breaks the delay needs for the requests it made.
+- efficiency: ideal span / achieved span. 1.0 means every host was asked at exactly its delay
+  from the first request to the last; a crawler that leaves hosts idle scores lower.
+- pages fetched: distinct (host, path) answered 200, robots.txt aside; expected pages: the
+  allowed pages of the web; pages/s: pages fetched / achieved span.
+- duplicates: requests beyond the first for one host and path (robots.txt included).
+- disallowed fetched: requests for paths under /private/ other than /private/public.html.
+
+The bar for ours: efficiency >= 0.95 and no gap below the delay. The script exits 0 whether or
+not the bar holds; it exits 1 only when the test web cannot be served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import json
+import os
+import platform
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testweb import completeness, generate, politeness_figures, read_log
+
+SCRIPTS = Path(__file__).resolve().parent
+TESTWEB = SCRIPTS / "testweb.py"
+SCRAPY_SPIDER = SCRIPTS / "scrapy_bench_spider.py"
+TOOLS = ("ours", "scrapy")
+BAR_EFFICIENCY = 0.95
+READY_TIMEOUT_S = 30.0
+STDERR_TAIL_LINES = 15
+
+
+class ServeError(Exception):
+    """The test web server did not come up."""
+
+
+@dataclass
+class Run:
+    tool: str
+    repeat: int  # 0-based
+    repeats: int
+    command: list[str]
+    exit_status: int | None  # None: killed after --timeout
+    wall_s: float
+    stderr_tail: str = ""
+    tool_report: dict[str, Any] | None = None  # Scrapy's counters, when it prints them
+    figures: dict[str, Any] = field(default_factory=dict)
+    completeness: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.tool if self.repeats == 1 else f"{self.tool} #{self.repeat + 1}"
+
+    def bar_holds(self) -> bool:
+        efficiency = self.figures.get("efficiency")
+        return (
+            efficiency is not None
+            and efficiency >= BAR_EFFICIENCY
+            and self.figures.get("gaps_below_delay") == 0
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The machine
+
+
+def cpu_model() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown CPU"
+
+
+def version_of(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "scrapy": version_of("scrapy"),
+        "aiohttp": version_of("aiohttp"),
+        "crawler": version_of("crawler"),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Server and tools
+
+
+def start_server(root: Path, log: Path, errors_path: Path) -> subprocess.Popen[str]:
+    errors = errors_path.open("w")
+    server = subprocess.Popen(
+        [sys.executable, str(TESTWEB), "serve", str(root), "--log", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+    )
+    errors.close()
+    assert server.stdout is not None
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([server.stdout], [], [], left)
+        line = server.stdout.readline() if readable else ""
+        if line.strip() == "ready":
+            return server
+        if server.poll() is not None or not readable:
+            break
+    stop_server(server)
+    message = errors_path.read_text().strip().splitlines()[-5:]
+    raise ServeError("test web server did not start: " + (" | ".join(message) or "no output"))
+
+
+def stop_server(server: subprocess.Popen[str]) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    if server.stdout:
+        server.stdout.close()
+
+
+def tool_command(tool: str, seeds: Path, data: Path, delay: float, concurrency: int) -> list[str]:
+    if tool == "ours":
+        crawl = Path(sys.executable).parent / "crawl"
+        return [
+            str(crawl),
+            str(seeds),
+            "--data",
+            str(data),
+            "-s",
+            "politeness.min_delay=0",
+            "-s",
+            f"concurrency={concurrency}",
+        ]
+    return [
+        sys.executable,
+        str(SCRAPY_SPIDER),
+        str(seeds),
+        "--delay",
+        f"{delay:g}",
+        "--concurrency",
+        str(concurrency),
+    ]
+
+
+def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple[int | None, float]:
+    """Run one tool with its output in files under `work`; (exit status or None, wall seconds)."""
+    started = time.monotonic()
+    with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
+        try:
+            tool = subprocess.Popen(command, stdout=out, stderr=err, cwd=work)
+        except OSError as error:
+            err.write(f"cannot run {command[0]}: {error}\n")
+            return 127, time.monotonic() - started
+        try:
+            status: int | None = tool.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            tool.send_signal(signal.SIGINT)
+            try:
+                tool.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                tool.kill()
+                tool.wait()
+            status = None
+    return status, time.monotonic() - started
+
+
+def tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def last_json_line(path: Path) -> dict[str, Any] | None:
+    for line in reversed(tail(path, 5).splitlines()):
+        with contextlib.suppress(ValueError):
+            report = json.loads(line)
+            if isinstance(report, dict):
+                return report
+    return None
+
+
+def measure(
+    tool: str, repeat: int, web: dict[str, Any], root: Path, work: Path, args: argparse.Namespace
+) -> Run:
+    name = f"{tool}-{repeat + 1}"
+    log = work / f"{name}.requests.jsonl"
+    data = work / f"{name}.data"
+    command = tool_command(tool, root / "seeds.txt", data, web["crawl_delay"], args.concurrency)
+    server = start_server(root, log, work / f"{name}.server.err")
+    try:
+        status, wall = run_tool(command, work, name, args.timeout)
+    finally:
+        stop_server(server)
+    entries = read_log(log) if log.exists() else []
+    run = Run(tool, repeat, args.repeat, command, status, wall)
+    if status != 0:
+        run.stderr_tail = tail(work / f"{name}.err")
+    if tool == "scrapy":
+        run.tool_report = last_json_line(work / f"{name}.out")
+    run.figures = politeness_figures(entries, web["crawl_delay"])
+    run.completeness = completeness(entries, web)
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+def number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def rows(run: Run) -> list[tuple[str, str]]:
+    f, c = run.figures, run.completeness
+    status = "timeout" if run.exit_status is None else str(run.exit_status)
+    hosts = len(f["hosts_below_delay"])
+    return [
+        ("exit status", status),
+        ("tool wall time s", number(run.wall_s, 2)),
+        ("requests", str(f["requests"])),
+        ("pages fetched", str(f["pages_fetched"])),
+        ("expected pages", str(c["expected_pages"])),
+        ("expected pages missing", str(c["missing"])),
+        ("duplicates", str(f["duplicates"])),
+        ("disallowed fetched", str(f["disallowed"])),
+        ("achieved span s", number(f["span"], 2)),
+        ("ideal span s", number(f["ideal_span"], 2)),
+        ("efficiency", number(f["efficiency"], 3)),
+        ("min gap s", number(f["min_gap"], 3)),
+        ("gaps below delay", f"{f['gaps_below_delay']} ({hosts} hosts)"),
+        ("pages/s", number(f["pages_per_s"], 1)),
+    ]
+
+
+def median_efficiency(runs: Sequence[Run], tool: str) -> float | None:
+    values = [r.figures["efficiency"] for r in runs if r.tool == tool and r.figures["efficiency"]]
+    return statistics.median(values) if values else None
+
+
+def summary(runs: Sequence[Run]) -> dict[str, Any]:
+    ours, scrapy = median_efficiency(runs, "ours"), median_efficiency(runs, "scrapy")
+    ours_runs = [r for r in runs if r.tool == "ours"]
+    return {
+        "ours_efficiency": ours,
+        "scrapy_efficiency": scrapy,
+        "ratio": ours / scrapy if ours and scrapy else None,
+        "bar": (all(r.bar_holds() for r in ours_runs) if ours_runs else None),
+    }
+
+
+def table(info: dict[str, Any], web: dict[str, Any], runs: Sequence[Run]) -> str:
+    lines = [
+        f"machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, "
+        f"Scrapy {info['scrapy']}, aiohttp {info['aiohttp']}",
+        f"web: {len(web['hosts'])} hosts x {web['pages_per_host']} pages (+ robots.txt), "
+        f"Crawl-delay {web['crawl_delay']:g} s, port {web['port']}",
+        "",
+    ]
+    columns = [rows(run) for run in runs]
+    width = max(len(name) for name, _ in columns[0])
+    cells = [
+        max(len(run.label), *(len(v) for _, v in col))
+        for run, col in zip(runs, columns, strict=True)
+    ]
+    header = " " * width + "".join(f"  {r.label:>{w}}" for r, w in zip(runs, cells, strict=True))
+    lines += [header, "-" * len(header)]
+    for i, (name, _) in enumerate(columns[0]):
+        lines.append(
+            f"{name:<{width}}"
+            + "".join(f"  {c[i][1]:>{w}}" for c, w in zip(columns, cells, strict=True))
+        )
+    for run in runs:
+        if run.exit_status != 0:
+            lines += ["", f"{run.label} exit status {run.exit_status}; stderr tail:"]
+            lines += [f"    {line}" for line in (run.stderr_tail or "(empty)").splitlines()]
+    result = summary(runs)
+    lines.append("")
+    tools = {run.tool for run in runs}
+    if tools == set(TOOLS):
+        medians = " (medians)" if len(runs) > len(TOOLS) else ""
+        ratio = "-" if result["ratio"] is None else f"{result['ratio']:.2f}x"
+        lines.append(f"ours / Scrapy, efficiency{medians}: {ratio}")
+    if result["bar"] is not None:
+        verdict = "PASS" if result["bar"] else "FAIL"
+        lines.append(f"bar: efficiency >= {BAR_EFFICIENCY} and no gap below the delay: {verdict}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: ours,scrapy")
+    parser.add_argument("--hosts", type=int, default=20)
+    parser.add_argument("--pages", type=int, default=17, help="allowed pages per host")
+    parser.add_argument("--crawl-delay", type=float, default=0.5, help="seconds, > 0")
+    parser.add_argument("--port", type=int, default=8787)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per tool, alternating")
+    parser.add_argument("--concurrency", type=int, default=64, help="each tool's request cap")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per tool run")
+    parser.add_argument("--seed", type=int, default=0, help="the test web's random seed")
+    parser.add_argument("--workdir", type=Path, help="keep the web, logs and outputs here")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    unknown = sorted(set(args.tools) - set(TOOLS))
+    if unknown or not args.tools:
+        parser.error(f"--tools takes ours and/or scrapy, not {','.join(unknown) or 'nothing'}")
+    if args.crawl_delay <= 0:
+        parser.error("--crawl-delay must be above 0: the gaps are measured against it")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    return args
+
+
+def bench(args: argparse.Namespace, work: Path) -> tuple[dict[str, Any], list[Run]]:
+    root = work / "web"
+    web = generate(
+        root,
+        hosts=args.hosts,
+        pages_per_host=args.pages,
+        crawl_delay=args.crawl_delay,
+        port=args.port,
+        seed=args.seed,
+    )
+    runs = [
+        measure(tool, repeat, web, root, work, args)
+        for repeat in range(args.repeat)
+        for tool in args.tools
+    ]
+    return web, runs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.workdir:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        work = args.workdir.resolve()
+    else:
+        work = Path(tempfile.mkdtemp(prefix="bench-politeness-"))
+    try:
+        web, runs = bench(args, work)
+    except ServeError as error:
+        print(f"bench_politeness: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+    info = machine()
+    if args.json:
+        report = {
+            "machine": info,
+            "web": {k: v for k, v in web.items() if k != "hosts"} | {"hosts": len(web["hosts"])},
+            "runs": [asdict(run) | {"label": run.label} for run in runs],
+            "summary": summary(runs),
+        }
+        print(json.dumps(report, indent=1))
+    else:
+        print(table(info, web, runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
