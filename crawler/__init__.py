@@ -1,7 +1,24 @@
 """crawler: a polite asynchronous web crawler."""
 
 from crawler.config import Config, load_config
-from crawler.errors import CrawlerError
+from crawler.crawl import Crawler
+from crawler.errors import ConfigError, CrawlerError
+from crawler.records import PageRecord, Skip
 from crawler.robots import Explanation, RobotsOptions, RobotsTxt
+from crawler.stats import CrawlStats, DeferredHost, HostReport
 
-__all__ = ["Config", "CrawlerError", "Explanation", "RobotsOptions", "RobotsTxt", "load_config"]
+__all__ = [
+    "Config",
+    "ConfigError",
+    "CrawlStats",
+    "Crawler",
+    "CrawlerError",
+    "DeferredHost",
+    "Explanation",
+    "HostReport",
+    "PageRecord",
+    "RobotsOptions",
+    "RobotsTxt",
+    "Skip",
+    "load_config",
+]

@@ -471,7 +471,11 @@ class Crawler:
         if item.redirected_from:
             error = f"redirect to {item.url} not followed: {ROBOTS_DISALLOWED} ({verdict.message})"
             at = now if now is not None else self._now()
-            self._emit(self._record(item, at, None, error=error, reached=False))
+            self._emit(
+                self._record(
+                    item, at, None, status=item.redirect_status, error=error, reached=False
+                )
+            )
 
     # --- answers ---------------------------------------------------------------------------------
 
@@ -547,7 +551,9 @@ class Crawler:
         self._seen.add(target)
         origin = origin_of(target)
         host = self._hosts.get(origin) or self._new_host(origin)
-        hop = QueuedUrl(target, item.depth, (*item.redirected_from, item.url))
+        hop = QueuedUrl(
+            target, item.depth, (*item.redirected_from, item.url), redirect_status=answer.status
+        )
         entry = host.robots
         if (
             entry is not None

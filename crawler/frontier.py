@@ -33,6 +33,8 @@ class QueuedUrl:
     """The redirect chain that led here, first URL first; empty when not reached by redirect."""
     attempts: int = 0
     """Earlier tries that failed and may be retried (429, 5xx, network errors)."""
+    redirect_status: int | None = None
+    """Status of the redirect that led here, for the record if the chain stops at this URL."""
 
     @property
     def first_url(self) -> str:

@@ -65,9 +65,10 @@ class HostTiming:
     in_flight: int = 0
     requests: int = 0
     last_start: float | None = None
+    last_answer: float | None = None
+    """When the last request ended; the interval also counts from here with one in flight."""
     shortest_gap: float | None = None
     """Shortest time between two of our request starts to this host, for the summary."""
-    waited_for_window: bool = False
 
     def __repr__(self) -> str:
         return (
@@ -158,6 +159,7 @@ class Politeness:
     def on_answer(self, timing: HostTiming, now: float) -> None:
         """The request ended (answer or failure) at `now`."""
         timing.in_flight = max(0, timing.in_flight - 1)
+        timing.last_answer = now
         if self._config.per_host_concurrency == 1:
             timing.next_start = max(timing.next_start, now + self.interval(timing.rules, now))
 
@@ -180,10 +182,11 @@ class Politeness:
     def rules_changed(self, timing: HostTiming, rules: HostRules) -> None:
         """New robots.txt rules for the host: later starts follow them (earlier ones stand)."""
         timing.rules = rules
-        if timing.last_start is not None:
-            timing.next_start = max(
-                timing.next_start, timing.last_start + self.interval(rules, timing.last_start)
-            )
+        last = timing.last_start
+        if self._config.per_host_concurrency == 1 and timing.last_answer is not None:
+            last = timing.last_answer if last is None else max(last, timing.last_answer)
+        if last is not None:
+            timing.next_start = max(timing.next_start, last + self.interval(rules, last))
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:

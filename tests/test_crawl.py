@@ -1,0 +1,540 @@
+"""The crawl end to end against real HTTP servers on loopback addresses.
+
+Politeness is measured where a site owner measures it: by the server, from the times its handlers
+start. The assertions are lower bounds on gaps (behaviour), never durations of the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from loopback import LoopbackWeb
+
+from crawler import Config, Crawler
+from crawler.config import FetchConfig, LimitsConfig, PolitenessConfig, RobotsConfig, ScopeConfig
+from crawler.records import PageRecord
+
+A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"
+UA = "PoliteBot/0.1 (+https://example.org/bot)"
+# Server-side gaps are compared with a hair of slack for float rounding between two clocks'
+# readings of the same instant, never more.
+EPSILON = 1e-3
+
+
+def make_config(**changes: Any) -> Config:
+    """Fast, still polite: no minimum delay unless a test sets one, short backoffs."""
+    config = Config(
+        politeness=PolitenessConfig(min_delay=0.0, backoff_initial=0.05, backoff_max=0.2),
+        robots=RobotsConfig(retry_initial=0.05, retry_max=0.2),
+        fetch=FetchConfig(connect_timeout=2.0, read_timeout=2.0, max_retries=2),
+    )
+    for section, values in changes.items():
+        if isinstance(values, dict):
+            values = replace(getattr(config, section), **values)
+        config = replace(config, **{section: values})
+    return config
+
+
+async def run(config: Config, seeds: list[str], **options: Any) -> tuple[list[PageRecord], Crawler]:
+    async with Crawler(config, **options) as crawler:
+        records = [record async for record in crawler.crawl(seeds)]
+    return records, crawler
+
+
+def by_url(records: list[PageRecord]) -> dict[str, PageRecord]:
+    return {record.url: record for record in records}
+
+
+# --- robots.txt rules --------------------------------------------------------------------------
+
+
+async def test_no_disallowed_url_is_ever_requested() -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.robots("User-agent: *\nDisallow: /private/\nAllow: /private/open\n")
+        b.robots("User-agent: PoliteBot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
+        a.page("/", "/one", "/private/secret", "/private/open", b.url("/"), "/go", "/go-b")
+        a.page("/one", "/private/deeper?x=1", "/two")
+        a.page("/two")
+        a.page("/private/open", "/private/also-secret")
+        a.redirect("/go", "/private/by-redirect")
+        a.redirect("/go-b", b.url("/anything"))
+        b.page("/", "/x")
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        records, crawler = await run(config, [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/one", "/private/open", "/go", "/go-b", "/two"]
+    assert net.paths(B) == ["/robots.txt"]
+    assert crawler.stats.skips["disallowed by robots.txt"] == 6
+    redirected = by_url(records)[a.url("/go")]
+    assert redirected.status == 302
+    assert redirected.error is not None and "disallowed by robots.txt" in redirected.error
+    cross = by_url(records)[a.url("/go-b")]
+    assert cross.final_url == a.url("/go-b") and cross.status == 302
+    assert cross.error is not None and "Disallow: /" in cross.error
+
+
+async def test_robots_txt_comes_first_once_per_origin_and_the_user_agent_is_sent() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nAllow: /\n")
+        links = [f"/p{n}" for n in range(8)]
+        a.page("/", *links)
+        for link in links:
+            a.page(link, *links)
+        await run(make_config(concurrency=16), [a.url("/")])
+    paths = net.paths(A)
+    assert paths[0] == "/robots.txt" and paths.count("/robots.txt") == 1
+    assert sorted(paths[1:]) == sorted(["/", *links])
+    assert {hit.user_agent for hit in net.hits} == {UA}
+
+
+@pytest.mark.parametrize(
+    ("status", "auth_disallows", "pages_fetched"),
+    [
+        (404, False, True),
+        (410, False, True),
+        (401, False, True),
+        (403, False, True),
+        (401, True, False),
+        (403, True, False),
+    ],
+)
+async def test_robots_txt_4xx_means_unavailable(
+    status: int, auth_disallows: bool, pages_fetched: bool
+) -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.status("/robots.txt", status)
+        a.page("/", "/next")
+        a.page("/next")
+        config = make_config(robots={"auth_disallows": auth_disallows})
+        _records, crawler = await run(config, [a.url("/")])
+    if pages_fetched:
+        assert net.paths(A) == ["/robots.txt", "/", "/next"]
+    else:
+        assert net.paths(A) == ["/robots.txt"]
+        assert crawler.stats.skips["disallowed by robots.txt"] == 1
+
+
+async def test_robots_txt_503_disallows_everything_and_keeps_the_urls_queued() -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.status("/robots.txt", 503)
+        a.page("/", "/next")
+        b.page("/")
+        config = make_config(
+            robots={"retry_initial": 3600.0, "retry_max": 3600.0},
+            politeness={"max_wait": 60.0},
+            scope=ScopeConfig(allow_domains=(B,)),
+        )
+        _records, crawler = await run(config, [a.url("/"), b.url("/")])
+    assert net.paths(A) == ["/robots.txt"]
+    assert net.paths(B) == ["/robots.txt", "/"]
+    assert crawler.stats.outcome == "deferred"
+    (deferred,) = crawler.deferred
+    assert deferred.origin == a.origin and deferred.pending == 1
+    assert "503" in deferred.reason
+
+
+async def test_robots_txt_503_is_retried_with_backoff_then_obeyed() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        real = "User-agent: *\nDisallow: /private\n"
+        a.sequence(
+            "/robots.txt",
+            lambda request: __import__("aiohttp").web.Response(status=503),
+            lambda request: __import__("aiohttp").web.Response(text=real),
+        )
+        a.page("/", "/private", "/public")
+        a.page("/public")
+        _records, _crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/robots.txt", "/", "/public"]
+    gap = net.gaps(A)[0]
+    assert gap >= 0.05 - EPSILON  # robots.retry_initial
+
+
+async def test_robots_txt_redirects_are_followed_across_hosts_for_the_original_origin() -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.redirect("/robots.txt", b.url("/hop1"), status=301)
+        b.redirect("/hop1", "/hop2")
+        b.redirect("/hop2", "/rules.txt", status=307)
+        b.text("/rules.txt", "User-agent: *\nDisallow: /no\n")
+        a.page("/", "/no", "/yes")
+        a.page("/yes")
+        await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/yes"]
+    assert net.paths(B) == ["/hop1", "/hop2", "/rules.txt"]
+
+
+async def test_robots_txt_more_than_five_redirects_is_unavailable() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.redirect("/robots.txt", "/r1")
+        for n in range(1, 7):
+            a.redirect(f"/r{n}", f"/r{n + 1}")
+        a.text("/r7", "User-agent: *\nDisallow: /\n")
+        a.page("/", "/next")
+        a.page("/next")
+        await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/r1", "/r2", "/r3", "/r4", "/r5", "/", "/next"]
+
+
+# --- politeness --------------------------------------------------------------------------------
+
+
+async def test_crawl_delay_holds_between_request_starts_robots_txt_included() -> None:
+    async with LoopbackWeb(A, B) as net:
+        for ip in (A, B):
+            site = net[ip]
+            site.robots("User-agent: *\nCrawl-delay: 0.2\n")
+            site.page("/", "/1", "/2", "/3")
+            for n in (1, 2, 3):
+                site.page(f"/{n}", "/4")
+            site.page("/4")
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        _records, crawler = await run(config, [net[A].url("/"), net[B].url("/")])
+    for ip in (A, B):
+        assert len(net.paths(ip)) == 6
+        assert min(net.gaps(ip)) >= 0.2 - EPSILON
+    assert crawler.stats.pages == 10
+
+
+async def test_min_delay_holds_without_a_crawl_delay_and_a_larger_crawl_delay_wins() -> None:
+    async with LoopbackWeb(A, B) as net:
+        net[A].robots("User-agent: *\nAllow: /\n")
+        net[B].robots("User-agent: *\nCrawl-delay: 0.25\n")
+        for ip in (A, B):
+            net[ip].page("/", "/1", "/2")
+            net[ip].page("/1")
+            net[ip].page("/2")
+        config = make_config(politeness={"min_delay": 0.15}, scope=ScopeConfig(allow_domains=(B,)))
+        await run(config, [net[A].url("/"), net[B].url("/")])
+    assert min(net.gaps(A)) >= 0.15 - EPSILON
+    assert min(net.gaps(B)) >= 0.25 - EPSILON
+
+
+async def test_crawl_delay_above_the_cap_is_crawled_at_the_cap_or_skipped() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nCrawl-delay: 3600\n")
+        a.page("/", "/1")
+        a.page("/1")
+        capped = make_config(politeness={"max_crawl_delay": 0.1})
+        _, crawler = await run(capped, [a.url("/")])
+        assert net.paths(A) == ["/robots.txt", "/", "/1"]
+        assert min(net.gaps(A)) >= 0.1 - EPSILON
+        (report,) = crawler.host_reports()
+        assert report.crawl_delay == 3600 and report.crawl_delay_capped and report.interval == 0.1
+        net.hits.clear()
+        skipping = make_config(politeness={"max_crawl_delay": 0.1, "over_max_crawl_delay": "skip"})
+        _records, crawler = await run(skipping, [a.url("/")])
+    assert net.paths(A) == ["/robots.txt"]
+    assert crawler.stats.skips["host skipped"] == 1
+
+
+async def test_request_rate_holds() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nRequest-rate: 4/1s\n")
+        a.page("/", "/1", "/2", "/3")
+        for n in (1, 2, 3):
+            a.page(f"/{n}")
+        await run(make_config(), [a.url("/")])
+    assert len(net.paths(A)) == 5
+    assert min(net.gaps(A)) >= 0.25 - EPSILON
+
+
+async def test_visit_time_window_holds_requests_until_it_opens() -> None:
+    # The crawl's clock starts 0.4 s before midnight UTC; the window opens at midnight.
+    start = 20_000 * 86_400 - 0.4
+    async with LoopbackWeb(A, B) as net:
+        net[A].robots("User-agent: *\nVisit-time: 0000-0100\n")
+        net[B].robots("User-agent: *\nAllow: /\n")
+        for ip in (A, B):
+            net[ip].page("/", "/1")
+            net[ip].page("/1")
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        began = asyncio.get_running_loop().time()
+        _records, _crawler = await run(config, [net[A].url("/"), net[B].url("/")], start_time=start)
+    a_pages = [hit for hit in net.hits if hit.host == A and hit.path != "/robots.txt"]
+    assert [hit.path for hit in a_pages] == ["/", "/1"]
+    assert a_pages[0].at - began >= 0.4 - EPSILON
+    assert net.paths(B) == ["/robots.txt", "/", "/1"]
+    b_first_page = next(hit for hit in net.hits if hit.host == B and hit.path == "/")
+    assert b_first_page.at < a_pages[0].at  # the rest of the crawl did not wait
+
+
+async def test_a_window_hours_away_defers_its_host_and_the_crawl_reports_it() -> None:
+    start = 20_000 * 86_400 + 12 * 3600  # noon UTC
+    async with LoopbackWeb(A, B) as net:
+        net[A].robots("User-agent: *\nVisit-time: 1800-1900\n")
+        net[B].robots("")
+        for ip in (A, B):
+            net[ip].page("/", "/1")
+            net[ip].page("/1")
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        _records, crawler = await run(config, [net[A].url("/"), net[B].url("/")], start_time=start)
+    assert net.paths(A) == ["/robots.txt"]
+    assert net.paths(B) == ["/robots.txt", "/", "/1"]
+    assert crawler.stats.outcome == "deferred"
+    (deferred,) = crawler.deferred
+    assert deferred.origin == net[A].origin and deferred.pending == 1
+    assert deferred.until == pytest.approx(start + 6 * 3600, abs=1)
+    assert "Visit-time" in deferred.reason
+
+
+async def test_429_with_retry_after_backs_the_host_off_and_the_url_is_retried() -> None:
+    from aiohttp import web
+
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        a.sequence(
+            "/",
+            lambda request: web.Response(status=429, headers={"Retry-After": "1"}),
+            lambda request: web.Response(text="<a href='/next'>n</a>", content_type="text/html"),
+        )
+        a.page("/next")
+        records, crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/", "/next"]
+    times = net.times(A)
+    assert times[2] - times[1] >= 1.0 - EPSILON
+    assert by_url(records)[a.url("/")].status == 200
+    assert crawler.stats.retries == 1 and crawler.stats.statuses[429] == 1
+
+
+async def test_503_without_retry_after_is_retried_then_given_up() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        a.status("/", 503)
+        records, _crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/", "/"]  # fetch.max_retries = 2
+    gaps = net.gaps(A)
+    assert gaps[1] >= 0.05 - EPSILON and gaps[2] >= 0.1 - EPSILON  # doubling backoff
+    (record,) = records
+    assert record.status == 503 and record.error is not None and "3 tries" in record.error
+
+
+# --- URLs, links, redirects ---------------------------------------------------------------------
+
+
+async def test_links_that_normalise_alike_are_fetched_once() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        host = f"HTTP://{A}:{a.port}"
+        a.page(
+            "/",
+            "/p?x=1#top",
+            "./p?x=1",
+            "/q/../p?x=1",
+            f"{host}/p?x=1",
+            "/%70?x=1",
+            "p?x=1#other",
+        )
+        a.page("/p?x=1", "/", "/index.html#x")
+        a.page("/index.html")
+        records, _crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/p?x=1", "/index.html"]
+    assert by_url(records)[a.url("/")].links == (a.url("/p?x=1"),)
+
+
+async def test_redirects_are_followed_by_the_crawler_and_recorded_as_one_chain() -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.robots("")
+        b.robots("")
+        a.page("/", "/old")
+        a.redirect("/old", b.url("/moved"), status=301)
+        b.redirect("/moved", "/final")
+        b.page("/final", "/x")
+        b.page("/x")
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        records, _crawler = await run(config, [a.url("/")])
+    chain = by_url(records)[a.url("/old")]
+    assert chain.final_url == b.url("/final") and chain.status == 200
+    assert chain.redirects == (a.url("/old"), b.url("/moved"))
+    assert chain.links == (b.url("/x"),)
+    assert net.paths(B) == ["/robots.txt", "/moved", "/final", "/x"]
+
+
+async def test_redirect_out_of_scope_is_not_followed() -> None:
+    async with LoopbackWeb(A, B) as net:
+        a = net[A]
+        a.robots("")
+        a.page("/", "/away")
+        a.redirect("/away", net[B].url("/"))
+        records, _crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(B) == []
+    away = by_url(records)[a.url("/away")]
+    assert away.error is not None and "out of scope" in away.error
+
+
+async def test_non_html_is_recorded_not_parsed() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        a.page("/", "/doc.pdf")
+        a.text("/doc.pdf", "<a href='/hidden'>x</a>", content_type="application/pdf")
+        a.page("/hidden")
+        records, _crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/doc.pdf"]
+    pdf = by_url(records)[a.url("/doc.pdf")]
+    assert pdf.content_type == "application/pdf" and pdf.links == () and pdf.size == 0
+
+
+async def test_body_cap_applies_to_decoded_bytes() -> None:
+    from aiohttp import web
+
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+
+        def compressed(request: web.Request) -> web.Response:
+            response = web.Response(text="<p>" + "x" * 200_000 + "</p>", content_type="text/html")
+            response.enable_compression()
+            return response
+
+        a.routes["/"] = compressed
+        config = make_config(fetch={"max_body_bytes": 10_000})
+        records, _crawler = await run(config, [a.url("/")])
+    (record,) = records
+    assert record.truncated and record.size == 10_000
+
+
+async def test_base_href_and_area_links() -> None:
+    from aiohttp import web
+
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        html = (
+            '<html><head><base href="/docs/"></head><body><a href="guide">g</a>'
+            '<map><area href="/map-target"></map><a href="mailto:x@example.org">m</a>'
+            '<a href="javascript:void(0)">j</a></body></html>'
+        )
+        a.routes["/"] = lambda request: web.Response(text=html, content_type="text/html")
+        a.page("/docs/guide")
+        a.page("/map-target")
+        _records, _crawler = await run(make_config(), [a.url("/")])
+    assert sorted(net.paths(A)) == ["/", "/docs/guide", "/map-target", "/robots.txt"]
+
+
+# --- limits, scope, control --------------------------------------------------------------------
+
+
+async def test_limits_on_pages_depth_and_pages_per_host() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        for n in range(10):
+            a.page(f"/{n}", f"/{n + 1}", f"/{n + 2}")
+        records, crawler = await run(make_config(limits=LimitsConfig(max_pages=3)), [a.url("/0")])
+        assert len(records) == 3 and crawler.stats.outcome == "page limit"
+        assert crawler.stats.queued > 0  # the rest stays queued, not dropped
+        records, crawler = await run(make_config(limits=LimitsConfig(max_depth=1)), [a.url("/0")])
+        assert sorted(record.depth for record in records) == [0, 1, 1]
+        assert crawler.stats.skips["over limits.max_depth"] > 0
+        per_host = make_config(limits=LimitsConfig(max_pages_per_host=4))
+        records, crawler = await run(per_host, [a.url("/0")])
+        assert len(records) == 4
+
+
+async def test_scope_is_the_seeds_hosts_unless_the_config_widens_it() -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.robots("")
+        b.robots("")
+        a.page("/", b.url("/"), "/admin/x", "/ok")
+        a.page("/ok")
+        a.page("/admin/x")
+        b.page("/")
+        _records, crawler = await run(make_config(scope={"deny": ("/admin/",)}), [a.url("/")])
+        assert net.paths(B) == [] and "/admin/x" not in net.paths(A)
+        assert crawler.stats.skips["out of scope: host"] == 1
+        assert crawler.stats.skips["out of scope: deny pattern"] == 1
+        await run(make_config(scope={"allow_domains": (B,)}), [a.url("/")])
+    assert net.paths(B) == ["/robots.txt", "/"]
+
+
+async def test_stop_finishes_requests_in_flight_and_keeps_the_queue() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nCrawl-delay: 0.05\n")
+        for n in range(50):
+            a.page(f"/{n}", f"/{n + 1}", f"/{n + 2}")
+        async with Crawler(make_config()) as crawler:
+            records = []
+            async for record in crawler.crawl([a.url("/0")]):
+                records.append(record)
+                if len(records) == 2:
+                    crawler.stop()
+    assert len(records) in (2, 3)
+    assert crawler.stats.outcome == "stopped"
+    assert crawler.stats.queued > 0 and crawler.stats.in_flight == 0
+
+
+async def test_two_crawlers_run_side_by_side_in_one_process() -> None:
+    async with LoopbackWeb(A, B) as net:
+        for ip in (A, B):
+            net[ip].robots("User-agent: *\nCrawl-delay: 0.05\n")
+            net[ip].page("/", "/1", "/2")
+            net[ip].page("/1")
+            net[ip].page("/2")
+        (records_a, crawler_a), (records_b, crawler_b) = await asyncio.gather(
+            run(make_config(), [net[A].url("/")]), run(make_config(), [net[B].url("/")])
+        )
+    assert {r.final_url for r in records_a} == {net[A].url(p) for p in ("/", "/1", "/2")}
+    assert {r.final_url for r in records_b} == {net[B].url(p) for p in ("/", "/1", "/2")}
+    assert crawler_a.stats.pages == crawler_b.stats.pages == 3
+
+
+async def test_unreachable_host_is_deferred_not_dropped() -> None:
+    config = make_config(
+        robots={"retry_initial": 3600.0, "retry_max": 3600.0}, politeness={"max_wait": 10.0}
+    )
+    # Nothing listens on this port: connection refused.
+    records, crawler = await run(config, ["http://127.0.1.9:9/"])
+    assert records == []
+    assert crawler.stats.outcome == "deferred"
+    (deferred,) = crawler.deferred
+    assert deferred.pending == 1 and "unreachable" in deferred.reason
+
+
+async def test_jsonl_output_has_one_object_per_fetched_url(tmp_path: Any) -> None:
+    import json
+
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nDisallow: /no\n")
+        a.page("/", "/yes", "/no")
+        a.page("/yes", title="Yes page")
+        await run(make_config(), [a.url("/")], data_dir=tmp_path)
+    pages = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
+    skips = [json.loads(line) for line in (tmp_path / "skips.jsonl").read_text().splitlines()]
+    assert [page["url"] for page in pages] == [a.url("/"), a.url("/yes")]
+    required = {
+        "url",
+        "final_url",
+        "status",
+        "fetched_at",
+        "depth",
+        "content_type",
+        "title",
+        "links",
+    }
+    assert required <= set(pages[0])
+    assert pages[0]["links"] == [a.url("/yes")] and pages[1]["title"] == "Yes page"
+    assert skips == [
+        {
+            "url": a.url("/no"),
+            "reason": "disallowed by robots.txt",
+            "detail": skips[0]["detail"],
+        }
+    ]
+    assert "line 2" in skips[0]["detail"]
