@@ -1,0 +1,123 @@
+"""`crawl SEEDS` as a user runs it, in a subprocess, against hosts on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from loopback import LoopbackWeb
+
+from crawler.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, main
+
+A = "127.0.1.1"
+
+
+async def crawl_command(*args: str, interrupt_after: float | None = None) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "crawler.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    if interrupt_after is not None:
+        await asyncio.sleep(interrupt_after)
+        process.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_crawl_writes_pages_reports_bad_seed_lines_and_sums_up(tmp_path: Path) -> None:
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("User-agent: *\nDisallow: /private\nCrawl-delay: 0.05\n")
+        site.page("/", "/a", "/private/x")
+        site.page("/a")
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(f"# seeds\n\n{site.url('/')}\nnot a url\nftp://x.org/\n", "utf-8")
+        data = tmp_path / "data"
+        status, out, err = await crawl_command(
+            str(seeds), "--data", str(data), "-s", "politeness.min_delay=0"
+        )
+    assert status == EXIT_OK, err
+    assert f"{seeds} line 4: skipped 'not a url'" in err
+    assert f"{seeds} line 5: skipped 'ftp://x.org/'" in err
+    pages = [json.loads(line) for line in (data / "pages.jsonl").read_text().splitlines()]
+    assert [page["url"] for page in pages] == [site.url("/"), site.url("/a")]
+    assert "crawl finished" in out and "2 pages" in out
+    assert "skips: disallowed by robots.txt 1" in out
+    assert f"{site.origin}  requests 3  interval 0.05 s" in out
+    assert "seed lines skipped: 2" in out
+
+
+def test_bad_config_exits_2_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://127.0.1.1:1/\n", "utf-8")
+    config = tmp_path / "crawler.yaml"
+    config.write_text("politeness:\n  min_delay: soon\n", "utf-8")
+    assert main([str(seeds), "-c", str(config)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert f"{config} line 2: politeness.min_delay must be a number >= 0, not 'soon'" in err
+    assert main([str(seeds), "-s", "limits.max_pages=-1"]) == EXIT_BAD_INPUT
+    assert "limits.max_pages must be a whole number or null >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read seeds file"),
+        ("# nothing\n\n", "no URL to crawl"),
+        ("mailto:x@y.org\n", "no URL to crawl (1 lines skipped)"),
+    ],
+)
+def test_unusable_seeds_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, message: str
+) -> None:
+    seeds = tmp_path / "seeds.txt"
+    if content is not None:
+        seeds.write_text(content, "utf-8")
+    assert main([str(seeds), "--data", str(tmp_path / "data")]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert str(seeds) in err and message in err
+    assert not (tmp_path / "data").exists()  # nothing half-started
+
+
+def test_no_arguments_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == EXIT_BAD_INPUT
+    assert "crawl SEEDS" in capsys.readouterr().err
+
+
+async def test_sigint_stops_gracefully_with_status_130(tmp_path: Path) -> None:
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("User-agent: *\nCrawl-delay: 0.1\n")
+        for n in range(200):
+            site.page(f"/{n}", f"/{n + 1}")
+
+        async def slow(request: web.Request) -> web.Response:
+            await asyncio.sleep(0.3)
+            return web.Response(text="<a href='/1'>1</a>", content_type="text/html")
+
+        site.routes["/0"] = slow
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(site.url("/0") + "\n", "utf-8")
+        status, out, err = await crawl_command(
+            str(seeds),
+            "--data",
+            str(tmp_path / "data"),
+            "-s",
+            "politeness.min_delay=0",
+            interrupt_after=1.5,
+        )
+    assert status == EXIT_INTERRUPTED, err
+    assert "stopping" in err
+    assert "crawl stopped" in out and "left queued: 1 URLs" in out

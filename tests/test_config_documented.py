@@ -1,0 +1,46 @@
+"""config/crawler.yaml documents every key the loader knows, and nothing else."""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import fields, is_dataclass
+from pathlib import Path
+
+import yaml
+
+from crawler.config import Config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _keys(cls: type, prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    hints = typing.get_type_hints(cls)
+    for item in fields(cls):
+        kind = hints[item.name]
+        if is_dataclass(kind):
+            keys |= _keys(kind, f"{prefix}{item.name}.")  # type: ignore[arg-type]
+        else:
+            keys.add(prefix + item.name)
+    return keys
+
+
+def _documented(node: object, prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    assert isinstance(node, dict)
+    for key, value in node.items():
+        if isinstance(value, dict):
+            keys |= _documented(value, f"{prefix}{key}.")
+        else:
+            keys.add(prefix + key)
+    return keys
+
+
+def test_every_config_key_is_documented_with_a_comment() -> None:
+    text = (REPO / "config" / "crawler.yaml").read_text(encoding="utf-8")
+    assert _documented(yaml.safe_load(text)) == _keys(Config)
+    # Each section opens with a comment line saying what it is for.
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
+        if line and not line.startswith((" ", "#")) and line.endswith(":"):
+            assert lines[number - 1].startswith("#"), f"section {line} has no comment"
