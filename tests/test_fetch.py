@@ -1,0 +1,65 @@
+"""The fetcher against real servers: failures become values with a kind, caps hold, redirects are
+returned, not followed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+from loopback import LoopbackWeb
+
+from crawler.config import FetchConfig
+from crawler.fetch import Fetcher, FetchFailure, Response
+
+A = "127.0.1.1"
+UA = "TestBot/1.0"
+
+
+async def test_failures_are_values_with_a_kind() -> None:
+    async with LoopbackWeb(A) as net:
+
+        async def slow(request: web.Request) -> web.Response:
+            await asyncio.sleep(1.0)
+            return web.Response(text="late")
+
+        net[A].routes["/slow"] = slow
+        config = FetchConfig(connect_timeout=1.0, read_timeout=0.2)
+        async with Fetcher(config, UA) as fetcher:
+            timeout = await fetcher.get(net[A].url("/slow"))
+            refused = await fetcher.get("http://127.0.1.9:9/")
+    assert isinstance(timeout, FetchFailure) and timeout.kind == "timeout"
+    assert isinstance(refused, FetchFailure) and refused.kind == "connection"
+
+
+async def test_redirects_are_returned_and_html_only_skips_other_bodies() -> None:
+    async with LoopbackWeb(A) as net:
+        net[A].redirect("/old", "/new", status=301)
+        net[A].text("/file", "binary", content_type="application/octet-stream")
+        net[A].page("/page")
+        async with Fetcher(FetchConfig(), UA) as fetcher:
+            moved = await fetcher.get(net[A].url("/old"))
+            other = await fetcher.get(net[A].url("/file"), html_only=True)
+            page = await fetcher.get(net[A].url("/page"), html_only=True)
+    assert isinstance(moved, Response) and moved.status == 301 and moved.location == "/new"
+    assert isinstance(other, Response) and other.body == b""
+    assert other.content_type == "application/octet-stream"
+    assert isinstance(page, Response) and b"<title>/page</title>" in page.body
+    assert page.content_type == "text/html" and page.charset == "utf-8"
+    assert [hit.user_agent for hit in net.hits] == [UA, UA, UA]
+
+
+async def test_body_cap_counts_decoded_bytes_even_when_compressed() -> None:
+    async with LoopbackWeb(A) as net:
+
+        def bomb(request: web.Request) -> web.Response:
+            response = web.Response(body=b"a" * 5_000_000, content_type="text/html")
+            response.enable_compression()
+            return response
+
+        net[A].routes["/bomb"] = bomb
+        net[A].text("/small", "x" * 100, content_type="text/html")
+        async with Fetcher(FetchConfig(max_body_bytes=1000), UA) as fetcher:
+            capped = await fetcher.get(net[A].url("/bomb"))
+            small = await fetcher.get(net[A].url("/small"))
+    assert isinstance(capped, Response) and capped.truncated and len(capped.body) == 1000
+    assert isinstance(small, Response) and not small.truncated and len(small.body) == 100
