@@ -35,6 +35,7 @@ from typing import Any
 from crawler.config import Config
 from crawler.fetch import Fetcher, FetchFailure, Response, is_html
 from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, QueuedUrl, SeenSet
+from crawler.hosts import Host, Slot, deferral_reason, host_report
 from crawler.page import read_page
 from crawler.politeness import (
     HostRules,
@@ -58,37 +59,6 @@ log = logging.getLogger("crawler")
 # Answers worth asking again after a backoff; anything else is the page's answer.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
-
-
-class _Host:
-    """One origin's place in the crawl: its timing, its robots.txt, what it has used."""
-
-    __slots__ = ("origin", "pages", "retired", "robots", "robots_busy", "timing")
-
-    def __init__(self, timing: HostTiming) -> None:
-        self.origin = timing.origin
-        self.timing = timing
-        self.robots: RobotsEntry | None = None
-        self.robots_busy = False
-        self.pages = 0
-        self.retired: str | None = None
-        """Why no more URLs of this origin are fetched (crawl-delay over the cap, page limit)."""
-
-
-class _Slot:
-    """One request's hold on its host: given back exactly once, whatever happens."""
-
-    __slots__ = ("_host", "_politeness", "released")
-
-    def __init__(self, host: _Host, politeness: Politeness) -> None:
-        self._host = host
-        self._politeness = politeness
-        self.released = False
-
-    def release(self, now: float) -> None:
-        if not self.released:
-            self.released = True
-            self._politeness.on_answer(self._host.timing, now)
 
 
 class Crawler:
@@ -127,7 +97,7 @@ class Crawler:
         self._epoch0 = 0.0
         self._loop0 = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._hosts: dict[str, _Host] = {}
+        self._hosts: dict[str, Host] = {}
         self._schedule = HostSchedule()
         self._scope = Scope()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -299,7 +269,7 @@ class Crawler:
                 return
             self._launch_host(self._hosts[origin], now)
 
-    def _launch_host(self, host: _Host, now: float) -> None:
+    def _launch_host(self, host: Host, now: float) -> None:
         entry = self._robots.cached(host.origin, now)
         if entry is None:
             host.robots_busy = True
@@ -327,15 +297,15 @@ class Crawler:
             break
         self._reschedule(host, now)
 
-    def _start(self, host: _Host, now: float) -> _Slot:
+    def _start(self, host: Host, now: float) -> Slot:
         self._politeness.on_start(host.timing, now)
         self.stats.requests += 1
-        return _Slot(host, self._politeness)
+        return Slot(host, self._politeness)
 
     def _watch(
         self,
-        host: _Host,
-        slot: _Slot,
+        host: Host,
+        slot: Slot,
         work: Coroutine[Any, Any, None],
         item: QueuedUrl | None,
     ) -> None:
@@ -348,7 +318,7 @@ class Crawler:
         self._wake.set()
 
     async def _guarded(
-        self, host: _Host, slot: _Slot, work: Coroutine[Any, Any, None], item: QueuedUrl | None
+        self, host: Host, slot: Slot, work: Coroutine[Any, Any, None], item: QueuedUrl | None
     ) -> None:
         """Run one request's work; whatever happens, the host's slot is given back, and an
         interrupted URL goes back to the head of its queue."""
@@ -400,15 +370,15 @@ class Crawler:
         self._reschedule(host, None)
         return True
 
-    def _new_host(self, origin: str) -> _Host:
+    def _new_host(self, origin: str) -> Host:
         timing = self._timings.get(origin)
         if timing is None:
             timing = HostTiming(origin)
             self._timings.put(timing)
-        host = self._hosts[origin] = _Host(timing)
+        host = self._hosts[origin] = Host(timing)
         return host
 
-    def _reschedule(self, host: _Host, now: float | None) -> None:
+    def _reschedule(self, host: Host, now: float | None) -> None:
         """Put the host in the schedule at its next allowed start if it has work it may start."""
         if host.retired is not None or host.robots_busy:
             return
@@ -425,7 +395,7 @@ class Crawler:
     async def _get_robots(self, url: str, max_bytes: int) -> Response | FetchFailure:
         return await self._fetcher.get(url, max_bytes=max_bytes)
 
-    async def _robots_task(self, host: _Host, slot: _Slot) -> None:
+    async def _robots_task(self, host: Host, slot: Slot) -> None:
         entry = await self._robots.get(host.origin)
         now = self._now()
         slot.release(now)
@@ -460,7 +430,7 @@ class Crawler:
             if self._config.politeness.over_max_crawl_delay == "skip":
                 self._retire(host, f"Crawl-delay {rules.crawl_delay:g} s over the cap {cap:g} s")
 
-    def _retire(self, host: _Host, reason: str) -> None:
+    def _retire(self, host: Host, reason: str) -> None:
         host.retired = reason
         while (item := self._frontier.pop(host.origin)) is not None:
             self._skip(Skip(item.url, "host skipped", reason))
@@ -479,9 +449,7 @@ class Crawler:
 
     # --- answers ---------------------------------------------------------------------------------
 
-    async def _page_task(
-        self, host: _Host, slot: _Slot, item: QueuedUrl, started_at: float
-    ) -> None:
+    async def _page_task(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
         answer = await self._fetcher.get(item.url, html_only=True)
         now = self._now()
         slot.release(now)
@@ -506,7 +474,7 @@ class Crawler:
 
     def _failed(
         self,
-        host: _Host,
+        host: Host,
         item: QueuedUrl,
         started_at: float,
         now: float,
@@ -660,39 +628,17 @@ class Crawler:
         self.stats.outcome = "deferred"
         for origin, until in self._schedule.waiting():
             host = self._hosts[origin]
-            if host.robots is not None and host.robots.blocks:
-                reason = f"robots.txt {host.robots.reason}"
-            elif host.timing.backoff_until > now:
-                reason = "backing off after errors"
-            elif host.timing.rules.visit_windows:
-                windows = ", ".join(str(w) for w in host.timing.rules.visit_windows)
-                reason = f"outside its Visit-time ({windows})"
-            else:
-                reason = "waiting for its interval"
-            self._deferred.append(
-                DeferredHost(origin, until, self._frontier.pending(origin), reason)
-            )
+            pending = self._frontier.pending(origin)
+            self._deferred.append(DeferredHost(origin, until, pending, deferral_reason(host, now)))
 
     def host_reports(self) -> list[HostReport]:
         """How each origin was paced, busiest first."""
         now = self._now() if self._loop is not None else 0.0
-        reports = []
-        for host in self._hosts.values():
-            timing = host.timing
-            if not timing.requests:
-                continue
-            delay = timing.rules.crawl_delay
-            reports.append(
-                HostReport(
-                    origin=host.origin,
-                    requests=timing.requests,
-                    interval=self._politeness.interval(timing.rules, now),
-                    crawl_delay=delay,
-                    crawl_delay_capped=self._politeness.crawl_delay_over_cap(timing.rules),
-                    shortest_gap=timing.shortest_gap,
-                    robots=host.robots.reason if host.robots is not None else "not fetched",
-                )
-            )
+        reports = [
+            host_report(host, self._politeness, now)
+            for host in self._hosts.values()
+            if host.timing.requests
+        ]
         reports.sort(key=lambda report: (-report.requests, report.origin))
         return reports
 
