@@ -245,7 +245,9 @@ def _normalize_slowly(url: str) -> str:
     if "%" in host:
         host = _unquote_host(host, url)
     host = _host_to_ascii(host.rstrip("."), url) if host not in ("", ".") else ""
-    if not host or any(char in host for char in ' <>"{}|\\^`%/@'):
+    # Outside brackets a host has no colon: "a:80:80" is no host with a port.
+    forbidden = ' <>"{}|\\^`%/@' if host.startswith("[") else ' <>"{}|\\^`%/@:[]'
+    if not host or any(char in host for char in forbidden):
         raise InvalidUrlError("no valid host", url)
     netloc = host if not port or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
     tail = tail.partition("#")[0]

@@ -538,3 +538,35 @@ async def test_jsonl_output_has_one_object_per_fetched_url(tmp_path: Any) -> Non
         }
     ]
     assert "line 2" in skips[0]["detail"]
+
+
+async def test_per_host_concurrency_and_the_global_limit_hold() -> None:
+    from aiohttp import web
+
+    in_flight = {"now": 0, "most": 0}
+
+    async def slow(request: web.Request) -> web.Response:
+        in_flight["now"] += 1
+        in_flight["most"] = max(in_flight["most"], in_flight["now"])
+        await asyncio.sleep(0.1)
+        in_flight["now"] -= 1
+        return web.Response(text="<p>leaf</p>", content_type="text/html")
+
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nCrawl-delay: 0.02\n")
+        links = [f"/{n}" for n in range(8)]
+        a.page("/", *links)
+        for link in links:
+            a.routes[link] = slow
+        config = make_config(politeness={"per_host_concurrency": 3})
+        _, crawler = await run(config, [a.url("/")])
+        assert in_flight["most"] == 3
+        # Our starts stay an interval apart. (With several in flight, a new connection's setup
+        # can shift what the server sees; with one in flight the gap also counts from the answer.)
+        (report,) = crawler.host_reports()
+        assert report.shortest_gap is not None and report.shortest_gap >= 0.02 - EPSILON
+        in_flight["most"] = 0
+        net.hits.clear()
+        await run(make_config(concurrency=2, politeness={"per_host_concurrency": 3}), [a.url("/")])
+    assert in_flight["most"] == 2
