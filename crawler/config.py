@@ -163,6 +163,9 @@ def _describe(kind: object) -> str:
     return "a list of strings"
 
 
+_EXPONENT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> object:
     """`value` as `kind`, or a ConfigError message saying what `key` expects."""
     optional = False
@@ -186,6 +189,8 @@ def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> obje
         if isinstance(value, bool) or not isinstance(value, int):
             raise wrong
     elif kind is float:
+        if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 1e3 (no dot) as a string
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise wrong
         value = float(value)
@@ -307,7 +312,10 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
     *parents, leaf = key.strip().split(".")
     node = raw
     for part in parents:
-        child = node.setdefault(part, {})
+        child = node.get(part)
+        if child is None:
+            # Absent, or present with every key commented out (YAML null): a section of defaults.
+            child = node[part] = {}
         if not isinstance(child, dict):
             raise ConfigError(f"-s {override!r}: {part} is not a section")
         node = child

@@ -21,6 +21,7 @@ import heapq
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
@@ -189,21 +190,31 @@ class Politeness:
             timing.next_start = max(timing.next_start, last + self.interval(rules, last))
 
 
+MAX_RETRY_AFTER = 30 * 86_400.0
+"""A Retry-After longer than this is read as this: the host is deferred either way, and a wait of
+centuries is no date a report can print."""
+
+
 def parse_retry_after(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a `Retry-After` header (delta seconds or an HTTP date), else None."""
+    """Seconds to wait from a `Retry-After` header (delta seconds or an HTTP date in any of the
+    three forms of RFC 9110 section 5.6.7), at most MAX_RETRY_AFTER; None when it says nothing
+    usable."""
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
-        return float(text)
+    if text.isascii() and text.isdigit():
+        return min(float(text), MAX_RETRY_AFTER)
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
-        return None
+        if "," in text:
+            return None  # an IMF or RFC 850 date without its zone: malformed
+        # The asctime form carries no zone; HTTP dates are always GMT.
+        when = when.replace(tzinfo=UTC)
     seconds = when.timestamp() - now
-    return max(0.0, seconds) if math.isfinite(seconds) else None
+    return min(max(0.0, seconds), MAX_RETRY_AFTER) if math.isfinite(seconds) else None
 
 
 class HostSchedule:

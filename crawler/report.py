@@ -47,7 +47,10 @@ class Progress:
 
 
 def _when(epoch: float, now: float) -> str:
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+    try:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+    except (OverflowError, OSError, ValueError):
+        return f"{epoch - now:.3g} s from now"
     wait = epoch - now
     span = f"{wait / 3600:.1f} h" if wait >= 3600 else f"{wait / 60:.1f} min"
     return f"{stamp} (in {span})" if wait >= 60 else f"{stamp} (in {wait:.0f} s)"

@@ -41,7 +41,7 @@ def parse_seeds(text: str, where: str) -> Seeds:
 
 def read_seeds(path: Path) -> Seeds:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as error:
         raise SeedError(f"cannot read seeds file {path}: {error.strerror}") from error
     except UnicodeDecodeError as error:

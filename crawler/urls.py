@@ -175,6 +175,7 @@ _DOT_SEGMENT = re.compile(r"/\.\.?(?:[/?]|$)")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _STRIP = " \t\n\r\f\v\x00"
 _TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
 
 
 def _host_to_ascii(host: str, url: str) -> str:
@@ -216,7 +217,10 @@ def _normalize_slowly(url: str) -> str:
     scheme = scheme_match.group(1).lower()
     if scheme not in DEFAULT_PORTS:
         raise InvalidUrlError(f"scheme {scheme!r} is not crawled (only http and https)", url)
-    rest = text[scheme_match.end() :].replace("\\", "/")
+    rest = text[scheme_match.end() :]
+    # As browsers do for http(s): a backslash is a slash in the authority and path, not later.
+    query_at = min((at for at in (rest.find("?"), rest.find("#")) if at != -1), default=len(rest))
+    rest = rest[:query_at].replace("\\", "/") + rest[query_at:]
     if not rest.startswith("//"):
         raise InvalidUrlError("no host (expected scheme://host/...)", url)
     rest = rest[2:]
@@ -244,16 +248,18 @@ def _normalize_slowly(url: str) -> str:
         port = str(int(port))
     if "%" in host:
         host = _unquote_host(host, url)
-    host = _host_to_ascii(host.rstrip("."), url) if host not in ("", ".") else ""
+    # A trailing dot goes before and after IDNA mapping, which can reveal one ("a.test\u3002").
+    host = _host_to_ascii(host.rstrip("."), url).rstrip(".") if host.strip(".") else ""
     # Outside brackets a host has no colon: "a:80:80" is no host with a port.
     forbidden = ' <>"{}|\\^`%/@' if host.startswith("[") else ' <>"{}|\\^`%/@:[]'
-    if not host or any(char in host for char in forbidden):
+    if not host or any(char in host for char in forbidden) or _CONTROL.search(host):
         raise InvalidUrlError("no valid host", url)
     netloc = host if not port or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
     tail = tail.partition("#")[0]
     path, mark, query = tail.partition("?")
-    path = remove_dot_segments(path or "/") if path.startswith("/") else "/"
-    normal = f"{scheme}://{netloc}{_normal_path(path)}"
+    # Escapes first, so an escaped dot ("%2E%2E") is a dot segment too (RFC 3986 section 6.2.2).
+    path = remove_dot_segments(_normal_path(path)) if path.startswith("/") else "/"
+    normal = f"{scheme}://{netloc}{path}"
     if query:
         normal += "?" + _normal_path(query)
     return normal
@@ -311,6 +317,15 @@ def robots_url_of(origin: str) -> str:
 # --- scope ---------------------------------------------------------------------------------------
 
 
+def _domain_to_ascii(domain: str) -> str:
+    """A configured domain in the form normal URLs carry: lower case, punycode, no end dot."""
+    domain = domain.strip().strip(".")
+    try:
+        return _host_to_ascii(domain, domain).strip(".")
+    except InvalidUrlError:
+        return domain.lower()
+
+
 class Scope:
     """Which normal URLs belong to a crawl: by host (the seeds' hosts, optionally their
     subdomains, plus allowed domains with theirs), then by pattern (deny wins, then allow).
@@ -327,7 +342,7 @@ class Scope:
         deny: tuple[str, ...] = (),
     ) -> None:
         self._hosts = hosts
-        self._domains = tuple(domain.lower().strip(".") for domain in domains)
+        self._domains = tuple(_domain_to_ascii(domain) for domain in domains)
         self._allow = re.compile("|".join(f"(?:{p})" for p in allow)).search if allow else None
         self._deny = re.compile("|".join(f"(?:{p})" for p in deny)).search if deny else None
         # Host decisions are few and asked often: one dict probe per URL after the first.
