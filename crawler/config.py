@@ -201,7 +201,7 @@ def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> obje
             raise wrong
     else:
         if isinstance(value, str):
-            value = [value]
+            value = [value] if value else []
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise wrong
         value = tuple(value)
@@ -291,11 +291,12 @@ def _key_lines(text: str) -> dict[str, int]:
 _KEY_IN_MESSAGE = re.compile(r"(?:unknown key |^)([A-Za-z_][\w.]*)")
 
 
-def _located(where: str, lines: Mapping[str, int], error: ConfigError) -> ConfigError:
+def _located(path: str, where: str, lines: Mapping[str, int], error: ConfigError) -> ConfigError:
+    """`error` prefixed with the file and line of its key when the file set it, else `where`."""
     message = str(error)
     match = _KEY_IN_MESSAGE.search(message)
     line = lines.get(match.group(1)) if match else None
-    at = f"{where} line {line}" if line is not None else where
+    at = f"{path} line {line}" if line is not None else where
     return type(error)(f"{at}: {message}")
 
 
@@ -357,4 +358,4 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Conf
     try:
         return _from_mapping(raw)
     except ConfigError as error:
-        raise _located(where, lines, error) from error
+        raise _located(str(path), where, lines, error) from error

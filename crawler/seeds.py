@@ -6,13 +6,16 @@ cannot be read, or holds no usable URL at all, is a SeedError (the CLI exits wit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from crawler.errors import SeedError
 from crawler.urls import InvalidUrlError, normalize_url
 
-__all__ = ["Seeds", "read_seeds"]
+__all__ = ["Seeds", "parse_seeds", "read_seeds"]
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +29,8 @@ class Seeds:
 def parse_seeds(text: str, where: str) -> Seeds:
     urls: dict[str, None] = {}
     problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at LF, CR LF or CR: the numbers an editor shows, whatever else the text holds.
+    for number, line in enumerate(_LINE_END.split(text), 1):
         entry = line.strip()
         if " #" in entry or "\t#" in entry:
             entry = entry.split(" #", 1)[0].split("\t#", 1)[0].strip()

@@ -176,6 +176,7 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _STRIP = " \t\n\r\f\v\x00"
 _TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_C0_AND_SPACE = "".join(chr(code) for code in range(0x21))
 
 
 def _host_to_ascii(host: str, url: str) -> str:
@@ -277,7 +278,13 @@ def resolve_url(base: str, href: str) -> str:
     InvalidUrlError for anything that is not a crawlable http(s) URL."""
     if href.startswith(("http://", "https://")):
         return normalize_url(href)
-    href = href.strip(_STRIP)
+    # As browsers read an href: C0 controls and spaces at the ends go, tabs and newlines anywhere
+    # go, and before any query or fragment a backslash is a slash.
+    href = _TAB_OR_NEWLINE.sub("", href.strip(_C0_AND_SPACE))
+    if "\\" in href:
+        query_at = min((at for at in (href.find("?"), href.find("#")) if at != -1), default=None)
+        head, tail = (href, "") if query_at is None else (href[:query_at], href[query_at:])
+        href = head.replace("\\", "/") + tail
     if not href:
         return normalize_url(base.partition("#")[0])
     first = href[0]
@@ -343,8 +350,9 @@ class Scope:
     ) -> None:
         self._hosts = hosts
         self._domains = tuple(_domain_to_ascii(domain) for domain in domains)
-        self._allow = re.compile("|".join(f"(?:{p})" for p in allow)).search if allow else None
-        self._deny = re.compile("|".join(f"(?:{p})" for p in deny)).search if deny else None
+        # One regex each: joined into one, flags, group names and back-references would clash.
+        self._allow = tuple(re.compile(pattern).search for pattern in allow)
+        self._deny = tuple(re.compile(pattern).search for pattern in deny)
         # Host decisions are few and asked often: one dict probe per URL after the first.
         self._known: dict[str, bool] = {}
 
@@ -376,9 +384,9 @@ class Scope:
     def reason_out(self, url: str) -> str | None:
         if not self.host_in_scope(host_of(url)):
             return "out of scope: host"
-        if self._deny is not None and self._deny(url):
+        if self._deny and any(search(url) for search in self._deny):
             return "out of scope: deny pattern"
-        if self._allow is not None and not self._allow(url):
+        if self._allow and not any(search(url) for search in self._allow):
             return "out of scope: no allow pattern"
         return None
 

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from crawler.config import Config, RobotsConfig, load_config
+from crawler.config import (
+    Config,
+    FetchConfig,
+    LimitsConfig,
+    OutputConfig,
+    PolitenessConfig,
+    RobotsConfig,
+    ScopeConfig,
+    load_config,
+)
 from crawler.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,3 +79,408 @@ def test_malformed_override_says_what_is_expected() -> None:
         load_config(None, ["robots.token"])
     with pytest.raises(ConfigError, match=r"unknown key robots\.nope"):
         load_config(None, ["robots.nope=1"])
+
+
+# --- the crawl sections: politeness, fetch, limits, scope, output, concurrency -------------------
+
+FULL_CONFIG = """\
+concurrency: 16
+robots:
+  cache_ttl: 3600
+  retry_initial: 5.5
+  retry_max: 600
+politeness:
+  min_delay: 0.5
+  max_crawl_delay: 20
+  over_max_crawl_delay: skip
+  max_wait: 120
+  per_host_concurrency: 2
+  backoff_initial: 1
+  backoff_max: 60
+fetch:
+  connect_timeout: 2.5
+  read_timeout: 10
+  max_body_bytes: 1048576
+  max_redirects: 0
+  max_retries: 1
+limits:
+  max_pages: 1000
+  max_depth: 0
+  max_pages_per_host: null
+scope:
+  seed_hosts: false
+  include_subdomains: true
+  allow_domains: [a.test, b.test]
+  allow:
+    - /docs/
+  deny: ['\\.pdf$', '[?&]session=']
+output:
+  data_dir: out
+  format: jsonl
+  progress_interval: 0.5
+"""
+
+
+def test_every_crawl_section_is_read_into_its_typed_slice(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, FULL_CONFIG))
+    assert config.concurrency == 16
+    assert config.robots == RobotsConfig(cache_ttl=3600.0, retry_initial=5.5, retry_max=600.0)
+    assert config.politeness == PolitenessConfig(
+        min_delay=0.5,
+        max_crawl_delay=20.0,
+        over_max_crawl_delay="skip",
+        max_wait=120.0,
+        per_host_concurrency=2,
+        backoff_initial=1.0,
+        backoff_max=60.0,
+    )
+    assert config.fetch == FetchConfig(
+        connect_timeout=2.5,
+        read_timeout=10.0,
+        max_body_bytes=1_048_576,
+        max_redirects=0,
+        max_retries=1,
+    )
+    assert config.limits == LimitsConfig(max_pages=1000, max_depth=0, max_pages_per_host=None)
+    assert config.scope == ScopeConfig(
+        seed_hosts=False,
+        include_subdomains=True,
+        allow_domains=("a.test", "b.test"),
+        allow=("/docs/",),
+        deny=(r"\.pdf$", "[?&]session="),
+    )
+    assert config.output == OutputConfig(data_dir="out", format="jsonl", progress_interval=0.5)
+
+
+def test_whole_numbers_are_accepted_where_a_number_is_expected(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "politeness:\n  min_delay: 2\n"))
+    assert config.politeness.min_delay == 2.0
+    assert isinstance(config.politeness.min_delay, float)
+
+
+def test_an_empty_section_means_its_defaults(tmp_path: Path) -> None:
+    text = "politeness:\nfetch:\nlimits:\n  # max_pages: 10\nscope:\noutput:\n"
+    assert load_config(write(tmp_path, text)) == Config()
+
+
+def test_a_single_string_is_read_as_a_one_item_list(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "scope:\n  allow_domains: a.test\n  deny: /tmp/\n"))
+    assert config.scope.allow_domains == ("a.test",)
+    assert config.scope.deny == ("/tmp/",)
+
+
+@pytest.mark.parametrize("key", ["max_pages", "max_depth", "max_pages_per_host"])
+def test_limits_take_null_for_no_limit_and_zero(tmp_path: Path, key: str) -> None:
+    assert getattr(load_config(write(tmp_path, f"limits:\n  {key}: null\n")).limits, key) is None
+    assert getattr(load_config(write(tmp_path, f"limits:\n  {key}: 0\n")).limits, key) == 0
+
+
+BAD_SECTION_CASES = [
+    # (id, yaml, line, message after "FILE line N: ")
+    (
+        "not-a-number",
+        "user_agent: A/1\npoliteness:\n  min_delay: x\n",
+        3,
+        "politeness.min_delay must be a number >= 0, not 'x'",
+    ),
+    (
+        "negative",
+        "politeness:\n  min_delay: -1\n",
+        2,
+        "politeness.min_delay must be a number >= 0, not -1",
+    ),
+    (
+        "bool-for-number",
+        "politeness:\n  max_wait: true\n",
+        2,
+        "politeness.max_wait must be a number >= 0, not True",
+    ),
+    (
+        "nan",
+        "politeness:\n  max_crawl_delay: .nan\n",
+        2,
+        "politeness.max_crawl_delay must be a number >= 0, not nan",
+    ),
+    (
+        "infinite",
+        "politeness:\n  backoff_max: .inf\n",
+        2,
+        "politeness.backoff_max must be a number >= 0, not inf",
+    ),
+    (
+        "null-not-allowed",
+        "politeness:\n  max_wait: null\n",
+        2,
+        "politeness.max_wait must be a number >= 0, not None",
+    ),
+    (
+        "concurrency-zero",
+        "politeness:\n  per_host_concurrency: 0\n",
+        2,
+        "politeness.per_host_concurrency must be a whole number >= 1, not 0",
+    ),
+    (
+        "fraction-for-whole",
+        "politeness:\n  per_host_concurrency: 1.5\n",
+        2,
+        "politeness.per_host_concurrency must be a whole number >= 1, not 1.5",
+    ),
+    (
+        "choice",
+        "politeness:\n  over_max_crawl_delay: drop\n",
+        2,
+        "politeness.over_max_crawl_delay must be 'cap' or 'skip', not 'drop'",
+    ),
+    (
+        "unknown-key",
+        "\npoliteness:\n  min_dealy: 3\n",
+        3,
+        "unknown key politeness.min_dealy; expected one of politeness.backoff_initial,",
+    ),
+    ("section-not-mapping", "fetch: 3\n", 1, "fetch must be a mapping of keys, not 3"),
+    (
+        "timeout-minimum",
+        "fetch:\n  connect_timeout: 0\n",
+        2,
+        "fetch.connect_timeout must be a number >= 0.001, not 0",
+    ),
+    (
+        "body-minimum",
+        "fetch:\n  max_body_bytes: 0\n",
+        2,
+        "fetch.max_body_bytes must be a whole number >= 1, not 0",
+    ),
+    (
+        "redirects-negative",
+        "fetch:\n  max_redirects: -1\n",
+        2,
+        "fetch.max_redirects must be a whole number >= 0, not -1",
+    ),
+    (
+        "retries-string",
+        "fetch:\n  max_retries: three\n",
+        2,
+        "fetch.max_retries must be a whole number >= 0, not 'three'",
+    ),
+    (
+        "limit-negative",
+        "limits:\n  max_pages: null\n  max_depth: -1\n",
+        3,
+        "limits.max_depth must be a whole number or null >= 0, not -1",
+    ),
+    (
+        "limit-string",
+        "limits:\n  max_pages: ten\n",
+        2,
+        "limits.max_pages must be a whole number or null >= 0, not 'ten'",
+    ),
+    (
+        "limit-fraction",
+        "limits:\n  max_pages_per_host: 2.5\n",
+        2,
+        "limits.max_pages_per_host must be a whole number or null >= 0, not 2.5",
+    ),
+    (
+        "bool-for-bool",
+        "scope:\n  include_subdomains: maybe\n",
+        2,
+        "scope.include_subdomains must be true or false, not 'maybe'",
+    ),
+    (
+        "list-with-number",
+        "scope:\n  allow_domains: [a.test, 3]\n",
+        2,
+        "scope.allow_domains must be a list of strings, not ['a.test', 3]",
+    ),
+    (
+        "list-as-mapping",
+        "scope:\n  deny: {a: b}\n",
+        2,
+        "scope.deny must be a list of strings, not {'a': 'b'}",
+    ),
+    (
+        "bad-deny-regex",
+        "scope:\n  deny:\n    - '(unclosed'\n",
+        2,
+        "scope.deny: '(unclosed' is not a valid regular expression (missing ), unterminated",
+    ),
+    (
+        "bad-allow-regex",
+        "scope:\n  allow: [ok, '[bad']\n",
+        2,
+        "scope.allow: '[bad' is not a valid regular expression (unterminated character set",
+    ),
+    ("format-choice", "output:\n  format: csv\n", 2, "output.format must be 'jsonl', not 'csv'"),
+    (
+        "progress-minimum",
+        "output:\n  progress_interval: 0.05\n",
+        2,
+        "output.progress_interval must be a number >= 0.1, not 0.05",
+    ),
+    (
+        "data-dir-string",
+        "output:\n  data_dir: [a]\n",
+        2,
+        "output.data_dir must be a string, not ['a']",
+    ),
+    (
+        "concurrency",
+        "user_agent: A/1\nconcurrency: 0\n",
+        2,
+        "concurrency must be a whole number >= 1, not 0",
+    ),
+    (
+        "cache-ttl",
+        "robots:\n  cache_ttl: -1\n",
+        2,
+        "robots.cache_ttl must be a number >= 0, not -1",
+    ),
+    (
+        "retry-initial",
+        "robots:\n  retry_initial: soon\n",
+        2,
+        "robots.retry_initial must be a number >= 0, not 'soon'",
+    ),
+    (
+        "retry-max",
+        "robots:\n  token: X\n  retry_max: -0.5\n",
+        3,
+        "robots.retry_max must be a number >= 0, not -0.5",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [case[1:] for case in BAD_SECTION_CASES],
+    ids=[case[0] for case in BAD_SECTION_CASES],
+)
+def test_bad_crawl_key_names_file_line_and_key(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path} line {line}: {message}")
+
+
+def test_key_line_is_found_in_flow_style_mappings(tmp_path: Path) -> None:
+    path = write(tmp_path, "robots: {}\n\nfetch: {read_timeout: 0}\n")
+    with pytest.raises(ConfigError, match=r"crawler\.yaml line 3: fetch\.read_timeout must be"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("1e3", 1000.0), ("2.5E-1", 0.25), ("1e+2", 100.0), ("1.0e3", 1000.0)],
+)
+def test_a_number_in_exponent_form_is_a_number(tmp_path: Path, value: str, seconds: float) -> None:
+    # YAML 1.1 (PyYAML) reads an exponent without a dot as a string.
+    config = load_config(write(tmp_path, f"fetch:\n  read_timeout: {value}\n"))
+    assert config.fetch.read_timeout == seconds
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("politeness:\n  min_delay: -1e3\n", "politeness.min_delay must be a number >= 0"),
+        ("politeness:\n  min_delay: 1e999\n", "politeness.min_delay must be a number >= 0"),
+        ("fetch:\n  max_body_bytes: 1e6\n", "fetch.max_body_bytes must be a whole number >= 1"),
+    ],
+)
+def test_an_exponent_number_is_still_checked(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path} line 2: {message}")
+
+
+# --- -s overrides of the crawl keys --------------------------------------------------------------
+
+OVERRIDE_CASES = [
+    # (id, override, section, key, value)
+    ("limit", "limits.max_pages=10", "limits", "max_pages", 10),
+    ("limit-null", "limits.max_depth=null", "limits", "max_depth", None),
+    ("list", "scope.allow_domains=[a.com]", "scope", "allow_domains", ("a.com",)),
+    ("list-of-two", "scope.deny=[/tmp/, '\\.pdf$']", "scope", "deny", ("/tmp/", r"\.pdf$")),
+    ("single-string-as-list", "scope.allow_domains=a.com", "scope", "allow_domains", ("a.com",)),
+    ("bool", "scope.include_subdomains=true", "scope", "include_subdomains", True),
+    ("number", "politeness.min_delay=0.25", "politeness", "min_delay", 0.25),
+    ("whole-to-number", "politeness.min_delay=2", "politeness", "min_delay", 2.0),
+    (
+        "choice",
+        "politeness.over_max_crawl_delay=skip",
+        "politeness",
+        "over_max_crawl_delay",
+        "skip",
+    ),
+    ("fetch", "fetch.max_redirects=0", "fetch", "max_redirects", 0),
+    ("output", "output.data_dir=somewhere", "output", "data_dir", "somewhere"),
+    ("robots-ttl", "robots.cache_ttl=60", "robots", "cache_ttl", 60.0),
+    ("spaces-around-key", " limits.max_pages =5", "limits", "max_pages", 5),
+]
+
+
+@pytest.mark.parametrize(
+    ("override", "section", "key", "value"),
+    [case[1:] for case in OVERRIDE_CASES],
+    ids=[case[0] for case in OVERRIDE_CASES],
+)
+def test_override_of_a_crawl_key(override: str, section: str, key: str, value: object) -> None:
+    config = load_config(None, [override])
+    assert getattr(getattr(config, section), key) == value
+
+
+def test_override_of_a_top_level_key() -> None:
+    assert load_config(None, ["concurrency=8"]).concurrency == 8
+
+
+def test_overrides_win_over_the_file_and_keep_its_other_keys(tmp_path: Path) -> None:
+    path = write(tmp_path, "limits:\n  max_pages: 100\n  max_depth: 3\n")
+    config = load_config(
+        path, ["limits.max_pages=10", "limits.max_pages=20", "fetch.max_retries=0"]
+    )
+    assert config.limits == LimitsConfig(max_pages=20, max_depth=3)
+    assert config.fetch.max_retries == 0
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("politeness.min_delay=x", "politeness.min_delay must be a number >= 0, not 'x'"),
+        ("limits.max_pages=-1", "limits.max_pages must be a whole number or null >= 0, not -1"),
+        ("scope.deny=(x", "scope.deny: '(x' is not a valid regular expression"),
+        ("scope.allow_domains=[a, [b]]", "scope.allow_domains must be a list of strings"),
+        ("politeness.nope=1", "unknown key politeness.nope"),
+        ("limits=3", "limits must be a mapping of keys, not 3"),
+    ],
+)
+def test_bad_override_of_a_crawl_key_names_the_key(override: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(None, [override])
+    assert str(caught.value).startswith(f"defaults with -s overrides: {message}")
+
+
+def test_a_bad_overridden_key_names_no_file_line(tmp_path: Path) -> None:
+    # The file's line for the key no longer holds the value that failed.
+    path = write(tmp_path, "politeness:\n  min_delay: 2\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, ["politeness.min_delay=x"])
+    message = str(caught.value)
+    assert message.startswith(f"{path} with -s overrides: politeness.min_delay must be")
+    assert "line" not in message
+
+
+def test_a_bad_file_key_beside_overrides_keeps_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "politeness:\n  min_delay: 2\n  max_wait: x\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, ["politeness.min_delay=3"])
+    message = str(caught.value)
+    assert str(path) in message
+    assert "line 3" in message
+    assert "politeness.max_wait must be a number >= 0, not 'x'" in message
+
+
+def test_override_into_a_section_left_empty_in_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "limits:\n  # max_pages: 100\n")
+    assert load_config(path, ["limits.max_pages=10"]).limits.max_pages == 10

@@ -1,0 +1,256 @@
+"""crawler.report.summary and crawler.stats: the end-of-crawl text says how the crawl ended, what
+it skipped and why, how each host was paced, and which hosts still wait, until when and why."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from crawler.report import HOSTS_SHOWN, Progress, summary
+from crawler.stats import CrawlStats, DeferredHost, HostReport
+
+# 2024-01-01 00:00:00 UTC.
+STARTED = 1_704_067_200.0
+ENDED = STARTED + 10.0
+
+
+def stats(**figures: object) -> CrawlStats:
+    values: dict[str, object] = {"started_at": STARTED, "elapsed": 10.0, "outcome": "finished"}
+    values.update(figures)
+    return CrawlStats(**values)  # type: ignore[arg-type]
+
+
+def host(origin: str = "http://a.test", **figures: object) -> HostReport:
+    values: dict[str, object] = {
+        "requests": 5,
+        "interval": 2.0,
+        "crawl_delay": None,
+        "crawl_delay_capped": False,
+        "shortest_gap": 2.5,
+        "robots": "status 200",
+    }
+    values.update(figures)
+    return HostReport(origin, **values)  # type: ignore[arg-type]
+
+
+def text(
+    crawl: CrawlStats,
+    hosts: list[HostReport] | None = None,
+    deferred: list[DeferredHost] | None = None,
+    **options: object,
+) -> str:
+    settings: dict[str, object] = {"max_wait": 600.0, "data_dir": None}
+    settings.update(options)
+    return summary(crawl, hosts or [], deferred or [], **settings)  # type: ignore[arg-type]
+
+
+# --- CrawlStats ----------------------------------------------------------------------------------
+
+
+def test_pages_per_second() -> None:
+    assert CrawlStats(pages=30, elapsed=10.0).pages_per_second == 3.0
+    assert CrawlStats(pages=30, elapsed=0.0).pages_per_second == 0.0
+
+
+def test_progress_line_sums_errors_and_skips() -> None:
+    line = CrawlStats(
+        pages=5,
+        elapsed=2.0,
+        in_flight=3,
+        hosts_waiting=4,
+        queued=17,
+        errors=Counter({"timeout": 2, "dns": 1}),
+        skips=Counter({"out of scope: host": 4, "disallowed by robots.txt": 1}),
+    ).progress_line()
+    assert line == ("pages 5 (2.5/s) | hosts active 3, waiting 4 | queued 17 | errors 3 | skips 5")
+
+
+def test_fresh_stats_are_zero_and_running() -> None:
+    fresh = CrawlStats()
+    assert fresh.outcome == "running"
+    assert fresh.pages == fresh.requests == fresh.queued == 0
+    assert not fresh.skips
+    assert fresh.progress_line().startswith("pages 0 (0.0/s)")
+
+
+def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
+    stream = io.StringIO()
+    progress = Progress(CrawlStats(pages=1, elapsed=1.0), stream, interval=10.0)
+    progress.show()
+    progress.clear()
+    output = stream.getvalue()
+    line = "pages 1 (1.0/s) | hosts active 0, waiting 0 | queued 0 | errors 0 | skips 0"
+    assert output.endswith(f" crawl: {line}\n")
+    assert "\r" not in output
+
+
+# --- summary: outcome and counts -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("outcome", ["finished", "stopped", "deferred", "page limit"])
+def test_summary_opens_with_the_outcome_and_totals(outcome: str) -> None:
+    crawl = stats(
+        outcome=outcome,
+        pages=20,
+        requests=25,
+        robots_fetches=2,
+        bytes=3_500_000,
+        retries=1,
+    )
+    first = text(crawl).splitlines()[0]
+    assert first == (
+        f"crawl {outcome} after 10.0 s: 20 pages (2.0/s), 25 requests, "
+        "2 robots.txt fetches, 3.5 MB, 1 retries"
+    )
+
+
+def test_summary_counts_statuses_errors_and_skips_by_reason_most_first() -> None:
+    crawl = stats(
+        statuses=Counter({200: 18, 404: 2, 301: 2}),
+        errors=Counter({"timeout": 1, "dns": 3}),
+        skips=Counter(
+            {
+                "disallowed by robots.txt": 3,
+                "out of scope: host": 5,
+                "over max depth": 3,
+            }
+        ),
+    )
+    lines = text(crawl).splitlines()
+    assert "statuses: 200 18, 301 2, 404 2" in lines
+    assert "errors: dns 3, timeout 1" in lines
+    assert "skips: out of scope: host 5, disallowed by robots.txt 3, over max depth 3" in lines
+
+
+def test_summary_says_none_when_nothing_was_counted() -> None:
+    lines = text(stats()).splitlines()
+    assert lines[1:4] == ["statuses: none", "errors: none", "skips: none"]
+    assert len(lines) == 4
+
+
+def test_summary_counts_skipped_seed_lines() -> None:
+    assert "seed lines skipped: 3" in text(stats(), problems=3).splitlines()
+    assert "seed lines skipped" not in text(stats(), problems=0)
+
+
+def test_summary_names_the_output_files() -> None:
+    output = text(stats(), data_dir=Path("out"))
+    assert output.splitlines()[-1] == (
+        f"output: {Path('out') / 'pages.jsonl'}, {Path('out') / 'skips.jsonl'}"
+    )
+
+
+def test_summary_says_how_many_urls_were_left_queued() -> None:
+    assert "left queued: 7 URLs" in text(stats(outcome="stopped", queued=7)).splitlines()
+    assert "left queued" not in text(stats(queued=0))
+
+
+# --- summary: hosts ------------------------------------------------------------------------------
+
+
+def test_summary_has_one_line_per_host_with_its_pacing() -> None:
+    hosts = [
+        host("http://a.test", requests=15, interval=2.0, crawl_delay=2.0, shortest_gap=2.01),
+        host(
+            "https://b.test:8443",
+            requests=10,
+            interval=30.0,
+            crawl_delay=120.0,
+            crawl_delay_capped=True,
+            shortest_gap=None,
+            robots="status 404: unavailable",
+        ),
+    ]
+    lines = text(stats(), hosts).splitlines()
+    assert "politeness per host (our request starts; gap = shortest between two):" in lines
+    assert (
+        "  http://a.test  requests 15  interval 2 s  gap 2.010 s  Crawl-delay 2 s  "
+        "robots.txt status 200"
+    ) in lines
+    assert (
+        "  https://b.test:8443  requests 10  interval 30 s  gap -  Crawl-delay 120 s (capped)  "
+        "robots.txt status 404: unavailable"
+    ) in lines
+    assert "  shortest gap / interval over all 2 hosts: 1.005" in lines
+
+
+def test_summary_host_without_crawl_delay() -> None:
+    assert "Crawl-delay none" in text(stats(), [host(crawl_delay=None)])
+
+
+def test_summary_gap_ratio_skips_hosts_without_a_gap_or_interval() -> None:
+    hosts = [
+        host("http://a.test", shortest_gap=None),
+        host("http://b.test", interval=0.0, shortest_gap=0.1),
+        host("http://c.test", interval=2.0, shortest_gap=3.0),
+    ]
+    assert "  shortest gap / interval over all 3 hosts: 1.500" in text(stats(), hosts).splitlines()
+
+
+def test_summary_gap_ratio_absent_when_no_host_has_a_gap() -> None:
+    assert "shortest gap / interval" not in text(stats(), [host(shortest_gap=None)])
+
+
+def test_summary_shows_the_first_hosts_and_counts_the_rest() -> None:
+    hosts = [host(f"http://h{n:02d}.test") for n in range(HOSTS_SHOWN + 5)]
+    output = text(stats(), hosts)
+    assert f"http://h{HOSTS_SHOWN - 1:02d}.test" in output
+    assert f"http://h{HOSTS_SHOWN:02d}.test" not in output
+    assert "  ... and 5 more hosts" in output.splitlines()
+    assert f"over all {HOSTS_SHOWN + 5} hosts" in output
+
+
+def test_summary_without_hosts_has_no_host_section() -> None:
+    assert "politeness per host" not in text(stats())
+
+
+# --- summary: deferred hosts ---------------------------------------------------------------------
+
+
+def test_summary_lists_deferred_hosts_with_until_pending_and_reason() -> None:
+    deferred = [
+        DeferredHost(
+            "http://c.test", ENDED + 2 * 3600, 4, "outside its Visit-time (06:00-08:45 UTC)"
+        ),
+        DeferredHost("http://d.test", ENDED + 30, 3, "backing off after errors"),
+        DeferredHost("http://e.test", ENDED + 900, 1, "waiting for its interval"),
+    ]
+    lines = text(stats(outcome="deferred", queued=8), deferred=deferred, max_wait=600).splitlines()
+    assert lines[0].startswith("crawl deferred after")
+    assert (
+        "deferred: 3 hosts with 8 URLs wait longer than politeness.max_wait (600 s); "
+        "they stay queued:"
+    ) in lines
+    assert (
+        "  http://c.test  until 2024-01-01 02:00:10 UTC (in 2.0 h)  4 URLs  "
+        "outside its Visit-time (06:00-08:45 UTC)"
+    ) in lines
+    assert (
+        "  http://d.test  until 2024-01-01 00:00:40 UTC (in 30 s)  3 URLs  backing off after errors"
+    ) in lines
+    assert (
+        "  http://e.test  until 2024-01-01 00:15:10 UTC (in 15.0 min)  1 URLs  "
+        "waiting for its interval"
+    ) in lines
+    # The URLs are accounted for as deferred, not as merely left queued.
+    assert "left queued" not in "\n".join(lines)
+
+
+def test_summary_shows_the_first_deferred_hosts_and_counts_the_rest() -> None:
+    deferred = [
+        DeferredHost(f"http://h{n:02d}.test", ENDED + 3600, 2, "waiting for its interval")
+        for n in range(HOSTS_SHOWN + 3)
+    ]
+    output = text(stats(outcome="deferred"), deferred=deferred)
+    assert f"deferred: {HOSTS_SHOWN + 3} hosts with {2 * (HOSTS_SHOWN + 3)} URLs" in output
+    assert f"http://h{HOSTS_SHOWN:02d}.test" not in output
+    assert output.splitlines()[-1] == "  ... and 3 more hosts"
+
+
+def test_summary_survives_a_deferred_host_waiting_beyond_any_date() -> None:
+    # time.gmtime cannot show 1e20 s from now; the summary must still be written.
+    deferred = [DeferredHost("http://a.test", ENDED + 1e20, 1, "backing off after errors")]
+    assert "http://a.test" in text(stats(outcome="deferred"), deferred=deferred)

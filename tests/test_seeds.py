@@ -1,0 +1,166 @@
+"""crawler.seeds: one URL a line; comments and blank lines allowed; bad lines reported by line and
+skipped; a file with nothing to crawl is a SeedError naming the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawler.errors import ConfigError, SeedError
+from crawler.seeds import Seeds, parse_seeds, read_seeds
+
+WHERE = "seeds.txt"
+
+
+def urls(text: str) -> tuple[str, ...]:
+    return parse_seeds(text, WHERE).urls
+
+
+PARSE_CASES = [
+    # (id, text, urls)
+    ("one-url", "http://a.test/\n", ("http://a.test/",)),
+    ("no-final-newline", "http://a.test/x", ("http://a.test/x",)),
+    ("normalised", "HTTP://A.Test:80/./x#top\n", ("http://a.test/x",)),
+    ("comment-line", "# my seeds\nhttp://a.test/\n", ("http://a.test/",)),
+    ("indented-comment", "   # note\nhttp://a.test/\n", ("http://a.test/",)),
+    (
+        "blank-lines",
+        "\n\nhttp://a.test/\n   \n\t\nhttps://b.test/\n\n",
+        (
+            "http://a.test/",
+            "https://b.test/",
+        ),
+    ),
+    ("trailing-comment", "http://a.test/x  # the front page\n", ("http://a.test/x",)),
+    ("trailing-comment-after-tab", "http://a.test/x\t# tab\n", ("http://a.test/x",)),
+    ("fragment-is-no-comment", "http://a.test/x#part\n", ("http://a.test/x",)),
+    ("surrounding-whitespace", "   http://a.test/x   \n", ("http://a.test/x",)),
+    ("crlf", "http://a.test/1\r\nhttp://a.test/2\r\n", ("http://a.test/1", "http://a.test/2")),
+    ("duplicates-merged", "http://a.test/\nhttp://a.test/\n", ("http://a.test/",)),
+    (
+        "duplicates-after-normalisation",
+        "http://a.test/x\nHTTP://A.TEST:80/x\nhttp://a.test/y/../x#f\nhttp://a.test/%78\n",
+        ("http://a.test/x",),
+    ),
+    (
+        "file-order-kept",
+        "https://c.test/\nhttp://a.test/\nhttps://c.test/\nhttp://b.test/\n",
+        ("https://c.test/", "http://a.test/", "http://b.test/"),
+    ),
+    ("idn", "http://Bücher.de/\n", ("http://xn--bcher-kva.de/",)),
+    ("empty-file", "", ()),
+    ("comments-only", "# a\n# b\n", ()),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [case[1:] for case in PARSE_CASES],
+    ids=[case[0] for case in PARSE_CASES],
+)
+def test_parse_seeds(text: str, expected: tuple[str, ...]) -> None:
+    seeds = parse_seeds(text, WHERE)
+    assert seeds.urls == expected
+    assert seeds.problems == ()
+
+
+def test_bad_lines_are_reported_with_file_and_line_and_skipped() -> None:
+    text = (
+        "# seeds\n"
+        "http://a.test/\n"
+        "mailto:me@a.test\n"
+        "\n"
+        "/relative/path\n"
+        "https://b.test/  # fine\n"
+        "http://a.test:99999/\n"
+        "ftp://c.test/file  # not http\n"
+    )
+    seeds = parse_seeds(text, WHERE)
+    assert seeds.urls == ("http://a.test/", "https://b.test/")
+    assert len(seeds.problems) == 4
+    mailto, relative, port, ftp = seeds.problems
+    assert mailto.startswith("seeds.txt line 3: ")
+    assert "mailto:me@a.test" in mailto
+    assert "scheme 'mailto' is not crawled" in mailto
+    assert relative.startswith("seeds.txt line 5: ")
+    assert "not an absolute URL" in relative
+    assert port.startswith("seeds.txt line 7: ")
+    assert "port" in port
+    assert ftp.startswith("seeds.txt line 8: ")
+    # The comment is not part of the entry the message quotes.
+    assert "'ftp://c.test/file'" in ftp
+    assert "not http" not in ftp
+
+
+def test_read_seeds_names_the_file_in_its_problems(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_text("http://a.test/\nnot a url\n", encoding="utf-8")
+    seeds = read_seeds(path)
+    assert seeds == Seeds(("http://a.test/",), seeds.problems)
+    assert seeds.problems[0].startswith(f"{path} line 2: ")
+
+
+def test_seed_error_is_a_config_error() -> None:
+    assert issubclass(SeedError, ConfigError)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no URL to crawl"),
+        ("# only a comment\n\n", "no URL to crawl"),
+        ("mailto:x@y\n/relative\n", "no URL to crawl (2 lines skipped)"),
+    ],
+)
+def test_a_file_without_a_usable_url_is_a_seed_error(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SeedError) as caught:
+        read_seeds(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert message in str(caught.value)
+    assert "expected one http:// or https:// URL per line" in str(caught.value)
+
+
+def test_a_missing_file_is_a_seed_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "absent.txt"
+    with pytest.raises(SeedError, match=r"cannot read seeds file .*absent\.txt"):
+        read_seeds(path)
+
+
+def test_a_directory_is_a_seed_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(SeedError, match="cannot read seeds file"):
+        read_seeds(tmp_path)
+
+
+def test_a_file_that_is_not_utf8_is_a_seed_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("http://caf\xe9.test/\n".encode("latin-1"))
+    with pytest.raises(SeedError) as caught:
+        read_seeds(path)
+    assert str(path) in str(caught.value)
+    assert "not UTF-8" in str(caught.value)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_url(tmp_path: Path) -> None:
+    # As Windows Notepad writes it.
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(b"\xef\xbb\xbfhttp://a.test/\nhttp://b.test/\n")
+    seeds = read_seeds(path)
+    assert seeds.urls == ("http://a.test/", "http://b.test/")
+    assert seeds.problems == ()
+
+
+def test_a_lone_carriage_return_ends_a_line() -> None:
+    seeds = parse_seeds("http://a.test/\rbad\r\nhttp://b.test/", WHERE)
+    assert seeds.urls == ("http://a.test/", "http://b.test/")
+    assert seeds.problems[0].startswith("seeds.txt line 2: ")
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_bad_line_numbers_count_only_real_line_ends(odd: str) -> None:
+    seeds = parse_seeds(f"http://a.test/{odd}\nbad\n", WHERE)
+    assert seeds.problems[0].startswith("seeds.txt line 2: ")
