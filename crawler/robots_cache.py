@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from crawler.config import RobotsConfig
@@ -98,12 +98,7 @@ class RobotsCache:
         clock: Callable[[], float],
     ) -> None:
         self._config = config
-        self._options = {
-            "agent_match": config.agent_match,
-            "precedence": config.precedence,
-            "case_insensitive_paths": config.case_insensitive_paths,
-            "split_values": config.split_values,
-        }
+        self._options = asdict(config.options())
         self._get = get
         self._store: RobotsStore = store if store is not None else MemoryRobotsStore()
         self._clock = clock

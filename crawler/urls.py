@@ -179,6 +179,15 @@ _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 _C0_AND_SPACE = "".join(chr(code) for code in range(0x21))
 
 
+def _backslashes_as_slashes(text: str) -> str:
+    """As browsers read http(s) URLs: a backslash before the query or fragment is a slash; one in
+    the query stays (and is percent-encoded later)."""
+    if "\\" not in text:
+        return text
+    cut = min((at for at in (text.find("?"), text.find("#")) if at != -1), default=len(text))
+    return text[:cut].replace("\\", "/") + text[cut:]
+
+
 def _host_to_ascii(host: str, url: str) -> str:
     host = host.lower()
     if host.isascii():
@@ -218,10 +227,7 @@ def _normalize_slowly(url: str) -> str:
     scheme = scheme_match.group(1).lower()
     if scheme not in DEFAULT_PORTS:
         raise InvalidUrlError(f"scheme {scheme!r} is not crawled (only http and https)", url)
-    rest = text[scheme_match.end() :]
-    # As browsers do for http(s): a backslash is a slash in the authority and path, not later.
-    query_at = min((at for at in (rest.find("?"), rest.find("#")) if at != -1), default=len(rest))
-    rest = rest[:query_at].replace("\\", "/") + rest[query_at:]
+    rest = _backslashes_as_slashes(text[scheme_match.end() :])
     if not rest.startswith("//"):
         raise InvalidUrlError("no host (expected scheme://host/...)", url)
     rest = rest[2:]
@@ -280,11 +286,7 @@ def resolve_url(base: str, href: str) -> str:
         return normalize_url(href)
     # As browsers read an href: C0 controls and spaces at the ends go, tabs and newlines anywhere
     # go, and before any query or fragment a backslash is a slash.
-    href = _TAB_OR_NEWLINE.sub("", href.strip(_C0_AND_SPACE))
-    if "\\" in href:
-        query_at = min((at for at in (href.find("?"), href.find("#")) if at != -1), default=None)
-        head, tail = (href, "") if query_at is None else (href[:query_at], href[query_at:])
-        href = head.replace("\\", "/") + tail
+    href = _backslashes_as_slashes(_TAB_OR_NEWLINE.sub("", href.strip(_C0_AND_SPACE)))
     if not href:
         return normalize_url(base.partition("#")[0])
     first = href[0]
