@@ -59,6 +59,7 @@ log = logging.getLogger("crawler")
 # Answers worth asking again after a backoff; anything else is the page's answer.
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
+HOST_SKIPPED = "host skipped"
 
 
 class Crawler:
@@ -360,7 +361,7 @@ class Crawler:
         host = self._hosts.get(origin) or self._new_host(origin)
         item = QueuedUrl(url, depth)
         if host.retired is not None:
-            self._skip(Skip(url, "host retired", host.retired))
+            self._skip(Skip(url, HOST_SKIPPED, host.retired))
             return False
         entry = host.robots
         if entry is not None and not entry.blocks and not entry.robots.can_fetch(url, self._token):
@@ -418,22 +419,21 @@ class Crawler:
         self._politeness.rules_changed(host.timing, rules)
         if self._politeness.crawl_delay_over_cap(rules):
             cap = self._config.politeness.max_crawl_delay
+            skip = self._config.politeness.over_max_crawl_delay == "skip"
             log.warning(
                 "%s asks for Crawl-delay %g s, over politeness.max_crawl_delay %g s: %s",
                 host.origin,
                 rules.crawl_delay,
                 cap,
-                "skipping it"
-                if self._config.politeness.over_max_crawl_delay == "skip"
-                else "crawling at the cap",
+                "skipping it" if skip else "crawling at the cap",
             )
-            if self._config.politeness.over_max_crawl_delay == "skip":
+            if skip:
                 self._retire(host, f"Crawl-delay {rules.crawl_delay:g} s over the cap {cap:g} s")
 
     def _retire(self, host: Host, reason: str) -> None:
         host.retired = reason
         while (item := self._frontier.pop(host.origin)) is not None:
-            self._skip(Skip(item.url, "host skipped", reason))
+            self._skip(Skip(item.url, HOST_SKIPPED, reason))
 
     def _disallowed(self, item: QueuedUrl, entry: RobotsEntry, now: float | None) -> None:
         verdict = entry.robots.explain(item.url, self._token)
