@@ -323,6 +323,17 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
     node[leaf] = value
 
 
+def read_user_text(path: Path, what: str, error: type[ConfigError] = ConfigError) -> str:
+    """The text of a file the user named (`what`: "config file", "seeds file"); a leading UTF-8
+    byte order mark is dropped. Unreadable or non-UTF-8 files raise `error` naming the file."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except OSError as failure:
+        raise error(f"cannot read {what} {path}: {failure.strerror}") from failure
+    except UnicodeDecodeError as failure:
+        raise error(f"{path}: not UTF-8 text ({failure.reason})") from failure
+
+
 def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Config:
     """Read, override and validate a configuration; ConfigError says what is wrong and where."""
     raw: dict[str, Any] = {}
@@ -330,12 +341,7 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Conf
     lines: dict[str, int] = {}
     if path is not None:
         where = str(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise ConfigError(f"cannot read config file {path}: {error.strerror}") from error
-        except UnicodeDecodeError as error:
-            raise ConfigError(f"{path}: not UTF-8 text ({error.reason})") from error
+        text = read_user_text(path, "config file")
         try:
             loaded = yaml.safe_load(text)
         except yaml.MarkedYAMLError as error:

@@ -82,19 +82,18 @@ class MemoryFrontier:
         self._queues: dict[str, deque[QueuedUrl]] = {}
         self._size = 0
 
-    def push(self, origin: str, item: QueuedUrl) -> None:
+    def _queue(self, origin: str) -> deque[QueuedUrl]:
         queue = self._queues.get(origin)
         if queue is None:
             queue = self._queues[origin] = deque()
-        queue.append(item)
-        self._size += 1
+        self._size += 1  # every caller adds one URL
+        return queue
+
+    def push(self, origin: str, item: QueuedUrl) -> None:
+        self._queue(origin).append(item)
 
     def push_front(self, origin: str, item: QueuedUrl) -> None:
-        queue = self._queues.get(origin)
-        if queue is None:
-            queue = self._queues[origin] = deque()
-        queue.appendleft(item)
-        self._size += 1
+        self._queue(origin).appendleft(item)
 
     def pop(self, origin: str) -> QueuedUrl | None:
         queue = self._queues.get(origin)

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from crawler.config import read_user_text
 from crawler.errors import SeedError
 from crawler.urls import InvalidUrlError, normalize_url
 
@@ -44,12 +45,7 @@ def parse_seeds(text: str, where: str) -> Seeds:
 
 
 def read_seeds(path: Path) -> Seeds:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise SeedError(f"cannot read seeds file {path}: {error.strerror}") from error
-    except UnicodeDecodeError as error:
-        raise SeedError(f"{path}: not UTF-8 text ({error.reason})") from error
+    text = read_user_text(path, "seeds file", SeedError)
     seeds = parse_seeds(text, str(path))
     if not seeds.urls:
         detail = f" ({len(seeds.problems)} lines skipped)" if seeds.problems else ""
