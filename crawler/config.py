@@ -117,13 +117,23 @@ class ScopeConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class PageConfig:
+    """What the crawl takes from a fetched page. META robots, X-Robots-Tag and in-page exclusion
+    sections are always obeyed."""
+
+    follow_rel_nofollow: bool = False
+    """Follow links marked rel="nofollow", "ugc" or "sponsored"; by default they are not."""
+
+
+@dataclass(frozen=True, slots=True)
 class OutputConfig:
     """What the crawl writes into its data directory."""
 
     data_dir: str = "crawl-data"
     """Used when the command line gives no --data."""
-    format: str = _spec("jsonl", choices=("jsonl",))
-    """jsonl: DIR/pages.jsonl, one object per fetched URL, and DIR/skips.jsonl."""
+    format: str = _spec("index", choices=("index", "jsonl", "both"))
+    """index: DIR/index.sqlite, a full-text index for `crawl search` and `crawl export`.
+    jsonl: DIR/pages.jsonl, one object per fetched URL, and DIR/skips.jsonl. both: the two."""
     progress_interval: float = _spec(10.0, minimum=0.1)
     """Seconds between progress log lines when the output is not a terminal."""
 
@@ -138,6 +148,7 @@ class Config:
     fetch: FetchConfig = field(default_factory=FetchConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
+    page: PageConfig = field(default_factory=PageConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
 
     @property

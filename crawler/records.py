@@ -26,8 +26,20 @@ class PageRecord:
     depth: int
     content_type: str | None = None
     title: str | None = None
+    description: str | None = None
+    """The page's `<meta name="description">`."""
+    language: str | None = None
+    """`<html lang>`, else `<meta http-equiv="content-language">`."""
+    text: str = ""
+    """The visible text the page lets us index; empty unless `index`."""
+    nosnippet_text: str = ""
+    """Indexable text the page keeps out of snippets (`googleoff: snippet`): searchable, never
+    shown."""
     links: tuple[str, ...] = ()
-    """Links this page added to the frontier: in scope and new to the crawl."""
+    """The links the page lets us follow, normal, each once, in document order (queued when in
+    scope and new to the crawl)."""
+    nofollow_links: tuple[str, ...] = ()
+    """Links on the page we may not follow: page nofollow, a nofollow section, or rel=nofollow."""
     redirects: tuple[str, ...] = ()
     """URLs fetched before `final_url` in the chain, `url` first."""
     error: str | None = None
@@ -35,8 +47,16 @@ class PageRecord:
     size: int = 0
     """Decoded body bytes read."""
     truncated: bool = False
-    index: bool = True
-    follow: bool = True
+    index: bool = False
+    """The page's text is in the index: a 2xx HTML answer whose robots rules allow indexing."""
+    index_reason: str | None = None
+    """Why not `index`: 'meta robots: noindex', 'X-Robots-Tag: none', 'status 404', ..."""
+    follow: bool = False
+    """The page's links were read for the crawl."""
+    follow_reason: str | None = None
+    """Why not `follow`: 'meta robots: nofollow', 'not HTML', ..."""
+    sections: int = 0
+    """In-page exclusion sections the page holds (robots comments, googleoff, noindex)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,13 +67,21 @@ class PageRecord:
             "depth": self.depth,
             "content_type": self.content_type,
             "title": self.title,
+            "description": self.description,
+            "language": self.language,
+            "index": self.index,
+            "index_reason": self.index_reason,
+            "follow": self.follow,
+            "follow_reason": self.follow_reason,
+            "sections": self.sections,
+            "text": self.text,
+            "nosnippet_text": self.nosnippet_text,
             "links": list(self.links),
+            "nofollow_links": list(self.nofollow_links),
             "redirects": list(self.redirects),
             "error": self.error,
             "size": self.size,
             "truncated": self.truncated,
-            "index": self.index,
-            "follow": self.follow,
         }
 
 
