@@ -2,7 +2,8 @@
 
 from crawler.config import Config, load_config
 from crawler.crawl import Crawler
-from crawler.errors import ConfigError, CrawlerError
+from crawler.errors import ConfigError, CrawlerError, SearchError
+from crawler.index import IndexSink, SearchHit, export_pages, search
 from crawler.records import PageRecord, Skip
 from crawler.robots import Explanation, RobotsOptions, RobotsTxt
 from crawler.stats import CrawlStats, DeferredHost, HostReport
@@ -16,9 +17,14 @@ __all__ = [
     "DeferredHost",
     "Explanation",
     "HostReport",
+    "IndexSink",
     "PageRecord",
     "RobotsOptions",
     "RobotsTxt",
+    "SearchError",
+    "SearchHit",
     "Skip",
+    "export_pages",
     "load_config",
+    "search",
 ]

@@ -2,8 +2,11 @@
 
     crawl SEEDS [-c CONFIG.yaml] [--data DIR] [-s key=value ...]
     crawl robots FILE URL... [--agent TOKEN] [--json]
+    crawl search QUERY [--data DIR] [--limit N] [--json]
+    crawl export [--data DIR] [--format jsonl] [-o FILE]
 
-Exit status: 0 success, 2 bad input (arguments, files, config, seeds), 130 interrupted.
+Exit status: 0 success, 2 bad input (arguments, files, config, seeds, search queries) or output
+that cannot be written, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -11,17 +14,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import json
 import logging
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 from crawler.config import Config, load_config
 from crawler.crawl import Crawler
-from crawler.errors import ConfigError, CrawlerError
+from crawler.errors import ConfigError, CrawlerError, OutputError
+from crawler.index import EXPORT_FORMATS, export_pages, find_index, search
 from crawler.report import Progress, summary
 from crawler.robots import RobotsTxt
 from crawler.seeds import Seeds, read_seeds
@@ -42,9 +48,11 @@ Every config key (config/crawler.yaml documents them) can be set with -s, e.g.
 
 Other commands:
   crawl robots FILE URL... [--agent TOKEN]   explain what a robots.txt file allows
+  crawl search QUERY [--data DIR]            search the pages a crawl indexed
+  crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines
 """
 
-SUBCOMMANDS = ("robots",)
+SUBCOMMANDS = ("robots", "search", "export")
 
 
 def _add_config_options(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +101,57 @@ def _parser() -> argparse.ArgumentParser:
     robots.add_argument("--case-insensitive-paths", action="store_true")
     robots.add_argument("--split-values", action="store_true")
     robots.add_argument("--json", action="store_true", help="one JSON object per URL")
+    _add_search_parser(commands)
+    _add_export_parser(commands)
     return parser
+
+
+def _add_data_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data", type=Path, metavar="DIR", help="data directory (default: output.data_dir)"
+    )
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {value!r}")
+    return number
+
+
+def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "search",
+        help="search the pages a crawl indexed",
+        description="Search DIR/index.sqlite, best matches first. QUERY is FTS5 syntax: words "
+        'match all of them, "a phrase", OR, NOT, prefix*, title:word. Words with punctuation '
+        'go in double quotes ("e-mail").',
+    )
+    parser.add_argument("query", metavar="QUERY", help="what to look for")
+    _add_data_option(parser)
+    parser.add_argument(
+        "--limit", type=_positive, default=10, metavar="N", help="at most N results (10)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per result")
+    _add_config_options(parser)
+
+
+def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "export",
+        help="write the indexed crawl out, one JSON object per fetched page",
+        description="Write every page in DIR/index.sqlite, in fetch order, with its status, robots "
+        "decisions, links and (for indexed pages only) its text.",
+    )
+    _add_data_option(parser)
+    parser.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl")
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)"
+    )
+    _add_config_options(parser)
 
 
 def _robots_overrides(args: argparse.Namespace) -> list[str]:
@@ -148,6 +206,59 @@ def _robots(args: argparse.Namespace) -> int:
             f"Request-rate {rates}; Visit-time {windows}"
         )
     return EXIT_OK
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
+    return Path(args.data) if args.data is not None else Path(config.output.data_dir)
+
+
+def _search(args: argparse.Namespace) -> int:
+    hits = search(_data_dir(args), args.query, limit=args.limit)
+    for rank, hit in enumerate(hits, 1):
+        if args.json:
+            print(
+                json.dumps(
+                    {"url": hit.url, "title": hit.title, "snippet": hit.snippet, "score": hit.score}
+                )
+            )
+            continue
+        print(f"{rank:>2}. {hit.title or '(no title)'}\n    {hit.url}")
+        snippet = " ".join(hit.snippet.split())  # page text keeps its line breaks
+        if snippet:
+            print(f"    {snippet}")
+    if not hits and not args.json:
+        print(f"no results for {args.query!r}")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    data_dir = _data_dir(args)
+    where = "stdout" if args.output is None else str(args.output)
+    try:
+        if args.output is None:
+            # JSON lines are UTF-8 whatever the locale says.
+            if isinstance(sys.stdout, io.TextIOWrapper):
+                sys.stdout.reconfigure(encoding="utf-8")
+            count = export_pages(data_dir, sys.stdout, format=args.format)
+            sys.stdout.flush()
+        else:
+            find_index(data_dir)  # before creating FILE, so a missing index leaves no empty file
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = export_pages(data_dir, out, format=args.format)
+    except BrokenPipeError:
+        raise
+    except OSError as error:  # opening FILE, or a write: a full disk, a quota
+        raise OutputError(f"cannot write {where}: {error.strerror}") from error
+    print(f"exported {count} pages to {where}", file=sys.stderr)
+    return EXIT_OK
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "robots": _robots,
+    "search": _search,
+    "export": _export,
+}
 
 
 async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path) -> int:
@@ -217,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in SUBCOMMANDS:
             parser = _parser()
             args = parser.parse_args(arguments)
-            return _robots(args)
+            return _COMMANDS[args.command](args)
         if not arguments:
             _crawl_parser().print_help(sys.stderr)
             return EXIT_BAD_INPUT
@@ -230,6 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`crawl export | head`): stop quietly, and keep the interpreter's
+        # final flush of stdout from failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
           +-- InvalidProductTokenError   a robots.txt product token outside [A-Za-z_-]+
           +-- InvalidRobotsOptionError   an unknown value for a robots.txt parsing option
           +-- SeedError                  a seeds file that cannot be read or holds no URL
-     +-- OutputError                  the data directory cannot be written
+     +-- OutputError                  the data directory cannot be written, or its index read
+     +-- SearchError                  a search query the full-text index cannot parse
 
 Skips are not exceptions: a URL that robots.txt disallows, that is out of scope or over a limit is a
 value the crawl records with its reason. Third-party errors (aiohttp, sqlite3, yaml) are translated
@@ -37,4 +38,8 @@ class SeedError(ConfigError):
 
 
 class OutputError(CrawlerError):
-    """The data directory or an output file cannot be written."""
+    """The data directory or an output file cannot be written, or the index cannot be read."""
+
+
+class SearchError(CrawlerError):
+    """A search query that is not valid FTS5 syntax; the message quotes the query."""

@@ -1,0 +1,450 @@
+"""The crawl's full-text index: `IndexSink` writes DIR/index.sqlite; `search` and `export_pages`
+read it.
+
+Schema (version 1, kept in `PRAGMA user_version` so a later version can migrate):
+
+    pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
+               fetched_at, depth, content_type, title, description, language, size, truncated,
+               error, indexed, index_reason, follow, follow_reason, sections, and links,
+               nofollow_links, redirects as JSON arrays. Index on fetched_at (export order).
+    skips      one row per URL not fetched: url UNIQUE, reason, detail.
+    pages_fts  FTS5 (title, text, nosnippet_text), tokenizer `unicode61 remove_diacritics 2`,
+               rowid = pages.id. Only indexed pages have a row, and it is the only copy of their
+               text. `snippet()` reads the text column alone, so nosnippet_text is matched but never
+               shown.
+
+A URL written again (a rerun into the same directory) updates its row in place, keeping its id,
+and replaces its FTS row: never a duplicate.
+
+Writes stay off the event loop: `page()` and `skip()` only append to a list. A full batch, or
+`flush()`, hands the list to one writer thread, which owns the only write connection (WAL,
+synchronous=NORMAL) and commits each batch in one transaction. The hand-off queue is bounded, so
+a disk slower than the crawl blocks the crawl instead of growing memory. A writer error is kept and
+raised as OutputError from the next `flush()` or `close()`.
+
+Readers open the file read-only; WAL lets them search while a crawl writes.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+from crawler.errors import ConfigError, OutputError, SearchError
+from crawler.records import PageRecord, Skip
+
+__all__ = ["IndexSink", "SearchHit", "export_pages", "find_index", "search"]
+
+INDEX_NAME = "index.sqlite"
+SCHEMA_VERSION = 1
+EXPORT_FORMATS = ("jsonl",)
+HIGHLIGHT = ("[", "]")
+"""Snippet markers around each matched token."""
+ELLIPSIS = "…"
+
+_PAGE_COLUMNS = (
+    "url",
+    "final_url",
+    "status",
+    "fetched_at",
+    "depth",
+    "content_type",
+    "title",
+    "description",
+    "language",
+    "size",
+    "truncated",
+    "error",
+    "indexed",
+    "index_reason",
+    "follow",
+    "follow_reason",
+    "sections",
+    "links",
+    "nofollow_links",
+    "redirects",
+)
+_JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
+_BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow"})
+
+_SCHEMA = (
+    """CREATE TABLE pages (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        final_url TEXT NOT NULL,
+        status INTEGER,
+        fetched_at REAL NOT NULL,
+        depth INTEGER NOT NULL,
+        content_type TEXT,
+        title TEXT,
+        description TEXT,
+        language TEXT,
+        size INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        error TEXT,
+        indexed INTEGER NOT NULL,
+        index_reason TEXT,
+        follow INTEGER NOT NULL,
+        follow_reason TEXT,
+        sections INTEGER NOT NULL,
+        links TEXT NOT NULL,
+        nofollow_links TEXT NOT NULL,
+        redirects TEXT NOT NULL
+    )""",
+    "CREATE INDEX pages_fetched_at ON pages (fetched_at)",
+    """CREATE TABLE skips (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        reason TEXT NOT NULL,
+        detail TEXT NOT NULL
+    )""",
+    """CREATE VIRTUAL TABLE pages_fts USING fts5 (
+        title, text, nosnippet_text, tokenize = 'unicode61 remove_diacritics 2'
+    )""",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+
+_UPSERT_PAGE = (
+    f"INSERT INTO pages ({', '.join(_PAGE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _PAGE_COLUMNS)}) "
+    "ON CONFLICT (url) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in _PAGE_COLUMNS[1:])
+)
+_DELETE_TEXT = "DELETE FROM pages_fts WHERE rowid = (SELECT id FROM pages WHERE url = ?)"
+_INSERT_TEXT = (
+    "INSERT INTO pages_fts (rowid, title, text, nosnippet_text) "
+    "SELECT id, ?, ?, ? FROM pages WHERE url = ?"
+)
+_UPSERT_SKIP = (
+    "INSERT INTO skips (url, reason, detail) VALUES (?, ?, ?) "
+    "ON CONFLICT (url) DO UPDATE SET reason = excluded.reason, detail = excluded.detail"
+)
+
+_Batch = list[PageRecord | Skip]
+
+
+class IndexSink:
+    """A `PageSink` writing DIR/index.sqlite through one writer thread (see the module doc)."""
+
+    def __init__(self, directory: Path, *, batch_size: int = 500, max_batches: int = 8) -> None:
+        """Opens (or creates) the index now, so a bad directory fails before the crawl starts.
+        `max_batches` bounds the batches waiting for the writer; beyond it `flush()` blocks."""
+        self.path = directory / INDEX_NAME
+        self._batch_size = batch_size
+        self._batch: _Batch = []
+        self._queue: queue.Queue[_Batch | None] = queue.Queue(maxsize=max_batches)
+        self._error: OutputError | None = None
+        self._written = 0
+        self._closed = False
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OutputError(f"cannot write index {self.path}: {error}") from error
+        opened: Future[None] = Future()
+        # A daemon, so a process that dies without close() cannot hang at exit; every batch is
+        # its own transaction, so such a death loses the batches in flight, never the file.
+        self._writer = threading.Thread(
+            target=self._write_batches, args=(opened,), name="index-writer", daemon=True
+        )
+        self._writer.start()
+        try:
+            opened.result()
+        except OutputError:
+            self._writer.join()
+            self._closed = True
+            raise
+
+    def page(self, record: PageRecord) -> None:
+        self._add(record)
+
+    def skip(self, skip: Skip) -> None:
+        self._add(skip)
+
+    def flush(self, *, wait: bool = False) -> None:
+        """Hand the batch to the writer; with `wait`, also wait until all of it is committed, so a
+        reader sees it. Raises OutputError if the writer has failed."""
+        if self._closed:
+            raise OutputError(f"index {self.path} is closed")
+        self._hand_over()
+        if wait:
+            self._queue.join()
+        self._raise_error()
+
+    def close(self) -> None:
+        """Write what is left and stop the writer. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._hand_over()
+        self._queue.put(None)
+        self._writer.join()
+        self._raise_error()
+
+    def __enter__(self) -> IndexSink:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _add(self, item: PageRecord | Skip) -> None:
+        if self._closed:
+            raise OutputError(f"index {self.path} is closed")
+        self._batch.append(item)
+        if len(self._batch) >= self._batch_size:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        if not self._batch:
+            return
+        batch, self._batch = self._batch, []
+        if self._error is None:
+            self._queue.put(batch)  # blocks while the queue is full: the backpressure
+
+    def _raise_error(self) -> None:
+        # Sticky: once a batch is lost, every later flush says so, not just the first.
+        if self._error is not None:
+            raise OutputError(str(self._error)) from self._error.__cause__
+
+    def _write_batches(self, opened: Future[None]) -> None:
+        """The writer thread: the only code that touches the write connection."""
+        try:
+            connection = _open_for_writing(self.path)
+        except Exception as error:  # the constructor waits on `opened`: it must hear of anything
+            if not isinstance(error, OutputError):
+                error = OutputError(f"cannot open index {self.path}: {error}")
+            opened.set_exception(error)
+            return
+        opened.set_result(None)
+        try:
+            while (batch := self._queue.get()) is not None:
+                try:
+                    if self._error is None:
+                        _write_batch(connection, batch)
+                        self._written += len(batch)
+                except Exception as error:  # whatever the cause, a lost batch must reach the crawl
+                    self._error = OutputError(f"cannot write index {self.path}: {error}")
+                    self._error.__cause__ = error
+                finally:
+                    self._queue.task_done()
+            self._queue.task_done()
+        finally:
+            connection.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "failed" if self._error is not None else "open"
+        return (
+            f"IndexSink({self.path}, {state}, {len(self._batch)} pending, "
+            f"{self._queue.qsize()} batches queued, {self._written} written)"
+        )
+
+
+def _open_for_writing(path: Path) -> sqlite3.Connection:
+    try:
+        # Autocommit mode: transactions are begun and ended explicitly below.
+        connection = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+    except sqlite3.Error as error:
+        raise OutputError(f"cannot open index {path}: {error}") from error
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+            elif version != SCHEMA_VERSION:
+                raise OutputError(_version_message(path, version))
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as error:
+        connection.close()
+        raise OutputError(f"cannot open index {path}: {error}") from error
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
+    # The last record of a URL wins; two FTS rows for one rowid would be a constraint error.
+    pages = {item.url: item for item in batch if isinstance(item, PageRecord)}
+    skips = [(item.url, item.reason, item.detail) for item in batch if isinstance(item, Skip)]
+    urls = [(url,) for url in pages]
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.executemany(_DELETE_TEXT, urls)
+        connection.executemany(_UPSERT_PAGE, [_page_row(record) for record in pages.values()])
+        connection.executemany(
+            _INSERT_TEXT,
+            [
+                (record.title, record.text, record.nosnippet_text, record.url)
+                for record in pages.values()
+                if record.index
+            ],
+        )
+        connection.executemany(_UPSERT_SKIP, skips)
+        connection.execute("COMMIT")
+    except BaseException:
+        # SQLite may have rolled back already (a full disk, say); a second ROLLBACK would fail.
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _page_row(record: PageRecord) -> tuple[Any, ...]:
+    return (
+        record.url,
+        record.final_url,
+        record.status,
+        record.fetched_at,
+        record.depth,
+        record.content_type,
+        record.title,
+        record.description,
+        record.language,
+        record.size,
+        record.truncated,
+        record.error,
+        record.index,
+        record.index_reason,
+        record.follow,
+        record.follow_reason,
+        record.sections,
+        json.dumps(record.links, ensure_ascii=False),
+        json.dumps(record.nofollow_links, ensure_ascii=False),
+        json.dumps(record.redirects, ensure_ascii=False),
+    )
+
+
+def _version_message(path: Path, version: int) -> str:
+    return f"index {path} has schema version {version}; this crawler reads version {SCHEMA_VERSION}"
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One page matching a search."""
+
+    url: str
+    """Where the text was found: the page record's `final_url`."""
+    title: str | None
+    snippet: str
+    """A few words of the page's text around the matches, matches between the highlight marks."""
+    score: float
+    """Relevance, higher is better (negated bm25; title matches weigh 10 times text matches)."""
+
+
+def find_index(directory: Path) -> Path:
+    """The index file in `directory`; OutputError if there is none."""
+    path = directory / INDEX_NAME
+    if not path.is_file():
+        raise OutputError(f"no index in {directory} (crawl with output.format index first)")
+    return path
+
+
+@contextmanager
+def _reading(directory: Path) -> Iterator[sqlite3.Connection]:
+    path = find_index(directory)
+    try:
+        # Read-only, so a search never takes a write lock from a crawl writing the same file.
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise OutputError(f"cannot read index {path}: {error}") from error
+    try:
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise OutputError(_version_message(path, version))
+        yield connection
+    except sqlite3.Error as error:
+        raise OutputError(f"cannot read index {path}: {error}") from error
+    finally:
+        connection.close()
+
+
+def search(
+    directory: Path,
+    query: str,
+    *,
+    limit: int = 10,
+    highlight: tuple[str, str] = HIGHLIGHT,
+    tokens: int = 12,
+) -> list[SearchHit]:
+    """The pages best matching `query` (FTS5 syntax: "a phrase", AND/OR/NOT, prefix*, title:word),
+    best first. SearchError for a malformed query, OutputError for a missing or unreadable index."""
+    if limit < 1:
+        raise ConfigError(f"search limit must be at least 1, not {limit}")
+    if not 1 <= tokens <= 64:  # FTS5 would quietly clamp the count to its bounds
+        raise ConfigError(f"snippet tokens must be from 1 to 64, not {tokens}")
+    sql = (
+        "SELECT pages.final_url, pages.title, snippet(pages_fts, 1, ?, ?, ?, ?), "
+        "bm25(pages_fts, 10.0, 1.0, 1.0) AS rank "
+        "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
+        "WHERE pages_fts MATCH ? ORDER BY rank LIMIT ?"
+    )
+    parameters = (*highlight, ELLIPSIS, tokens, query, limit)
+    with _reading(directory) as connection:
+        try:
+            rows = connection.execute(sql, parameters).fetchall()
+        except sqlite3.OperationalError as error:
+            # The schema was checked on open, so a plain SQL error here is the query's.
+            if error.sqlite_errorname != "SQLITE_ERROR":
+                raise
+            raise SearchError(f"bad search query {query!r}: {error}") from error
+    return [SearchHit(url, title, snippet or "", -rank) for url, title, snippet, rank in rows]
+
+
+def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
+    """Write every fetched page to `out`, in fetch order, one JSON object a line; returns the
+    count. `text` and `nosnippet_text` are null unless the page is indexed."""
+    if format not in EXPORT_FORMATS:
+        raise ConfigError(f"unknown export format {format!r} (known: {', '.join(EXPORT_FORMATS)})")
+    columns = ", ".join(f"pages.{column}" for column in _PAGE_COLUMNS)
+    sql = (
+        f"SELECT {columns}, pages_fts.text, pages_fts.nosnippet_text "
+        "FROM pages LEFT JOIN pages_fts ON pages_fts.rowid = pages.id "
+        "ORDER BY pages.fetched_at, pages.id"
+    )
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    count = 0
+    with _reading(directory) as connection:
+        for row in connection.execute(sql):  # a cursor: rows stream, never all in memory
+            out.write(encode(_export_object(row)) + "\n")
+            count += 1
+    return count
+
+
+def _export_object(row: Sequence[Any]) -> dict[str, Any]:
+    page: dict[str, Any] = {}
+    for column, value in zip(_PAGE_COLUMNS, row, strict=False):
+        if column in _JSON_COLUMNS:
+            page[column] = json.loads(value)
+        elif column in _BOOL_COLUMNS:
+            page[column] = bool(value)
+        elif column == "fetched_at":
+            page[column] = round(value, 3)
+        else:
+            page[column] = value
+    indexed = page["indexed"]
+    page["text"] = row[-2] if indexed else None
+    page["nosnippet_text"] = row[-1] if indexed else None
+    return page

@@ -1,0 +1,196 @@
+"""`crawl search` and `crawl export` as a user runs them, in a subprocess, against an index built
+with `IndexSink`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crawler.cli import EXIT_BAD_INPUT, EXIT_OK
+from crawler.index import IndexSink
+from crawler.records import PageRecord, Skip
+
+
+def crawl_command(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        cwd=cwd,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("data")
+    pages = [
+        PageRecord(
+            "https://a.test/",
+            "https://a.test/",
+            200,
+            1.0,
+            0,
+            title="All about otters",
+            text="Otters hold hands while they sleep.\nThey live near rivers.",
+            index=True,
+        ),
+        PageRecord(
+            "https://a.test/rivers",
+            "https://a.test/rivers",
+            200,
+            2.0,
+            1,
+            title="Rivers",
+            text="Rivers where otters and herons live; a river guide.",
+            index=True,
+        ),
+        PageRecord(
+            "https://a.test/private",
+            "https://a.test/private",
+            200,
+            3.0,
+            1,
+            title="Private otters",
+            index=False,
+            index_reason="meta robots: noindex",
+        ),
+    ]
+    pages += [
+        PageRecord(f"https://b.test/{n}", f"https://b.test/{n}", 200, 4.0 + n, 1, text=text)
+        for n, text in enumerate(["bread recipes", "train times", "harbour history", "weather"])
+    ]
+    with IndexSink(directory) as sink:
+        for page in pages:
+            sink.page(page)
+        sink.skip(Skip("https://a.test/secret", "disallowed by robots.txt", "line 2"))
+    return directory
+
+
+def test_search_prints_ranked_results_with_snippets(data: Path) -> None:
+    status, out, err = crawl_command("search", "otters", "--data", str(data))
+    assert status == EXIT_OK, err
+    lines = out.splitlines()
+    assert lines[:3] == [
+        " 1. All about otters",
+        "    https://a.test/",
+        # Line breaks in page text do not break the snippet's line.
+        "    [Otters] hold hands while they sleep. They live near rivers.",
+    ]
+    assert lines[3] == " 2. Rivers"
+    assert "Private" not in out
+
+
+def test_search_json_and_limit(data: Path) -> None:
+    status, out, err = crawl_command("search", "otters OR rivers", "--data", str(data), "--json")
+    assert status == EXIT_OK, err
+    hits = [json.loads(line) for line in out.splitlines()]
+    assert [hit["url"] for hit in hits] == ["https://a.test/rivers", "https://a.test/"]
+    assert set(hits[0]) == {"url", "title", "snippet", "score"}
+    status, out, err = crawl_command("search", "otters", "--data", str(data), "--limit", "1")
+    assert status == EXIT_OK, err
+    assert "1. All about otters" in out and "2." not in out
+
+
+def test_search_says_when_nothing_matches(data: Path) -> None:
+    status, out, _ = crawl_command("search", "penguins", "--data", str(data))
+    assert status == EXIT_OK
+    assert out == "no results for 'penguins'\n"
+    status, out, _ = crawl_command("search", "penguins", "--data", str(data), "--json")
+    assert (status, out) == (EXIT_OK, "")
+
+
+@pytest.mark.parametrize("query", ["otters AND", '"otters', "title:"])
+def test_malformed_query_exits_2_with_one_line(data: Path, query: str) -> None:
+    status, out, err = crawl_command("search", query, "--data", str(data))
+    assert status == EXIT_BAD_INPUT
+    assert err.startswith(f"crawl: bad search query {query!r}: ")
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert out == ""
+
+
+def test_missing_index_exits_2(tmp_path: Path) -> None:
+    for command in ("search", "export"):
+        args = [command, "x"] if command == "search" else [command]
+        status, _, err = crawl_command(*args, "--data", str(tmp_path / "none"))
+        assert status == EXIT_BAD_INPUT
+        assert f"crawl: no index in {tmp_path / 'none'}" in err
+        assert "Traceback" not in err
+
+
+def test_data_directory_comes_from_the_config(data: Path, tmp_path: Path) -> None:
+    config = tmp_path / "crawler.yaml"
+    config.write_text(f"output:\n  data_dir: {data}\n", "utf-8")
+    status, out, err = crawl_command("search", "herons", "-c", str(config))
+    assert status == EXIT_OK, err
+    assert "https://a.test/rivers" in out
+    status, out, err = crawl_command("search", "herons", "-s", f"output.data_dir={data}")
+    assert status == EXIT_OK, err
+    assert "https://a.test/rivers" in out
+    # Without either, the default directory is relative to where the command runs.
+    status, _, err = crawl_command("search", "herons", cwd=tmp_path)
+    assert status == EXIT_BAD_INPUT
+    assert "no index in crawl-data" in err
+
+
+def test_export_to_stdout(data: Path) -> None:
+    status, out, err = crawl_command("export", "--data", str(data))
+    assert status == EXIT_OK, err
+    pages = [json.loads(line) for line in out.splitlines()]
+    assert [page["url"] for page in pages][:3] == [
+        "https://a.test/",
+        "https://a.test/rivers",
+        "https://a.test/private",
+    ]
+    assert pages[2]["indexed"] is False and pages[2]["text"] is None
+    assert err == f"exported {len(pages)} pages to stdout\n"
+
+
+def test_export_to_a_file(data: Path, tmp_path: Path) -> None:
+    target = tmp_path / "pages.jsonl"
+    status, out, err = crawl_command("export", "--data", str(data), "-o", str(target))
+    assert status == EXIT_OK, err
+    assert out == ""
+    lines = target.read_text("utf-8").splitlines()
+    assert len(lines) == 7
+    assert json.loads(lines[0])["text"].startswith("Otters hold hands")
+    assert err == f"exported 7 pages to {target}\n"
+
+
+def test_export_to_an_unwritable_file_exits_2(data: Path, tmp_path: Path) -> None:
+    targets = [tmp_path / "missing" / "pages.jsonl", tmp_path]
+    if Path("/dev/full").exists():  # opens, then every write fails: a full disk
+        targets.append(Path("/dev/full"))
+    if os.geteuid() != 0:  # root writes into a read-only directory all the same
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        targets.append(locked / "pages.jsonl")
+    for target in targets:
+        status, _, err = crawl_command("export", "--data", str(data), "-o", str(target))
+        assert status == EXIT_BAD_INPUT
+        assert err.startswith(f"crawl: cannot write {target}: ")
+        assert "Traceback" not in err
+
+
+def test_export_with_a_missing_index_leaves_no_file(tmp_path: Path) -> None:
+    target = tmp_path / "pages.jsonl"
+    status, _, _ = crawl_command("export", "--data", str(tmp_path), "-o", str(target))
+    assert status == EXIT_BAD_INPUT
+    assert not target.exists()
+
+
+def test_help_lists_the_commands() -> None:
+    status, out, _ = crawl_command("--help")
+    assert status == EXIT_OK
+    assert "crawl search QUERY" in out and "crawl export" in out
+    status, out, _ = crawl_command("search", "--help")
+    assert status == EXIT_OK
+    assert "FTS5" in out and "--limit N" in out

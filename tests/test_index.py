@@ -1,0 +1,415 @@
+"""The full-text index: records written through `IndexSink`, read back by `search` and
+`export_pages`."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import crawler.index
+from crawler.errors import ConfigError, OutputError, SearchError
+from crawler.index import IndexSink, SearchHit, export_pages, search
+from crawler.records import PageRecord, Skip
+
+FILLER = [
+    "weather report for the coast tomorrow",
+    "a recipe for bread with flour and water",
+    "train timetable changes this winter",
+    "notes on the history of the harbour",
+]
+
+
+def record(
+    url: str,
+    text: str = "",
+    *,
+    title: str | None = None,
+    index: bool = True,
+    **fields: Any,
+) -> PageRecord:
+    defaults: dict[str, Any] = {"final_url": url, "status": 200, "fetched_at": 1.0, "depth": 0}
+    return PageRecord(url=url, title=title, text=text, index=index, **(defaults | fields))
+
+
+def write(directory: Path, *items: PageRecord | Skip) -> None:
+    with IndexSink(directory) as sink:
+        for item in items:
+            if isinstance(item, PageRecord):
+                sink.page(item)
+            else:
+                sink.skip(item)
+
+
+def exported(directory: Path) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    count = export_pages(directory, out)
+    pages = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert count == len(pages)
+    return pages
+
+
+def urls(hits: list[SearchHit]) -> list[str]:
+    return [hit.url for hit in hits]
+
+
+def filler(n: int = len(FILLER)) -> list[PageRecord]:
+    """Unrelated pages, so a word in one or two pages has a real bm25 weight."""
+    return [record(f"https://filler.test/{i}", FILLER[i]) for i in range(n)]
+
+
+def test_only_indexed_text_is_searchable_but_every_page_is_stored(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record("https://a.test/", "an open page about otters", title="Otters"),
+        # Text on a noindex record should never happen; if it does, the index still keeps it out.
+        record(
+            "https://a.test/hidden",
+            "a noindex page about beavers",
+            index=False,
+            index_reason="meta robots: noindex",
+            follow=True,
+        ),
+        record(
+            "https://a.test/gone",
+            status=404,
+            index=False,
+            index_reason="status 404",
+            follow_reason="status 404",
+        ),
+        *filler(),
+    )
+    assert urls(search(tmp_path, "otters")) == ["https://a.test/"]
+    assert search(tmp_path, "beavers") == []
+    pages = {page["url"]: page for page in exported(tmp_path)}
+    assert pages["https://a.test/hidden"]["status"] == 200
+    assert pages["https://a.test/hidden"]["index_reason"] == "meta robots: noindex"
+    assert pages["https://a.test/hidden"]["text"] is None
+    assert pages["https://a.test/gone"]["status"] == 404
+    assert pages["https://a.test/gone"]["follow_reason"] == "status 404"
+
+
+def test_nosnippet_text_is_matched_but_never_shown(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record(
+            "https://a.test/",
+            "public words about lighthouses",
+            nosnippet_text="confidential lighthouse keeper roster",
+        ),
+        *filler(),
+    )
+    for query in ("confidential", "roster", "lighthouses", '"keeper roster"'):
+        hits = search(tmp_path, query)
+        assert urls(hits) == ["https://a.test/"], query
+        assert "confidential" not in hits[0].snippet
+        assert "roster" not in hits[0].snippet
+    assert exported(tmp_path)[0]["nosnippet_text"] == "confidential lighthouse keeper roster"
+
+
+def test_a_url_written_again_replaces_its_row_and_its_text(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "old wording", title="Old"), *filler())
+    write(tmp_path, record("https://a.test/", "new wording", title="New", fetched_at=2.0))
+    assert search(tmp_path, "old") == []
+    assert [(hit.url, hit.title) for hit in search(tmp_path, "new")] == [("https://a.test/", "New")]
+    assert sum(page["url"] == "https://a.test/" for page in exported(tmp_path)) == 1
+    # Written again as not indexed: the row stays, its text goes.
+    write(tmp_path, record("https://a.test/", index=False, index_reason="meta robots: noindex"))
+    assert search(tmp_path, "new") == []
+    [page] = [page for page in exported(tmp_path) if page["url"] == "https://a.test/"]
+    assert (page["indexed"], page["text"]) == (False, None)
+
+
+def test_the_last_record_of_a_url_in_one_batch_wins(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record("https://a.test/", "first draft"),
+        record("https://a.test/", "second draft"),
+        *filler(),
+    )
+    assert search(tmp_path, "first") == []
+    assert urls(search(tmp_path, "second")) == ["https://a.test/"]
+
+
+def test_title_matches_rank_above_text_matches(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        # Written first, and mentions the word more often: only the title weight can beat it.
+        record("https://a.test/text", "gardening here, gardening there, gardening everywhere"),
+        record("https://a.test/title", "seasonal advice for gardening", title="Gardening"),
+        *filler(),
+    )
+    hits = search(tmp_path, "gardening")
+    assert urls(hits) == ["https://a.test/title", "https://a.test/text"]
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_limit_caps_the_hits(tmp_path: Path) -> None:
+    write(tmp_path, *(record(f"https://a.test/{n}", f"common page {n}") for n in range(5)))
+    assert len(search(tmp_path, "common", limit=3)) == 3
+    with pytest.raises(ConfigError, match="at least 1"):
+        search(tmp_path, "common", limit=0)
+
+
+def test_snippet_marks_matches_and_elides(tmp_path: Path) -> None:
+    words = " ".join(f"w{n}" for n in range(40))
+    write(tmp_path, record("https://a.test/", f"{words} needle {words}"), *filler())
+    [hit] = search(tmp_path, "needle")
+    assert "[needle]" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet.split()) <= 12
+    [hit] = search(tmp_path, "needle", highlight=("<b>", "</b>"))
+    assert "<b>needle</b>" in hit.snippet
+
+
+def test_diacritics_are_folded(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "un café crème à Zürich"), *filler())
+    assert urls(search(tmp_path, "cafe zurich")) == ["https://a.test/"]
+
+
+SYNTAX_PAGES = [
+    record("https://a.test/fox", "the quick brown fox", title="Fox"),
+    record("https://a.test/dog", "the lazy brown dog", title="Dog"),
+    record("https://a.test/cat", "a quick grey cat", title="Brown cat"),
+    *filler(),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ('"quick brown"', {"fox"}),
+        ('"brown quick"', set()),
+        ("fox OR dog", {"fox", "dog"}),
+        ("quick NOT fox", {"cat"}),
+        ("quick AND brown", {"fox", "cat"}),
+        ("qui*", {"fox", "cat"}),
+        ("title:brown", {"cat"}),
+        ("text:brown", {"fox", "dog"}),
+    ],
+)
+def test_fts5_query_syntax(tmp_path: Path, query: str, expected: set[str]) -> None:
+    write(tmp_path, *SYNTAX_PAGES)
+    assert {url.rsplit("/", 1)[1] for url in urls(search(tmp_path, query))} == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "detail"),
+    [
+        ("foo AND", 'fts5: syntax error near ""'),
+        ('"unterminated', "unterminated string"),
+        ("title:", "syntax error"),
+        ("", "syntax error"),
+        ("AND", "syntax error"),
+        ("nope:foo", "no such column: nope"),
+        ("don't", "syntax error"),
+    ],
+)
+def test_malformed_queries_raise_search_error(tmp_path: Path, query: str, detail: str) -> None:
+    write(tmp_path, *SYNTAX_PAGES)
+    with pytest.raises(SearchError) as caught:
+        search(tmp_path, query)
+    message = str(caught.value)
+    assert message.startswith(f"bad search query {query!r}: ")
+    assert detail in message
+    assert "\n" not in message
+
+
+def test_missing_index_is_an_output_error_naming_the_directory(tmp_path: Path) -> None:
+    hint = "(crawl with output.format index first)"
+    with pytest.raises(OutputError, match=re.escape(f"no index in {tmp_path} {hint}")):
+        search(tmp_path, "anything")
+    with pytest.raises(OutputError, match=re.escape(f"no index in {tmp_path}")):
+        export_pages(tmp_path, io.StringIO())
+
+
+def test_unusable_directory_or_file_is_an_output_error_at_open(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory", "utf-8")
+    with pytest.raises(OutputError, match=re.escape(str(blocker / "index.sqlite"))):
+        IndexSink(blocker)
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(OutputError, match=r"cannot open index .*junk/index\.sqlite"):
+        IndexSink(tmp_path / "junk")
+
+
+def test_an_index_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "text"))
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        connection.execute("PRAGMA user_version = 99")
+    with pytest.raises(OutputError, match="schema version 99"):
+        search(tmp_path, "text")
+    with pytest.raises(OutputError, match="schema version 99"):
+        IndexSink(tmp_path)
+
+
+def test_writer_errors_surface_on_flush_and_close(tmp_path: Path) -> None:
+    sink = IndexSink(tmp_path)
+    # Another connection removes the table under the writer: its next batch fails.
+    with sqlite3.connect(tmp_path / "index.sqlite") as other:
+        other.execute("DROP TABLE skips")
+    other.close()
+    sink.skip(Skip("https://a.test/x", "out of scope: host"))
+    with pytest.raises(OutputError, match=r"cannot write index .*: no such table: skips"):
+        sink.flush(wait=True)
+    sink.page(record("https://a.test/", "more"))
+    with pytest.raises(OutputError, match="no such table: skips"):
+        sink.close()
+    sink.close()  # idempotent: the error was reported
+    assert "closed" in repr(sink)
+
+
+def test_batches_and_flushes_write_everything_once(tmp_path: Path) -> None:
+    sink = IndexSink(tmp_path, batch_size=7, max_batches=2)
+    for n in range(100):
+        sink.page(record(f"https://a.test/{n}", f"page number{n} body", fetched_at=float(n)))
+        if n % 3 == 0:
+            sink.skip(Skip(f"https://b.test/{n}", "out of scope: host", "seed hosts only"))
+        if n in (10, 11, 50):
+            sink.flush()
+    sink.close()
+    assert [page["url"] for page in exported(tmp_path)] == [
+        f"https://a.test/{n}" for n in range(100)
+    ]
+    assert urls(search(tmp_path, "number42")) == ["https://a.test/42"]
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        assert connection.execute("SELECT count(*) FROM skips").fetchone() == (34,)
+        assert connection.execute("SELECT count(*) FROM pages_fts").fetchone() == (100,)
+    connection.close()
+
+
+def test_skips_are_stored_once_per_url(tmp_path: Path) -> None:
+    write(tmp_path, Skip("https://a.test/p", "disallowed by robots.txt", "line 2"))
+    write(tmp_path, Skip("https://a.test/p", "disallowed by robots.txt", "line 3"))
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        rows = connection.execute("SELECT url, reason, detail FROM skips").fetchall()
+    connection.close()
+    assert rows == [("https://a.test/p", "disallowed by robots.txt", "line 3")]
+
+
+def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record(
+            "http://a.test/later",
+            "some body text",
+            final_url="https://a.test/later",
+            fetched_at=20.123456,
+            depth=2,
+            content_type="text/html",
+            title="Later",
+            description="a page",
+            language="en",
+            links=("https://a.test/x",),
+            nofollow_links=("https://ads.test/",),
+            redirects=("http://a.test/later",),
+            size=1234,
+            follow=True,
+            sections=3,
+        ),
+        record(
+            "https://a.test/earlier",
+            status=None,
+            fetched_at=10.0,
+            index=False,
+            index_reason="no answer",
+            error="connection refused",
+        ),
+    )
+    earlier, later = exported(tmp_path)
+    assert earlier["url"] == "https://a.test/earlier"
+    assert (earlier["status"], earlier["error"], earlier["text"]) == (
+        None,
+        "connection refused",
+        None,
+    )
+    assert later == {
+        "url": "http://a.test/later",
+        "final_url": "https://a.test/later",
+        "status": 200,
+        "fetched_at": 20.123,
+        "depth": 2,
+        "content_type": "text/html",
+        "title": "Later",
+        "description": "a page",
+        "language": "en",
+        "size": 1234,
+        "truncated": False,
+        "error": None,
+        "indexed": True,
+        "index_reason": None,
+        "follow": True,
+        "follow_reason": None,
+        "sections": 3,
+        "links": ["https://a.test/x"],
+        "nofollow_links": ["https://ads.test/"],
+        "redirects": ["http://a.test/later"],
+        "text": "some body text",
+        "nosnippet_text": "",
+    }
+
+
+def test_unknown_export_format_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "text"))
+    with pytest.raises(ConfigError, match="unknown export format 'csv'"):
+        export_pages(tmp_path, io.StringIO(), format="csv")
+
+
+def test_records_reach_sqlite_only_through_the_writer_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened_on: list[int] = []
+    connect = sqlite3.connect
+
+    def spy(database: Path, **kwargs: Any) -> sqlite3.Connection:
+        opened_on.append(threading.get_ident())
+        connection: sqlite3.Connection = connect(database, **kwargs)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", spy)
+    sink = IndexSink(tmp_path)
+    monkeypatch.undo()
+    # sqlite3 refuses a connection's use from any thread but its own, so the one connection,
+    # opened off this thread, is only ever used off it.
+    assert len(opened_on) == 1 and opened_on[0] != threading.get_ident()
+    sink.page(record("https://a.test/", "pending words"))
+    sink.skip(Skip("https://a.test/p", "disallowed by robots.txt"))
+    assert search(tmp_path, "pending") == []  # still in the batch
+    assert "2 pending" in repr(sink)
+    sink.flush(wait=True)
+    # Committed and readable while the sink stays open.
+    assert urls(search(tmp_path, "pending")) == ["https://a.test/"]
+    assert len(exported(tmp_path)) == 1
+    sink.close()
+
+
+def test_a_slow_writer_fills_the_bounded_queue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    writing = threading.Event()
+    write_batch = crawler.index._write_batch
+
+    def slow(connection: sqlite3.Connection, batch: list[PageRecord | Skip]) -> None:
+        writing.set()
+        release.wait(timeout=10)
+        write_batch(connection, batch)
+
+    monkeypatch.setattr(crawler.index, "_write_batch", slow)
+    sink = IndexSink(tmp_path, batch_size=1, max_batches=2)
+    sink.page(record("https://a.test/0", "zero"))
+    assert writing.wait(timeout=10)  # the writer holds batch 0
+    sink.page(record("https://a.test/1", "one"))
+    sink.page(record("https://a.test/2", "two"))
+    # Two batches wait: a third hand-over would block the crawl until the writer catches up.
+    assert "2 batches queued" in repr(sink)
+    release.set()
+    sink.close()
+    assert len(exported(tmp_path)) == 3
