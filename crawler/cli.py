@@ -31,6 +31,7 @@ from crawler.index import EXPORT_FORMATS, export_pages, find_index, search
 from crawler.report import Progress, summary
 from crawler.robots import RobotsTxt
 from crawler.seeds import Seeds, read_seeds
+from crawler.store import output_files
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -300,7 +301,7 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path) -> int:
                 crawler.host_reports(),
                 crawler.deferred,
                 max_wait=config.politeness.max_wait,
-                data_dir=data_dir,
+                outputs=output_files(data_dir, config.output.format),
                 problems=len(seeds.problems),
             )
         )

@@ -33,10 +33,11 @@ from types import TracebackType
 from typing import Any
 
 from crawler.config import Config
+from crawler.errors import OutputError
 from crawler.fetch import Fetcher, FetchFailure, Response, is_html
 from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, QueuedUrl, SeenSet
 from crawler.hosts import Host, Slot, deferral_reason, host_report
-from crawler.page import read_page
+from crawler.page import Page, PageRules, read_page
 from crawler.politeness import (
     HostRules,
     HostSchedule,
@@ -46,10 +47,10 @@ from crawler.politeness import (
     Politeness,
     parse_retry_after,
 )
-from crawler.records import PageRecord, Skip
+from crawler.records import PageRecord, Skip, record_of
 from crawler.robots_cache import RobotsCache, RobotsEntry, RobotsStore
 from crawler.stats import CrawlStats, DeferredHost, HostReport
-from crawler.store import JsonlSink, PageSink
+from crawler.store import PageSink, open_sinks
 from crawler.urls import InvalidUrlError, Scope, normalize_url, origin_of, resolve_url
 
 __all__ = ["Crawler"]
@@ -77,11 +78,13 @@ class Crawler:
         host_timing: HostTimingStore | None = None,
         start_time: float | None = None,
     ) -> None:
-        """`sinks` default to a JSONL sink in `data_dir` when one is given, else none. The four
+        """`sinks` default to those `config.output.format` names in `data_dir` when one is given
+        (the full-text index, JSONL files or both), else none. The four
         stores default to memory. `start_time` sets the epoch the crawl's clock starts from (the
         default is now), for Visit-time windows."""
         self._config = config
         self._token = config.product_token
+        self._page_rules = PageRules(self._token, config.page.follow_rel_nofollow)
         self._politeness = Politeness(config.politeness)
         self._sinks: list[PageSink] = list(sinks) if sinks is not None else []
         self._data_dir = data_dir
@@ -119,7 +122,7 @@ class Crawler:
     async def __aenter__(self) -> Crawler:
         await self._fetcher.open()
         if self._data_dir is not None and not self._sinks:
-            self._sinks.append(JsonlSink(self._data_dir))
+            self._sinks.extend(open_sinks(self._data_dir, self._config.output.format))
         self._open = True
         return self
 
@@ -131,8 +134,16 @@ class Crawler:
     ) -> None:
         self._open = False
         await self._fetcher.close()
+        failure: OutputError | None = None
         for sink in self._sinks:
-            sink.close()
+            # Every sink gets closed, even after one fails; the first failure is raised after.
+            # The index's close waits for its writer thread to commit the last batch.
+            try:
+                await asyncio.to_thread(sink.close)
+            except OutputError as closing:
+                failure = failure or closing
+        if failure is not None and error is None:
+            raise failure
 
     def stop(self) -> None:
         """Stop gracefully: start nothing new; requests in flight finish; queued URLs stay."""
@@ -534,26 +545,20 @@ class Crawler:
         self._reschedule(host, None)
 
     def _page(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
-        queued: list[str] = []
-        title = None
-        index = follow = True
+        page: Page | None = None
         if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
-            page = read_page(answer.body, item.url, answer.charset)
-            title, index, follow = page.title, page.index, page.follow
-            if follow:
-                depth = item.depth + 1
-                queued = [link for link in page.links if self._offer(link, depth)]
-        self._emit(
-            self._record(
-                item,
-                started_at,
-                answer,
-                title=title,
-                links=tuple(queued),
-                index=index,
-                follow=follow,
+            page = read_page(
+                answer.body,
+                item.url,
+                charset=answer.charset,
+                x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
+                rules=self._page_rules,
             )
-        )
+            if page.follow:
+                depth = item.depth + 1
+                for link in page.links:
+                    self._offer(link, depth)
+        self._emit(self._record(item, started_at, answer, page=page))
 
     # --- out -------------------------------------------------------------------------------------
 
@@ -565,41 +570,23 @@ class Crawler:
         *,
         status: int | None = None,
         error: str | None = None,
-        title: str | None = None,
-        links: tuple[str, ...] = (),
-        index: bool = True,
-        follow: bool = True,
+        page: Page | None = None,
         reached: bool = True,
     ) -> PageRecord:
-        chain = item.redirected_from
         if not reached:
             # Stopped before fetching `item`: the chain ends at the hop before it.
-            return PageRecord(
-                url=chain[0],
-                final_url=chain[-1],
-                status=status,
-                fetched_at=fetched_at,
-                depth=item.depth,
-                redirects=chain[:-1],
-                error=error,
-                index=index,
-                follow=follow,
-            )
-        return PageRecord(
-            url=item.first_url,
-            final_url=item.url,
-            status=answer.status if answer is not None else status,
-            fetched_at=fetched_at,
-            depth=item.depth,
-            content_type=answer.content_type or None if answer is not None else None,
-            title=title,
-            links=links,
-            redirects=chain,
-            error=error,
-            size=len(answer.body) if answer is not None else 0,
-            truncated=answer.truncated if answer is not None else False,
-            index=index,
-            follow=follow,
+            chain = item.redirected_from
+            return record_of(chain[0], chain[-1], chain[:-1], item.depth, fetched_at, status, error)
+        return record_of(
+            item.first_url,
+            item.url,
+            item.redirected_from,
+            item.depth,
+            fetched_at,
+            status,
+            error,
+            answer,
+            page,
         )
 
     def _emit(self, record: PageRecord) -> None:

@@ -6,9 +6,15 @@ Plain values, shared by the crawl that makes them and the sinks that store them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["PageRecord", "Skip"]
+from crawler.fetch import is_html
+
+if TYPE_CHECKING:
+    from crawler.fetch import Response
+    from crawler.page import Page
+
+__all__ = ["PageRecord", "Skip", "record_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +89,73 @@ class PageRecord:
             "size": self.size,
             "truncated": self.truncated,
         }
+
+
+def unread_reason(status: int | None, answer: Response | None, error: str | None) -> str:
+    """Why a fetched URL has no page to index or follow."""
+    if answer is None:
+        return f"status {status}" if status is not None else f"no answer ({error})"
+    if not 200 <= answer.status < 300:
+        return f"status {answer.status}"
+    if not is_html(answer.content_type):
+        return f"not HTML ({answer.content_type or 'no Content-Type'})"
+    return "empty body"
+
+
+def record_of(
+    url: str,
+    final_url: str,
+    redirects: tuple[str, ...],
+    depth: int,
+    fetched_at: float,
+    status: int | None,
+    error: str | None,
+    answer: Response | None = None,
+    page: Page | None = None,
+) -> PageRecord:
+    """The record of a fetch: of `page` when the answer was a page read for the crawl, else of
+    why it was not."""
+    if page is None:
+        reason = unread_reason(status, answer, error)
+        return PageRecord(
+            url=url,
+            final_url=final_url,
+            status=answer.status if answer is not None else status,
+            fetched_at=fetched_at,
+            depth=depth,
+            content_type=(answer.content_type or None) if answer is not None else None,
+            redirects=redirects,
+            error=error,
+            size=len(answer.body) if answer is not None else 0,
+            truncated=answer.truncated if answer is not None else False,
+            index_reason=reason,
+            follow_reason=reason,
+        )
+    assert answer is not None
+    return PageRecord(
+        url=url,
+        final_url=final_url,
+        status=answer.status,
+        fetched_at=fetched_at,
+        depth=depth,
+        content_type=answer.content_type or None,
+        title=page.title,
+        description=page.description,
+        language=page.language,
+        text=page.text,
+        nosnippet_text=page.nosnippet_text,
+        links=page.links,
+        nofollow_links=page.nofollow_links,
+        redirects=redirects,
+        error=error,
+        size=len(answer.body),
+        truncated=answer.truncated,
+        index=page.index,
+        index_reason=page.index_reason,
+        follow=page.follow,
+        follow_reason=page.follow_reason,
+        sections=page.sections,
+    )
 
 
 @dataclass(frozen=True, slots=True)

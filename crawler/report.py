@@ -67,7 +67,7 @@ def summary(
     deferred: Sequence[DeferredHost],
     *,
     max_wait: float,
-    data_dir: Path | None,
+    outputs: Sequence[Path] = (),
     problems: int = 0,
 ) -> str:
     """The end-of-crawl report, as text."""
@@ -120,6 +120,6 @@ def summary(
             lines.append(f"  ... and {len(deferred) - HOSTS_SHOWN} more hosts")
     if stats.queued and not deferred:
         lines.append(f"left queued: {stats.queued} URLs")
-    if data_dir is not None:
-        lines.append(f"output: {data_dir / 'pages.jsonl'}, {data_dir / 'skips.jsonl'}")
+    if outputs:
+        lines.append("output: " + ", ".join(str(path) for path in outputs))
     return "\n".join(lines)

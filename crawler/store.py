@@ -1,5 +1,8 @@
 """Where crawl output goes: sinks that take page records and skips.
 
+`open_sinks` opens those `output.format` names: the full-text index (crawler/index.py), the JSONL
+files, or both.
+
 `JsonlSink` writes `pages.jsonl` (one object per fetched URL) and `skips.jsonl` (one per URL not
 fetched, with its reason) into the data directory. Files are appended to, never truncated, so an
 earlier run's output is not lost. Writes go through a buffer the crawl flushes at each progress
@@ -13,9 +16,13 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from crawler.errors import OutputError
+from crawler.index import INDEX_NAME, IndexSink
 from crawler.records import PageRecord, Skip
 
-__all__ = ["JsonlSink", "PageSink"]
+__all__ = ["JsonlSink", "PageSink", "open_sinks", "output_files"]
+
+PAGES_NAME = "pages.jsonl"
+SKIPS_NAME = "skips.jsonl"
 
 
 class PageSink(Protocol):
@@ -32,26 +39,61 @@ class JsonlSink:
     def __init__(self, directory: Path) -> None:
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            self._pages: IO[str] = open(directory / "pages.jsonl", "a", encoding="utf-8")  # noqa: SIM115
-            self._skips: IO[str] = open(directory / "skips.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+            self._pages: IO[str] = open(directory / PAGES_NAME, "a", encoding="utf-8")  # noqa: SIM115
+            self._skips: IO[str] = open(directory / SKIPS_NAME, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as error:
             raise OutputError(f"cannot write to data directory {directory}: {error}") from error
         self.directory = directory
         self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
     def page(self, record: PageRecord) -> None:
-        self._pages.write(self._encode(record.to_json()) + "\n")
+        self._write(self._pages, self._encode(record.to_json()))
 
     def skip(self, skip: Skip) -> None:
-        self._skips.write(self._encode(skip.to_json()) + "\n")
+        self._write(self._skips, self._encode(skip.to_json()))
 
     def flush(self) -> None:
-        self._pages.flush()
-        self._skips.flush()
+        try:
+            self._pages.flush()
+            self._skips.flush()
+        except OSError as error:
+            raise self._failed(error) from error
 
     def close(self) -> None:
-        self._pages.close()
-        self._skips.close()
+        try:
+            self._pages.close()
+        except OSError as error:
+            raise self._failed(error) from error
+        finally:
+            # Closes even when the first close failed: its buffered data is lost either way.
+            self._skips.close()
+
+    def _write(self, file: IO[str], line: str) -> None:
+        try:
+            file.write(line + "\n")
+        except OSError as error:
+            raise self._failed(error) from error
+
+    def _failed(self, error: OSError) -> OutputError:
+        return OutputError(f"cannot write to data directory {self.directory}: {error}")
 
     def __repr__(self) -> str:
         return f"JsonlSink({self.directory})"
+
+
+def output_files(directory: Path, output_format: str) -> list[Path]:
+    """The files a crawl with `output.format` writes into `directory`."""
+    files = [directory / INDEX_NAME] if output_format in ("index", "both") else []
+    if output_format in ("jsonl", "both"):
+        files += [directory / PAGES_NAME, directory / SKIPS_NAME]
+    return files
+
+
+def open_sinks(directory: Path, output_format: str) -> list[PageSink]:
+    """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`."""
+    sinks: list[PageSink] = []
+    if output_format in ("index", "both"):
+        sinks.append(IndexSink(directory))
+    if output_format in ("jsonl", "both"):
+        sinks.append(JsonlSink(directory))
+    return sinks

@@ -6,7 +6,9 @@
 Generates a web of `--hosts` sites on 127.0.1.x (each with a robots.txt that sets Crawl-delay 0.5
 and disallows /private/), serves it (scripts/testweb.py), runs `crawl SEEDS --data DIR` on it with
 the default, polite configuration, and stops the server. The crawl's progress and summary are
-what `crawl` prints; its pages are in DIR/pages.jsonl.
+what `crawl` prints; its pages are in the full-text index DIR/index.sqlite, which the demo then
+searches (`crawl search lighthouse --data DIR --limit 3`). `crawl export --data DIR` writes them
+all as JSON lines.
 """
 
 from __future__ import annotations
@@ -62,7 +64,12 @@ def main() -> int:
                 str(args.data),
                 *args.crawl_options,
             ]
-            return subprocess.call(command)
+            status = subprocess.call(command)
+            if status != 0:
+                return status
+            search = [str(crawl), "search", "lighthouse", "--data", str(args.data), "--limit", "3"]
+            print(f"\ndemo: {' '.join(search[1:])}\n", flush=True)
+            return subprocess.call(search)
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -58,6 +58,12 @@ class Site:
         )
         self.routes[path] = lambda request: web.Response(text=html, content_type="text/html")
 
+    def html(self, path: str, html: str, headers: dict[str, str] | None = None) -> None:
+        """Answer `path` with this HTML document, and these extra headers."""
+        self.routes[path] = lambda request: web.Response(
+            text=html, content_type="text/html", headers=headers or {}
+        )
+
     def redirect(self, path: str, location: str, status: int = 302) -> None:
         self.routes[path] = lambda request: web.Response(
             status=status, headers={"Location": location}

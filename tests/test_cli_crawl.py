@@ -44,7 +44,13 @@ async def test_crawl_writes_pages_reports_bad_seed_lines_and_sums_up(tmp_path: P
         seeds.write_text(f"# seeds\n\n{site.url('/')}\nnot a url\nftp://x.org/\n", "utf-8")
         data = tmp_path / "data"
         status, out, err = await crawl_command(
-            str(seeds), "--data", str(data), "-s", "politeness.min_delay=0"
+            str(seeds),
+            "--data",
+            str(data),
+            "-s",
+            "politeness.min_delay=0",
+            "-s",
+            "output.format=both",
         )
     assert status == EXIT_OK, err
     assert f"{seeds} line 4: skipped 'not a url'" in err

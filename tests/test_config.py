@@ -310,7 +310,12 @@ BAD_SECTION_CASES = [
         2,
         "scope.allow: '[bad' is not a valid regular expression (unterminated character set",
     ),
-    ("format-choice", "output:\n  format: csv\n", 2, "output.format must be 'index' or 'jsonl' or 'both', not 'csv'"),
+    (
+        "format-choice",
+        "output:\n  format: csv\n",
+        2,
+        "output.format must be 'index' or 'jsonl' or 'both', not 'csv'",
+    ),
     (
         "progress-minimum",
         "output:\n  progress_interval: 0.05\n",

@@ -514,7 +514,7 @@ async def test_jsonl_output_has_one_object_per_fetched_url(tmp_path: Any) -> Non
         a.robots("User-agent: *\nDisallow: /no\n")
         a.page("/", "/yes", "/no")
         a.page("/yes", title="Yes page")
-        await run(make_config(), [a.url("/")], data_dir=tmp_path)
+        await run(make_config(output={"format": "jsonl"}), [a.url("/")], data_dir=tmp_path)
     pages = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
     skips = [json.loads(line) for line in (tmp_path / "skips.jsonl").read_text().splitlines()]
     assert [page["url"] for page in pages] == [a.url("/"), a.url("/yes")]
@@ -527,9 +527,14 @@ async def test_jsonl_output_has_one_object_per_fetched_url(tmp_path: Any) -> Non
         "content_type",
         "title",
         "links",
+        "index",
+        "index_reason",
+        "follow",
+        "text",
     }
     assert required <= set(pages[0])
-    assert pages[0]["links"] == [a.url("/yes")] and pages[1]["title"] == "Yes page"
+    # Links are the page's own: /no is one, though robots.txt keeps the crawl from fetching it.
+    assert pages[0]["links"] == [a.url("/yes"), a.url("/no")] and pages[1]["title"] == "Yes page"
     assert skips == [
         {
             "url": a.url("/no"),

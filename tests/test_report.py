@@ -11,6 +11,7 @@ import pytest
 
 from crawler.report import HOSTS_SHOWN, Progress, summary
 from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.store import output_files
 
 # 2024-01-01 00:00:00 UTC.
 STARTED = 1_704_067_200.0
@@ -42,7 +43,7 @@ def text(
     deferred: list[DeferredHost] | None = None,
     **options: object,
 ) -> str:
-    settings: dict[str, object] = {"max_wait": 600.0, "data_dir": None}
+    settings: dict[str, object] = {"max_wait": 600.0}
     settings.update(options)
     return summary(crawl, hosts or [], deferred or [], **settings)  # type: ignore[arg-type]
 
@@ -137,10 +138,12 @@ def test_summary_counts_skipped_seed_lines() -> None:
 
 
 def test_summary_names_the_output_files() -> None:
-    output = text(stats(), data_dir=Path("out"))
+    output = text(stats(), outputs=output_files(Path("out"), "both"))
     assert output.splitlines()[-1] == (
-        f"output: {Path('out') / 'pages.jsonl'}, {Path('out') / 'skips.jsonl'}"
+        f"output: {Path('out') / 'index.sqlite'}, {Path('out') / 'pages.jsonl'}, "
+        f"{Path('out') / 'skips.jsonl'}"
     )
+    assert "output:" not in text(stats())
 
 
 def test_summary_says_how_many_urls_were_left_queued() -> None:
