@@ -4,9 +4,11 @@ from crawler.config import Config, load_config
 from crawler.crawl import Crawler
 from crawler.errors import ConfigError, CrawlerError, SearchError
 from crawler.index import IndexSink, SearchHit, export_pages, search
+from crawler.page import Page, PageRules, read_page
 from crawler.records import PageRecord, Skip
 from crawler.robots import Explanation, RobotsOptions, RobotsTxt
 from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.tuning import tune_allocator
 
 __all__ = [
     "Config",
@@ -18,7 +20,9 @@ __all__ = [
     "Explanation",
     "HostReport",
     "IndexSink",
+    "Page",
     "PageRecord",
+    "PageRules",
     "RobotsOptions",
     "RobotsTxt",
     "SearchError",
@@ -26,5 +30,7 @@ __all__ = [
     "Skip",
     "export_pages",
     "load_config",
+    "read_page",
     "search",
+    "tune_allocator",
 ]

@@ -32,6 +32,7 @@ from crawler.report import Progress, summary
 from crawler.robots import RobotsTxt
 from crawler.seeds import Seeds, read_seeds
 from crawler.store import output_files
+from crawler.tuning import tune_allocator
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -320,6 +321,7 @@ def _crawl(argv: Sequence[str]) -> int:
     for problem in seeds.problems:
         print(f"crawl: {problem}", file=sys.stderr)
     data_dir = args.data if args.data is not None else Path(config.output.data_dir)
+    tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler/tuning.py)
     return asyncio.run(_run_crawl(config, seeds, data_dir))
 
 
