@@ -554,11 +554,21 @@ class Crawler:
                 x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
                 rules=self._page_rules,
             )
+            self._count_rules(page)
             if page.follow:
                 depth = item.depth + 1
                 for link in page.links:
                     self._offer(link, depth)
         self._emit(self._record(item, started_at, answer, page=page))
+
+    def _count_rules(self, page: Page) -> None:
+        rules = self.stats.page_rules
+        rules["indexed" if page.index else "noindex"] += 1
+        if not page.follow:
+            rules["nofollow"] += 1
+        if page.sections:
+            rules["with sections"] += 1
+        rules["links not followed"] += len(page.nofollow_links)
 
     # --- out -------------------------------------------------------------------------------------
 

@@ -81,6 +81,13 @@ def summary(
         f"errors: {_counts(stats.errors)}",
         f"skips: {_counts(stats.skips)}",
     ]
+    if stats.page_rules:
+        rules = stats.page_rules
+        lines.append(
+            f"pages read: {rules['indexed']} indexed, {rules['noindex']} noindex, "
+            f"{rules['nofollow']} nofollow, {rules['with sections']} with exclusion sections, "
+            f"{rules['links not followed']} links not followed"
+        )
     if problems:
         lines.append(f"seed lines skipped: {problems}")
     if hosts:

@@ -27,6 +27,9 @@ class CrawlStats:
     errors: Counter[str] = field(default_factory=Counter)
     """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
     skips: Counter[str] = field(default_factory=Counter)
+    page_rules: Counter[str] = field(default_factory=Counter)
+    """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
+    and 'links not followed' (links held back by nofollow, sections or rel)."""
     """URLs not fetched, by reason."""
     in_flight: int = 0
     hosts_waiting: int = 0

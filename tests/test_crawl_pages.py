@@ -11,6 +11,7 @@ from typing import Any
 from loopback import LoopbackWeb
 from test_crawl import make_config, run
 
+from crawler import Crawler
 from crawler.index import export_pages, search
 
 A = "127.0.1.1"
@@ -42,6 +43,11 @@ def page(words: str, *links: str, head: str = "") -> str:
 
 
 async def crawl_site(tmp_path: Path, **changes: Any) -> tuple[LoopbackWeb, Path]:
+    net, data, _crawler = await crawl_site_with(tmp_path, **changes)
+    return net, data
+
+
+async def crawl_site_with(tmp_path: Path, **changes: Any) -> tuple[LoopbackWeb, Path, Crawler]:
     data = tmp_path / "data"
     async with LoopbackWeb(A) as net:
         site = net[A]
@@ -76,8 +82,8 @@ async def crawl_site(tmp_path: Path, **changes: Any) -> tuple[LoopbackWeb, Path]
         site.text("/image.png", "not really a png", content_type="image/png")
         site.status("/missing", 404)
         config = make_config(output={"format": "both"}, **changes)
-        await run(config, [site.url("/")], data_dir=data)
-    return net, data
+        _records, crawler = await run(config, [site.url("/")], data_dir=data)
+    return net, data, crawler
 
 
 def hits(data: Path, query: str) -> list[str]:
@@ -156,3 +162,13 @@ async def test_noindex_pages_are_fetched_but_not_searchable(tmp_path: Path) -> N
 
 def _port(rows: dict[str, dict[str, Any]]) -> str:
     return str(rows[""]["url"].split(":")[2].partition("/")[0])
+
+
+async def test_the_crawl_counts_what_pages_allowed(tmp_path: Path) -> None:
+    _net, _data, crawler = await crawl_site_with(tmp_path)
+    rules = crawler.stats.page_rules
+    assert rules["noindex"] == 2  # /meta-noindex and /header-noindex
+    assert rules["nofollow"] == 2  # /meta-nofollow and /header-ours-nofollow
+    assert rules["with sections"] == 1 and rules["links not followed"] >= 6
+    # Every 200 answer but /image.png was an HTML page, read once.
+    assert rules["indexed"] + rules["noindex"] == crawler.stats.statuses[200] - 1

@@ -257,3 +257,14 @@ def test_summary_survives_a_deferred_host_waiting_beyond_any_date() -> None:
     # time.gmtime cannot show 1e20 s from now; the summary must still be written.
     deferred = [DeferredHost("http://a.test", ENDED + 1e20, 1, "backing off after errors")]
     assert "http://a.test" in text(stats(outcome="deferred"), deferred=deferred)
+
+
+def test_summary_says_what_the_pages_allowed() -> None:
+    crawl = stats()
+    crawl.page_rules.update({"indexed": 7, "noindex": 2, "nofollow": 1, "with sections": 3})
+    crawl.page_rules["links not followed"] += 4
+    assert (
+        "pages read: 7 indexed, 2 noindex, 1 nofollow, 3 with exclusion sections, "
+        "4 links not followed"
+    ) in text(crawl).splitlines()
+    assert "pages read" not in text(stats())
