@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.urls import (
     InvalidUrlError,
+    LinkResolver,
     Scope,
     canonical_path,
     canonical_pattern,
@@ -704,3 +705,93 @@ def test_scope_patterns_each_keep_their_own_meaning(
 ) -> None:
     scope = Scope.for_seeds(SEEDS, **options)  # type: ignore[arg-type]
     assert scope.reason_out(url) == reason
+
+
+# --- LinkResolver --------------------------------------------------------------------------------
+
+NORMAL_BASES = st.builds(
+    "{}://{}{}/{}{}".format,
+    st.sampled_from(["http", "https"]),
+    st.sampled_from(["a.test", "sub.a-b.test", "xn--tda.de", "127.0.0.1", "[::1]"]),
+    st.sampled_from(["", ":8080", ":1"]),
+    st.lists(
+        st.sampled_from(["a", "b.html", "c;p=1", "x:y", "%C3%A9", "~u", "", "d-e_f", "*$", "@"]),
+        max_size=4,
+    ).map("/".join),
+    st.sampled_from(["", "?q", "?a=/b/c", "?x=1&y=2", "?%20", "?/./"]),
+).map(normalize_url)
+LINK_HREFS = st.lists(
+    st.sampled_from(
+        [
+            *"ab/?#;:@%~*$!&=+,[]'() \t\n\\é日",
+            "b.html",
+            "..",
+            ".",
+            "./",
+            "../",
+            "/./",
+            "/../",
+            "//",
+            "?",
+            "?q=1",
+            "#frag",
+            "%2e",
+            "%2E%2E",
+            "%41",
+            "%2F",
+            "%zz",
+            "%C3%A9",
+            "\x00",
+            "\x7f",
+            "\u200b",
+            "xn--",
+            ":80",
+            "http://b.test",
+            "HTTPS://B.Test:443",
+            "Http:",
+            "//b.test",
+            "//B.TEST:80/",
+            "mailto:",
+            "mailto:me@a.test",
+            "javascript:",
+            "javascript:void(0)",
+            "data:",
+            "ftp://",
+            "x:y",
+        ]
+    ),
+    max_size=10,
+).map("".join)
+# Hrefs of only the characters a normal URL keeps, the ones LinkResolver may join without
+# resolve_url: its shortcut has to spot every dot segment, scheme, `//` and empty query itself.
+PLAIN_HREFS = st.lists(
+    st.sampled_from(["a", "b.html", "/", "//", ".", "..", "?", "?q=1", ":", "x:", ";p", "~*$@[]!"]),
+    min_size=1,
+    max_size=6,
+).map("".join)
+
+
+def _resolved(resolve: LinkResolver, href: str) -> str | type[InvalidUrlError]:
+    try:
+        return resolve(href)
+    except InvalidUrlError:
+        return InvalidUrlError
+
+
+def _resolved_slowly(base: str, href: str) -> str | type[InvalidUrlError]:
+    try:
+        return resolve_url(base, href)
+    except InvalidUrlError:
+        return InvalidUrlError
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    NORMAL_BASES,
+    st.lists(st.one_of(PLAIN_HREFS, LINK_HREFS, st.text(max_size=20)), min_size=1, max_size=5),
+)
+def test_link_resolver_agrees_with_resolve_url(base: str, hrefs: list[str]) -> None:
+    assert normalize_url(base) == base
+    resolve = LinkResolver(base)
+    for href in hrefs:
+        assert _resolved(resolve, href) == _resolved_slowly(base, href), href
