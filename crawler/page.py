@@ -234,6 +234,7 @@ def _tag_ids() -> dict[str, int]:
 
 
 _IDS = _tag_ids()
+_HTML_ID = _IDS["html"]
 _LINK, _META, _TITLE, _BASE, _DROP, _COMMENT = range(6)
 _ROLES = {
     _IDS["a"]: _LINK,
@@ -251,14 +252,29 @@ _ROLES = {
 # gets its id from the document's own tag table, a pointer value far above that range.
 _KNOWN_TAG_LIMIT = 1 << 16
 
-_YANDEX_TAG_BYTES = re.compile(rb"<(/?)noindex\b[^>]*>", re.IGNORECASE)
-_YANDEX_TAG_TEXT = re.compile(r"<(/?)noindex\b[^>]*>", re.IGNORECASE)
+# A `<noindex>` tag, or what the tokenizer would not read as one and must be left as it is: a
+# comment, or the raw text of script, style, title, textarea and xmp.
+_YANDEX_TAG = r"<!--.*?-->|<(script|style|title|textarea|xmp)\b.*?</\1\s*>|<(/?)noindex\b[^>]*>"
+_YANDEX_TAG_BYTES = re.compile(_YANDEX_TAG.encode(), re.IGNORECASE | re.DOTALL)
+_YANDEX_TAG_TEXT = re.compile(_YANDEX_TAG, re.IGNORECASE | re.DOTALL)
+
+
+def _bytes_as_comment(match: re.Match[bytes]) -> bytes:
+    if match.group(2) is None:
+        return match.group(0)
+    return b"<!--" + match.group(2) + b"noindex-->"
+
+
+def _text_as_comment(match: re.Match[str]) -> str:
+    if match.group(2) is None:
+        return match.group(0)
+    return "<!--" + match.group(2) + "noindex-->"
 
 
 def _yandex_tags_as_comments(source: bytes | str) -> bytes | str:
     if isinstance(source, bytes):
-        return _YANDEX_TAG_BYTES.sub(lambda m: b"<!--" + m.group(1) + b"noindex-->", source)
-    return _YANDEX_TAG_TEXT.sub(lambda m: "<!--" + m.group(1) + "noindex-->", source)
+        return _YANDEX_TAG_BYTES.sub(_bytes_as_comment, source)
+    return _YANDEX_TAG_TEXT.sub(_text_as_comment, source)
 
 
 # --- section markers -----------------------------------------------------------------------------
@@ -349,35 +365,50 @@ def _ranges(markers: Sequence[_Marker]) -> tuple[list[_Range], int]:
     return ranges, opened
 
 
-def _subtrees_between(start: LexborNode, end: LexborNode | None) -> list[LexborNode]:
-    """The maximal subtrees strictly after `start` and before `end` in document order."""
+@dataclass(frozen=True, slots=True)
+class _Stretch:
+    """A `_Range` as parts of the tree."""
+
+    flags: int
+    subtrees: list[LexborNode]
+    """The maximal subtrees wholly inside."""
+    opened: list[LexborNode]
+    """Elements whose start tag is inside but whose end is not: they hold the end marker."""
+
+
+def _stretch(section: _Range) -> _Stretch:
+    """The nodes strictly after `section.start` and before `section.end` in document order."""
     holders: set[int] = set()
     end_id = -1
-    if end is not None:
-        end_id = end.mem_id
-        holder = end.parent
+    if section.end is not None:
+        end_id = section.end.mem_id
+        holder = section.end.parent
         while holder is not None:
             holders.add(holder.mem_id)
             holder = holder.parent
-    found: list[LexborNode] = []
-    node: LexborNode | None = start
+    subtrees: list[LexborNode] = []
+    opened: list[LexborNode] = []
+    stretch = _Stretch(section.flags, subtrees, opened)
+    node: LexborNode | None = section.start
     while node is not None:
         following = node.next
         while following is None:
             node = node.parent
             if node is None:
-                return found
+                return stretch
             following = node.next
         node = following
-        while node.mem_id in holders:
+        # <html> is never cut as a whole (lexbor refuses): a stretch takes its children instead.
+        while node.mem_id in holders or node.tag_id == _HTML_ID:
+            opened.append(node)
             child = node.child
             if child is None:
-                return found
+                return stretch
             node = child
         if node.mem_id == end_id:
-            return found
-        found.append(node)
-    return found
+            return stretch
+        subtrees.append(node)
+    return stretch
 
 
 # --- the page ------------------------------------------------------------------------------------
@@ -396,11 +427,13 @@ class _Scan:
         title: LexborNode | None = None
         base: str | None = None
         yandex_elements = False
+        # From the document node: a marker comment may come before <html>, even before a doctype.
         root = tree.root
+        document = root.parent if root is not None else None
         # Locals, not attributes: this loop runs for every element of every page.
         role_of = _ROLES.get
         add_anchor = anchors.append
-        for node in root.traverse() if root is not None else ():
+        for node in (document or root).traverse() if root is not None else ():
             tag_id = node.tag_id
             role = role_of(tag_id)
             if role is None:
@@ -487,19 +520,19 @@ def read_page(
     for node in scan.drops:
         node.decompose()
     ranges, sections = _ranges(scan.markers) if scan.markers else ([], 0)
-    range_roots = [(section, _subtrees_between(section.start, section.end)) for section in ranges]
+    stretches = [_stretch(section) for section in ranges]
 
-    links, nofollow_links, unusable = _links(scan, url, follow, range_roots, rules)
+    links, nofollow_links, unusable = _links(scan, url, follow, stretches, rules)
 
     text = nosnippet_text = ""
     if index:
         hidden: list[str] = []
-        for section, roots in range_roots:
-            if section.flags & NOINDEX:
-                for node in roots:
+        for stretch in stretches:
+            if stretch.flags & NOINDEX:
+                for node in stretch.subtrees:
                     node.decompose()
-            elif section.flags & NOSNIPPET:
-                for node in roots:
+            elif stretch.flags & NOSNIPPET:
+                for node in stretch.subtrees:
                     hidden.append(node.text(separator=" ", strip=True, skip_empty=True))
                     node.decompose()
         body_node = tree.body
@@ -533,7 +566,7 @@ def _links(
     scan: _Scan,
     url: str,
     follow: bool,
-    range_roots: Sequence[tuple[_Range, list[LexborNode]]],
+    stretches: Sequence[_Stretch],
     rules: PageRules,
 ) -> tuple[tuple[str, ...], tuple[str, ...], int]:
     """(followable links, links not to follow, unusable hrefs) of the page's anchors."""
@@ -541,9 +574,13 @@ def _links(
     if scan.base is not None:
         with contextlib.suppress(InvalidUrlError):  # an unusable <base> is ignored
             resolve = LinkResolver(resolve(scan.base))
-    nofollow_roots = {
-        node.mem_id for section, roots in range_roots if section.flags & NOFOLLOW for node in roots
-    }
+    nofollow_roots: set[int] = set()
+    nofollow_opened: set[int] = set()
+    for stretch in stretches:
+        if stretch.flags & NOFOLLOW:
+            nofollow_roots.update(node.mem_id for node in stretch.subtrees)
+            # An <a> opened inside the section is inside, though its end comes after the close.
+            nofollow_opened.update(node.mem_id for node in stretch.opened)
     obey_rel = not rules.follow_rel_nofollow
     followed: dict[str, None] = {}
     held_back: dict[str, None] = {}
@@ -563,6 +600,8 @@ def _links(
             rel = attrs.get("rel")
             if rel and not _REL_NOFOLLOW.isdisjoint(rel.lower().split()):
                 allowed = False
+        if allowed and nofollow_opened and anchor.mem_id in nofollow_opened:
+            allowed = False
         if allowed and nofollow_roots:
             node: LexborNode | None = anchor
             while node is not None:

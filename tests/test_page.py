@@ -1001,12 +1001,6 @@ def test_sections_hold_back_links(
     assert page.nofollow_links == urls(*not_followed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (debatable): an <a> whose start tag is inside a nofollow section but whose "
-    "</a> comes after the section's close is followed; the section is read as whole subtrees, "
-    "and the <a> holds the close marker",
-)
 def test_link_opened_inside_a_nofollow_section_is_not_followed() -> None:
     body = (
         '<p>visibleword <!-- robots content="nofollow" --> <a href="/in">text <!-- /robots -->'
@@ -1041,13 +1035,6 @@ MARKER_FIRST_CASES = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a section marker before the <html> element (at the start of the document or "
-    "right after the doctype) is a child of the document node, outside the tree read from "
-    "`tree.root` (<html>), so the section is ignored; the element form `<noindex>` as the first "
-    "thing in a page lands there too once rewritten to the comment form",
-)
 @pytest.mark.parametrize("source", MARKER_FIRST_CASES)
 def test_section_opened_before_the_html_element(source: str) -> None:
     page = read(source)
@@ -1055,12 +1042,6 @@ def test_section_opened_before_the_html_element(source: str) -> None:
     assert page.sections == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: once a page has a real <noindex> element, every `<noindex>` in its source is "
-    "rewritten to `<!--noindex-->`, also inside a comment (which then ends early and leaks its "
-    "tail into the text) and inside <title>",
-)
 @pytest.mark.parametrize(
     ("source", "title", "text"),
     [
