@@ -177,6 +177,8 @@ _STRIP = " \t\n\r\f\v\x00"
 _TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 _C0_AND_SPACE = "".join(chr(code) for code in range(0x21))
+_NOT_IN_HOST = re.compile(r'[ <>"{}|\\^`%/@:\[\]]')
+_NOT_IN_IP6_HOST = re.compile(r'[ <>"{}|\\^`%/@]')
 
 
 def _backslashes_as_slashes(text: str) -> str:
@@ -258,8 +260,8 @@ def _normalize_slowly(url: str) -> str:
     # A trailing dot goes before and after IDNA mapping, which can reveal one ("a.test\u3002").
     host = _host_to_ascii(host.rstrip("."), url).rstrip(".") if host.strip(".") else ""
     # Outside brackets a host has no colon: "a:80:80" is no host with a port.
-    forbidden = ' <>"{}|\\^`%/@' if host.startswith("[") else ' <>"{}|\\^`%/@:[]'
-    if not host or any(char in host for char in forbidden) or _CONTROL.search(host):
+    forbidden = _NOT_IN_IP6_HOST if host.startswith("[") else _NOT_IN_HOST
+    if not host or forbidden.search(host) or _CONTROL.search(host):
         raise InvalidUrlError("no valid host", url)
     netloc = host if not port or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
     tail = tail.partition("#")[0]
@@ -327,6 +329,11 @@ class LinkResolver:
         self._directory = base[: base.rindex("/", 0, path_end if path_end != -1 else len(base)) + 1]
 
     def __call__(self, href: str) -> str:
+        if "#" in href:
+            # The fragment never reaches the normal form; a bare `#...` is the page itself.
+            href = href[: href.index("#")]
+            if not href:
+                return resolve_url(self.base, href)
         if _PLAIN_HREF(href) is None or href[-1] == "?":
             return resolve_url(self.base, href)
         first = href[0]
@@ -336,7 +343,13 @@ class LinkResolver:
             tail = href
         elif first == "h" and href.startswith(("http://", "https://")):
             return normalize_url(href)
-        elif first == "?" or ":" in href:
+        elif first == "?":
+            return resolve_url(self.base, href)
+        elif ":" in href:
+            scheme = _SCHEME.match(href)
+            if scheme is not None and scheme.group(1).lower() not in DEFAULT_PORTS:
+                name = scheme.group(1).lower()
+                raise InvalidUrlError(f"scheme {name!r} is not crawled (only http and https)", href)
             return resolve_url(self.base, href)
         else:
             tail = self._directory[len(self._origin) :] + href
