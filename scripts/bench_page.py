@@ -28,9 +28,9 @@ script exit 1, so the benchmark doubles as a smoke test of the page step.
 Method: all pages are generated first (not timed); then --rounds rounds, each running every
 contender over all pages, interleaved (parse, bare, scrapy, ours, parse, ...) so load on the
 machine hits them alike; gc.collect() before each contender's round; time.perf_counter(); the best
-round per contender counts. `crawler.tuning.tune_allocator()` is applied once at start for the whole process
-(so for every contender) unless --no-tune-allocator. --profile runs ours once more under cProfile
-and prints the top 25 functions by cumulative time.
+round per contender counts. `crawler.tuning.tune_allocator()` is applied once at start for the
+whole process (so for every contender) unless --no-tune-allocator. --profile runs ours once more
+under cProfile and prints the top 25 functions by cumulative time.
 
 The bar for ours: >= 8,000 pages/s and >= 5x Scrapy. The script exits 0 whether or not the bar
 holds; 1 when the sanity check finds a mismatch.
