@@ -330,11 +330,13 @@ class LinkResolver:
 
     def __call__(self, href: str) -> str:
         if "#" in href:
-            # The fragment never reaches the normal form; a bare `#...` is the page itself.
-            href = href[: href.index("#")]
-            if not href:
+            # The fragment never reaches the normal form, once the rest is plain (spaces at the
+            # end of the rest are not at the end of the href, so they are kept and encoded).
+            rest = href[: href.index("#")]
+            if _PLAIN_HREF(rest) is None or rest[-1] == "?":
                 return resolve_url(self.base, href)
-        if _PLAIN_HREF(href) is None or href[-1] == "?":
+            href = rest
+        elif _PLAIN_HREF(href) is None or href[-1] == "?":
             return resolve_url(self.base, href)
         first = href[0]
         if first == "/":
