@@ -285,7 +285,8 @@ _ROBOTS_SECTION = re.compile(
 )
 _GOOGLE_SECTION = re.compile(r"google(off|on)\s*:\s*([a-z]+)\s*$", re.IGNORECASE)
 _GOOGLE_WORDS = {"index": NOINDEX, "snippet": NOSNIPPET, "anchor": 0, "all": NOINDEX | NOSNIPPET}
-_MARKER_STARTS = ("robots", "/", "google", "noindex")
+_MARKER_STARTS = ("robots", "google", "noindex")
+_MARKER_INITIALS = frozenset("rRgGnN/")
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,11 +299,16 @@ class _Marker:
 
 
 def _marker(node: LexborNode) -> _Marker | None:
-    content = node.comment_content or ""
-    lowered = content[:8].lower()
-    if not lowered.startswith(_MARKER_STARTS):
+    content = node.comment_content
+    # Most comments are not markers (`<!-- wp:paragraph -->`): one character tells most of them.
+    if not content or content[0] not in _MARKER_INITIALS:
         return None
-    if lowered.startswith("google"):
+    head = content[:16].lower()
+    if head[0] == "/":  # a close, or `<!-- /wp:paragraph -->`
+        head = head[1:].lstrip()
+    if not head.startswith(_MARKER_STARTS):
+        return None
+    if head.startswith("google"):
         match = _GOOGLE_SECTION.match(content)
         if match is None or match.group(2).lower() not in _GOOGLE_WORDS:
             return None
@@ -430,26 +436,28 @@ class _Scan:
         # From the document node: a marker comment may come before <html>, even before a doctype.
         root = tree.root
         document = root.parent if root is not None else None
-        # Locals, not attributes: this loop runs for every element of every page.
+        # Locals, not attributes or globals: this loop runs for every element of every page.
         role_of = _ROLES.get
         add_anchor = anchors.append
+        link, comment, drop, meta, title_role = _LINK, _COMMENT, _DROP, _META, _TITLE
+        known_limit = _KNOWN_TAG_LIMIT
         for node in (document or root).traverse() if root is not None else ():
             tag_id = node.tag_id
             role = role_of(tag_id)
             if role is None:
-                if tag_id > _KNOWN_TAG_LIMIT and node.tag == "noindex":
+                if tag_id > known_limit and node.tag == "noindex":
                     yandex_elements = True
-            elif role == _LINK:
+            elif role == link:
                 add_anchor(node)
-            elif role == _COMMENT:
+            elif role == comment:
                 marker = _marker(node)
                 if marker is not None:
                     markers.append(marker)
-            elif role == _DROP:
+            elif role == drop:
                 drops.append(node)
-            elif role == _META:
+            elif role == meta:
                 metas.append(node)
-            elif role == _TITLE:
+            elif role == title_role:
                 if title is None:
                     title = node
             elif base is None:
