@@ -1,0 +1,266 @@
+"""The signals a page gives about itself: the robots directive words (META robots and
+X-Robots-Tag), and in-page exclusion sections as stretches of the parsed tree. Pure; the parse
+and the traversal that finds the marker comments are crawler/page.py's.
+
+Sections, each a stretch of the document in source order:
+- Ultraseek comment tags `<!-- robots content="noindex|nofollow|none|index|follow|all" -->`
+  ... `<!-- /robots -->`;
+- Google Search Appliance `<!--googleoff: index|anchor|snippet|all-->` ... `<!--googleon: ...-->`;
+- Yandex `<!--noindex-->` ... `<!--/noindex-->` and its element form `<noindex>` ... `</noindex>`,
+  which `yandex_tags_as_comments` turns into the comment form in the source.
+A `/robots` or `/noindex` closes the latest open section of its kind; googleoff/googleon count
+per word, so nested offs need as many ons; a section left open runs to the end of the document.
+`anchor` is recognised and changes nothing: it stops a link's text from describing the linked
+page, and the crawl never indexes link text for the linked page.
+
+A stretch between two markers is the maximal subtrees strictly between the two comment nodes,
+plus the elements opened inside it whose end lies after it (they hold the closing marker).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+__all__ = [
+    "NOFOLLOW",
+    "NOINDEX",
+    "NOSNIPPET",
+    "Marker",
+    "Stretch",
+    "directives_of",
+    "marker_of",
+    "stretches_of",
+    "x_robots_directives",
+    "yandex_tags_as_comments",
+]
+
+NOINDEX = 1
+NOFOLLOW = 2
+NOSNIPPET = 4
+
+_WORD_FLAGS = {
+    "noindex": NOINDEX,
+    "nofollow": NOFOLLOW,
+    "none": NOINDEX | NOFOLLOW,
+    "nosnippet": NOSNIPPET,
+}
+_WORD_SEPARATORS = re.compile(r"[\s,]+")
+# X-Robots-Tag directives that take a value after a colon, so the colon names no agent.
+_VALUED_DIRECTIVES = frozenset(
+    {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+)
+
+
+def _html_tag_id() -> int:
+    root = LexborHTMLParser("<html>").root
+    assert root is not None
+    return root.tag_id or 0
+
+
+_HTML_ID = _html_tag_id()
+
+
+def directives_of(words: str) -> int:
+    """NOINDEX | NOFOLLOW | NOSNIPPET flags of a META robots content or X-Robots-Tag list."""
+    flags = 0
+    for word in _WORD_SEPARATORS.split(words.lower()):
+        flags |= _WORD_FLAGS.get(word, 0)
+    return flags
+
+
+def x_robots_directives(values: Sequence[str], token: str) -> list[tuple[str, int]]:
+    """For each X-Robots-Tag header value that speaks to us: (the value, its flags)."""
+    token = token.lower()
+    found: list[tuple[str, int]] = []
+    for value in values:
+        flags = 0
+        agent: str | None = None
+        for item in value.split(","):
+            name, colon, rest = item.partition(":")
+            if colon:
+                key = name.strip().lower()
+                if key in _VALUED_DIRECTIVES:
+                    continue
+                if key not in _WORD_FLAGS and key not in ("index", "follow", "all"):
+                    agent, item = key, rest
+            if agent is None or agent == token:
+                flags |= directives_of(item)
+        if flags:
+            found.append((value.strip(), flags))
+    return found
+
+
+# A `<noindex>` tag, or what the tokenizer would not read as one and must be left as it is: a
+# comment, or the raw text of script, style, title, textarea and xmp.
+_YANDEX_TAG = r"<!--.*?-->|<(script|style|title|textarea|xmp)\b.*?</\1\s*>|<(/?)noindex\b[^>]*>"
+_YANDEX_TAG_BYTES = re.compile(_YANDEX_TAG.encode(), re.IGNORECASE | re.DOTALL)
+_YANDEX_TAG_TEXT = re.compile(_YANDEX_TAG, re.IGNORECASE | re.DOTALL)
+
+
+def _bytes_as_comment(match: re.Match[bytes]) -> bytes:
+    if match.group(2) is None:
+        return match.group(0)
+    return b"<!--" + match.group(2) + b"noindex-->"
+
+
+def _text_as_comment(match: re.Match[str]) -> str:
+    if match.group(2) is None:
+        return match.group(0)
+    return "<!--" + match.group(2) + "noindex-->"
+
+
+def yandex_tags_as_comments(source: bytes | str) -> bytes | str:
+    if isinstance(source, bytes):
+        return _YANDEX_TAG_BYTES.sub(_bytes_as_comment, source)
+    return _YANDEX_TAG_TEXT.sub(_text_as_comment, source)
+
+
+# --- section markers -----------------------------------------------------------------------------
+
+_OPEN, _CLOSE, _OFF, _ON = range(4)
+_ROBOTS_SECTION = re.compile(
+    r"robots\s+content\s*=\s*[\"']?([^\"']*)[\"']?\s*$|(/)\s*robots\s*$", re.IGNORECASE
+)
+_GOOGLE_SECTION = re.compile(r"google(off|on)\s*:\s*([a-z]+)\s*$", re.IGNORECASE)
+_GOOGLE_WORDS = {"index": NOINDEX, "snippet": NOSNIPPET, "anchor": 0, "all": NOINDEX | NOSNIPPET}
+_MARKER_STARTS = ("robots", "google", "noindex")
+_MARKER_INITIALS = frozenset("rRgGnN/")
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    node: LexborNode
+    action: int
+    kind: str
+    """'robots', 'noindex' or 'google'."""
+    flags: int
+
+
+def marker_of(node: LexborNode) -> Marker | None:
+    content = node.comment_content
+    # Most comments are not markers (`<!-- wp:paragraph -->`): one character tells most of them.
+    if not content or content[0] not in _MARKER_INITIALS:
+        return None
+    head = content[:16].lower()
+    if head[0] == "/":  # a close, or `<!-- /wp:paragraph -->`
+        head = head[1:].lstrip()
+    if not head.startswith(_MARKER_STARTS):
+        return None
+    if head.startswith("google"):
+        match = _GOOGLE_SECTION.match(content)
+        if match is None or match.group(2).lower() not in _GOOGLE_WORDS:
+            return None
+        action = _OFF if match.group(1).lower() == "off" else _ON
+        return Marker(node, action, "google", _GOOGLE_WORDS[match.group(2).lower()])
+    words = content.lower().replace(" ", "")
+    if words == "noindex":
+        return Marker(node, _OPEN, "noindex", NOINDEX)
+    if words == "/noindex":
+        return Marker(node, _CLOSE, "noindex", 0)
+    match = _ROBOTS_SECTION.match(content)
+    if match is None:
+        return None
+    if match.group(2):
+        return Marker(node, _CLOSE, "robots", 0)
+    return Marker(node, _OPEN, "robots", directives_of(match.group(1)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Range:
+    """The stretch of the document from `start` to `end` (None: to its end), and what holds in
+    it."""
+
+    start: LexborNode
+    end: LexborNode | None
+    flags: int
+
+
+def _ranges(markers: Sequence[Marker]) -> tuple[list[_Range], int]:
+    """The stretches between consecutive markers where a section is in force, and the number of
+    sections opened."""
+    open_sections: list[Marker] = []
+    google_off = {NOINDEX: 0, NOSNIPPET: 0}
+    opened = 0
+    ranges: list[_Range] = []
+    for at, marker in enumerate(markers):
+        if marker.action == _OPEN:
+            open_sections.append(marker)
+            opened += marker.flags != 0
+        elif marker.action == _CLOSE:
+            for back in range(len(open_sections) - 1, -1, -1):
+                if open_sections[back].kind == marker.kind:
+                    del open_sections[back]
+                    break
+        else:
+            step = 1 if marker.action == _OFF else -1
+            for flag in google_off:
+                if marker.flags & flag:
+                    google_off[flag] = max(0, google_off[flag] + step)
+            opened += marker.action == _OFF and marker.flags != 0
+        flags = 0
+        for section in open_sections:
+            flags |= section.flags
+        for flag, count in google_off.items():
+            if count:
+                flags |= flag
+        if flags:
+            end = markers[at + 1].node if at + 1 < len(markers) else None
+            ranges.append(_Range(marker.node, end, flags))
+    return ranges, opened
+
+
+@dataclass(frozen=True, slots=True)
+class Stretch:
+    """A `_Range` as parts of the tree."""
+
+    flags: int
+    subtrees: list[LexborNode]
+    """The maximal subtrees wholly inside."""
+    opened: list[LexborNode]
+    """Elements whose start tag is inside but whose end is not: they hold the end marker."""
+
+
+def _stretch(section: _Range) -> Stretch:
+    """The nodes strictly after `section.start` and before `section.end` in document order."""
+    holders: set[int] = set()
+    end_id = -1
+    if section.end is not None:
+        end_id = section.end.mem_id
+        holder = section.end.parent
+        while holder is not None:
+            holders.add(holder.mem_id)
+            holder = holder.parent
+    subtrees: list[LexborNode] = []
+    opened: list[LexborNode] = []
+    stretch = Stretch(section.flags, subtrees, opened)
+    node: LexborNode | None = section.start
+    while node is not None:
+        following = node.next
+        while following is None:
+            node = node.parent
+            if node is None:
+                return stretch
+            following = node.next
+        node = following
+        # <html> is never cut as a whole (lexbor refuses): a stretch takes its children instead.
+        while node.mem_id in holders or node.tag_id == _HTML_ID:
+            opened.append(node)
+            child = node.child
+            if child is None:
+                return stretch
+            node = child
+        if node.mem_id == end_id:
+            return stretch
+        subtrees.append(node)
+    return stretch
+
+
+def stretches_of(markers: Sequence[Marker]) -> tuple[list[Stretch], int]:
+    """The stretches of the tree where a section is in force, in document order, and the number
+    of sections opened (no-op `index`/`follow`/`all` ones not counted)."""
+    ranges, opened = _ranges(markers)
+    return [_stretch(section) for section in ranges], opened
