@@ -5,7 +5,7 @@ Plain values, shared by the crawl that makes them and the sinks that store them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from crawler.fetch import is_html
@@ -115,30 +115,23 @@ def record_of(
 ) -> PageRecord:
     """The record of a fetch: of `page` when the answer was a page read for the crawl, else of
     why it was not."""
-    if page is None:
-        reason = unread_reason(status, answer, error)
-        return PageRecord(
-            url=url,
-            final_url=final_url,
-            status=answer.status if answer is not None else status,
-            fetched_at=fetched_at,
-            depth=depth,
-            content_type=(answer.content_type or None) if answer is not None else None,
-            redirects=redirects,
-            error=error,
-            size=len(answer.body) if answer is not None else 0,
-            truncated=answer.truncated if answer is not None else False,
-            index_reason=reason,
-            follow_reason=reason,
-        )
-    assert answer is not None
-    return PageRecord(
+    record = PageRecord(
         url=url,
         final_url=final_url,
-        status=answer.status,
+        status=answer.status if answer is not None else status,
         fetched_at=fetched_at,
         depth=depth,
-        content_type=answer.content_type or None,
+        content_type=(answer.content_type or None) if answer is not None else None,
+        redirects=redirects,
+        error=error,
+        size=len(answer.body) if answer is not None else 0,
+        truncated=answer.truncated if answer is not None else False,
+    )
+    if page is None:
+        reason = unread_reason(status, answer, error)
+        return replace(record, index_reason=reason, follow_reason=reason)
+    return replace(
+        record,
         title=page.title,
         description=page.description,
         language=page.language,
@@ -146,10 +139,6 @@ def record_of(
         nosnippet_text=page.nosnippet_text,
         links=page.links,
         nofollow_links=page.nofollow_links,
-        redirects=redirects,
-        error=error,
-        size=len(answer.body),
-        truncated=answer.truncated,
         index=page.index,
         index_reason=page.index_reason,
         follow=page.follow,

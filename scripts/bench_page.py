@@ -39,24 +39,20 @@ holds; 1 when the sanity check finds a mismatch.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import gc
-import importlib.metadata
 import io
 import json
-import os
-import platform
 import pstats
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
+from machine import machine
 from pagegen import GenPage, generate_pages, page_stats
 
 CONTENDERS = ("parse", "bare", "scrapy", "ours")
@@ -273,33 +269,6 @@ def profile_ours(pages: Sequence[GenPage], top: int = 25) -> str:
 # Reporting
 
 
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
-def version_of(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "selectolax": version_of("selectolax"),
-        "scrapy": version_of("scrapy"),
-        "lxml": version_of("lxml"),
-        "crawler": version_of("crawler"),
-    }
-
-
 def summary(results: dict[str, Result], pages: int) -> dict[str, Any]:
     rate = {name: r.pages_per_s(pages) for name, r in results.items()}
     ours, scrapy, bare = rate.get("ours"), rate.get("scrapy"), rate.get("bare")
@@ -425,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         False: "defaults, crawler.tuning.tune_allocator() does not apply here (not glibc)",
         None: "defaults (--no-tune-allocator)",
     }
-    info = machine()
+    info = machine("selectolax", "scrapy", "lxml")
     report: dict[str, Any] = {"machine": info, "allocator_tuned": tuned}
 
     started = time.perf_counter()

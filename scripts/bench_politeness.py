@@ -40,10 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata
 import json
-import os
-import platform
 import select
 import shutil
 import signal
@@ -57,6 +54,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from machine import machine
 from testweb import completeness, generate, politeness_figures, read_log
 
 SCRIPTS = Path(__file__).resolve().parent
@@ -96,36 +94,6 @@ class Run:
             and efficiency >= BAR_EFFICIENCY
             and self.figures.get("gaps_below_delay") == 0
         )
-
-
-# ---------------------------------------------------------------------------------------------
-# The machine
-
-
-def cpu_model() -> str:
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
-
-
-def version_of(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def machine() -> dict[str, Any]:
-    return {
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "scrapy": version_of("scrapy"),
-        "aiohttp": version_of("aiohttp"),
-        "crawler": version_of("crawler"),
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
-    info = machine()
+    info = machine("scrapy", "aiohttp")
     if args.json:
         report = {
             "machine": info,
