@@ -79,9 +79,9 @@ class Crawler:
         start_time: float | None = None,
     ) -> None:
         """`sinks` default to those `config.output.format` names in `data_dir` when one is given
-        (the full-text index, JSONL files or both), else none. The four
-        stores default to memory. `start_time` sets the epoch the crawl's clock starts from (the
-        default is now), for Visit-time windows."""
+        (the full-text index, JSONL files or both), else none. The four stores default to
+        memory. `start_time` sets the epoch the crawl's clock starts from (the default is now),
+        for Visit-time windows."""
         self._config = config
         self._token = config.product_token
         self._page_rules = PageRules(self._token, config.page.follow_rel_nofollow)
