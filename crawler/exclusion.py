@@ -97,26 +97,21 @@ def x_robots_directives(values: Sequence[str], token: str) -> list[tuple[str, in
 # A `<noindex>` tag, or what the tokenizer would not read as one and must be left as it is: a
 # comment, or the raw text of script, style, title, textarea and xmp.
 _YANDEX_TAG = r"<!--.*?-->|<(script|style|title|textarea|xmp)\b.*?</\1\s*>|<(/?)noindex\b[^>]*>"
-_YANDEX_TAG_BYTES = re.compile(_YANDEX_TAG.encode(), re.IGNORECASE | re.DOTALL)
 _YANDEX_TAG_TEXT = re.compile(_YANDEX_TAG, re.IGNORECASE | re.DOTALL)
 
 
-def _bytes_as_comment(match: re.Match[bytes]) -> bytes:
-    if match.group(2) is None:
-        return match.group(0)
-    return b"<!--" + match.group(2) + b"noindex-->"
-
-
-def _text_as_comment(match: re.Match[str]) -> str:
+def _as_comment(match: re.Match[str]) -> str:
     if match.group(2) is None:
         return match.group(0)
     return "<!--" + match.group(2) + "noindex-->"
 
 
-def yandex_tags_as_comments(source: bytes | str) -> bytes | str:
+def yandex_tags_as_comments(source: bytes | str) -> str:
+    """`source` with each `<noindex>`/`</noindex>` tag written as its comment form. Bytes are
+    UTF-8 (as the parser reads them), decoded first: this runs on the rare page that has one."""
     if isinstance(source, bytes):
-        return _YANDEX_TAG_BYTES.sub(_bytes_as_comment, source)
-    return _YANDEX_TAG_TEXT.sub(_text_as_comment, source)
+        source = source.decode("utf-8", "replace")
+    return _YANDEX_TAG_TEXT.sub(_as_comment, source)
 
 
 # --- section markers -----------------------------------------------------------------------------

@@ -310,27 +310,14 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
 
 
 def _page_row(record: PageRecord) -> tuple[Any, ...]:
-    return (
-        record.url,
-        record.final_url,
-        record.status,
-        record.fetched_at,
-        record.depth,
-        record.content_type,
-        record.title,
-        record.description,
-        record.language,
-        record.size,
-        record.truncated,
-        record.error,
-        record.index,
-        record.index_reason,
-        record.follow,
-        record.follow_reason,
-        record.sections,
-        json.dumps(record.links, ensure_ascii=False),
-        json.dumps(record.nofollow_links, ensure_ascii=False),
-        json.dumps(record.redirects, ensure_ascii=False),
+    # The record's own JSON form names every field once; the table calls `index` `indexed`.
+    fields = record.to_json()
+    fields["indexed"] = fields["index"]
+    return tuple(
+        json.dumps(fields[column], ensure_ascii=False)
+        if column in _JSON_COLUMNS
+        else fields[column]
+        for column in _PAGE_COLUMNS
     )
 
 

@@ -81,10 +81,14 @@ class JsonlSink:
         return f"JsonlSink({self.directory})"
 
 
+_WRITES_INDEX = ("index", "both")
+_WRITES_JSONL = ("jsonl", "both")
+
+
 def output_files(directory: Path, output_format: str) -> list[Path]:
     """The files a crawl with `output.format` writes into `directory`."""
-    files = [directory / INDEX_NAME] if output_format in ("index", "both") else []
-    if output_format in ("jsonl", "both"):
+    files = [directory / INDEX_NAME] if output_format in _WRITES_INDEX else []
+    if output_format in _WRITES_JSONL:
         files += [directory / PAGES_NAME, directory / SKIPS_NAME]
     return files
 
@@ -92,8 +96,8 @@ def output_files(directory: Path, output_format: str) -> list[Path]:
 def open_sinks(directory: Path, output_format: str) -> list[PageSink]:
     """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`."""
     sinks: list[PageSink] = []
-    if output_format in ("index", "both"):
+    if output_format in _WRITES_INDEX:
         sinks.append(IndexSink(directory))
-    if output_format in ("jsonl", "both"):
+    if output_format in _WRITES_JSONL:
         sinks.append(JsonlSink(directory))
     return sinks

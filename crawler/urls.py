@@ -281,6 +281,12 @@ def _unquote_host(host: str, url: str) -> str:
         raise InvalidUrlError("host has escapes that are not UTF-8", url) from error
 
 
+def _directory_of(base: str) -> str:
+    """A normal URL up to the last `/` of its path: what a relative path is joined to."""
+    path_end = base.find("?")
+    return base[: base.rindex("/", 0, path_end if path_end != -1 else len(base)) + 1]
+
+
 def resolve_url(base: str, href: str) -> str:
     """A link `href` found on the page at `base` (a normal URL), resolved and normalised.
     InvalidUrlError for anything that is not a crawlable http(s) URL."""
@@ -303,9 +309,7 @@ def resolve_url(base: str, href: str) -> str:
         return normalize_url(href)
     if first == "?":
         return normalize_url(base.partition("?")[0] + href)
-    path_end = base.find("?")
-    directory = base[: base.rindex("/", 0, path_end if path_end != -1 else len(base)) + 1]
-    return normalize_url(directory + href)
+    return normalize_url(_directory_of(base) + href)
 
 
 # An href made only of characters a normal URL keeps as they are: no escapes, spaces, controls,
@@ -325,8 +329,7 @@ class LinkResolver:
     def __init__(self, base: str) -> None:
         self.base = base
         self._origin = origin_of(base)
-        path_end = base.find("?")
-        self._directory = base[: base.rindex("/", 0, path_end if path_end != -1 else len(base)) + 1]
+        self._directory = _directory_of(base)
 
     def __call__(self, href: str) -> str:
         if "#" in href:

@@ -287,6 +287,12 @@ BAD_SECTION_CASES = [
         "scope.include_subdomains must be true or false, not 'maybe'",
     ),
     (
+        "page-bool",
+        "page:\n  follow_rel_nofollow: sometimes\n",
+        2,
+        "page.follow_rel_nofollow must be true or false, not 'sometimes'",
+    ),
+    (
         "list-with-number",
         "scope:\n  allow_domains: [a.test, 3]\n",
         2,
