@@ -30,9 +30,11 @@ __all__ = [
     "NOINDEX",
     "NOSNIPPET",
     "Marker",
+    "MarkerWord",
     "Stretch",
     "directives_of",
     "marker_of",
+    "marker_word",
     "stretches_of",
     "x_robots_directives",
     "yandex_tags_as_comments",
@@ -94,29 +96,53 @@ def x_robots_directives(values: Sequence[str], token: str) -> list[tuple[str, in
     return found
 
 
-# A `<noindex>` tag, or what the tokenizer would not read as one and must be left as it is: a
-# comment, or the raw text of script, style, title, textarea and xmp.
-_YANDEX_TAG = r"<!--.*?-->|<(script|style|title|textarea|xmp)\b.*?</\1\s*>|<(/?)noindex\b[^>]*>"
-_YANDEX_TAG_TEXT = re.compile(_YANDEX_TAG, re.IGNORECASE | re.DOTALL)
+# Where a `<noindex>` tag may start, or something the tokenizer would not read one in and that
+# must be left as it is: a comment, or the raw text of script, style, title, textarea and xmp.
+# A tag name ends where the tokenizer ends it: at whitespace, `/` or `>`.
+_TAG_NAME_END = rb"(?=[\t\n\f\r />])"
+_YANDEX_STARTS = re.compile(
+    rb"<(?:(!--)|(script|style|title|textarea|xmp)"
+    + _TAG_NAME_END
+    + rb"|(/?)noindex"
+    + _TAG_NAME_END
+    + rb"[^>]*>)",
+    re.IGNORECASE,
+)
+_RAW_TEXT_ENDS = {
+    name: re.compile(rb"</" + name + rb"\s*>", re.IGNORECASE)
+    for name in (b"script", b"style", b"title", b"textarea", b"xmp")
+}
 
 
-def _as_comment(match: re.Match[str]) -> str:
-    if match.group(2) is None:
-        return match.group(0)
-    return "<!--" + match.group(2) + "noindex-->"
-
-
-def yandex_tags_as_comments(source: bytes | str) -> str:
-    """`source` with each `<noindex>`/`</noindex>` tag written as its comment form. Bytes are
-    UTF-8 (as the parser reads them), decoded first: this runs on the rare page that has one."""
-    if isinstance(source, bytes):
-        source = source.decode("utf-8", "replace")
-    return _YANDEX_TAG_TEXT.sub(_as_comment, source)
+def yandex_tags_as_comments(source: bytes | str) -> bytes:
+    """`source` with each `<noindex>`/`</noindex>` tag written as its comment form; a str is
+    read as the parser would read it, UTF-8 bytes. This runs on the rare page that has one."""
+    if isinstance(source, str):
+        source = source.encode("utf-8", "surrogatepass")
+    parts: list[bytes] = []
+    copied = at = 0
+    search = _YANDEX_STARTS.search
+    while (found := search(source, at)) is not None:
+        start = found.start()
+        if found.group(1) is not None:
+            end = source.find(b"-->", found.end())
+            at = end + 3 if end >= 0 else start + 1  # an unclosed comment skips nothing
+        elif found.group(2) is not None:
+            close = _RAW_TEXT_ENDS[found.group(2).lower()].search(source, found.end())
+            at = close.end() if close is not None else start + 1
+        else:
+            parts += (source[copied:start], b"<!--" + found.group(3) + b"noindex-->")
+            copied = at = found.end()
+    parts.append(source[copied:])
+    return b"".join(parts)
 
 
 # --- section markers -----------------------------------------------------------------------------
 
+# A marker's action, and the kinds of section (a close ends the latest open one of its kind).
+# crawler/_pagescan.c knows these numbers.
 _OPEN, _CLOSE, _OFF, _ON = range(4)
+ROBOTS_SECTION, YANDEX_SECTION, GOOGLE_SECTION = range(3)
 _ROBOTS_SECTION = re.compile(
     r"robots\s+content\s*=\s*[\"']?([^\"']*)[\"']?\s*$|(/)\s*robots\s*$", re.IGNORECASE
 )
@@ -126,17 +152,27 @@ _MARKER_STARTS = ("robots", "google", "noindex")
 _MARKER_INITIALS = frozenset("rRgGnN/")
 
 
+MarkerWord = tuple[int, int, int]
+"""What a marker comment says: (action, kind, flags)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Marker:
     node: LexborNode
     action: int
-    kind: str
-    """'robots', 'noindex' or 'google'."""
+    kind: int
+    """ROBOTS_SECTION, YANDEX_SECTION or GOOGLE_SECTION."""
     flags: int
 
 
 def marker_of(node: LexborNode) -> Marker | None:
     content = node.comment_content
+    word = marker_word(content) if content else None
+    return None if word is None else Marker(node, *word)
+
+
+def marker_word(content: str) -> MarkerWord | None:
+    """What the comment `content` (stripped) says, if it is a section marker."""
     # Most comments are not markers (`<!-- wp:paragraph -->`): one character tells most of them.
     if not content or content[0] not in _MARKER_INITIALS:
         return None
@@ -150,18 +186,18 @@ def marker_of(node: LexborNode) -> Marker | None:
         if match is None or match.group(2).lower() not in _GOOGLE_WORDS:
             return None
         action = _OFF if match.group(1).lower() == "off" else _ON
-        return Marker(node, action, "google", _GOOGLE_WORDS[match.group(2).lower()])
+        return action, GOOGLE_SECTION, _GOOGLE_WORDS[match.group(2).lower()]
     words = content.lower().replace(" ", "")
     if words == "noindex":
-        return Marker(node, _OPEN, "noindex", NOINDEX)
+        return _OPEN, YANDEX_SECTION, NOINDEX
     if words == "/noindex":
-        return Marker(node, _CLOSE, "noindex", 0)
+        return _CLOSE, YANDEX_SECTION, 0
     match = _ROBOTS_SECTION.match(content)
     if match is None:
         return None
     if match.group(2):
-        return Marker(node, _CLOSE, "robots", 0)
-    return Marker(node, _OPEN, "robots", directives_of(match.group(1)))
+        return _CLOSE, ROBOTS_SECTION, 0
+    return _OPEN, ROBOTS_SECTION, directives_of(match.group(1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,26 +35,21 @@ one (rare) has those tags turned into the comment form in its source and is pars
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborHTMLParser
 
 from crawler.charset import sniff_encoding
 from crawler.exclusion import (
     NOFOLLOW,
     NOINDEX,
     NOSNIPPET,
-    Marker,
-    Stretch,
     directives_of,
-    marker_of,
-    stretches_of,
     x_robots_directives,
     yandex_tags_as_comments,
 )
-from crawler.urls import InvalidUrlError, LinkResolver
+from crawler.pagewalk import links_of, walk
 
 __all__ = [
     "NOFOLLOW",
@@ -67,9 +62,6 @@ __all__ = [
     "sniff_encoding",
     "x_robots_directives",
 ]
-
-_REL_NOFOLLOW = frozenset({"nofollow", "ugc", "sponsored"})
-
 
 @dataclass(frozen=True, slots=True)
 class PageRules:
@@ -111,91 +103,7 @@ def _reason(sources: Sequence[tuple[str, int]], flag: int) -> str | None:
     return "; ".join(said) if said else None
 
 
-# --- the tree ------------------------------------------------------------------------------------
-
-
-def _tag_ids() -> dict[str, int]:
-    """lexbor's ids of the tags the page step looks at, read from lexbor itself."""
-    sample = LexborHTMLParser(
-        "<html><head><base><meta><title></title><style></style><script></script><template>"
-        "</template></head><body><!----><a></a><area><iframe></iframe><noembed></noembed>"
-        "<noframes></noframes></body></html>"
-    )
-    root = sample.root
-    assert root is not None
-    return {node.tag or "": node.tag_id or 0 for node in root.traverse()}
-
-
-_IDS = _tag_ids()
-_LINK, _META, _TITLE, _BASE, _DROP, _COMMENT = range(6)
-_ROLES = {
-    _IDS["a"]: _LINK,
-    _IDS["area"]: _LINK,
-    _IDS["meta"]: _META,
-    _IDS["title"]: _TITLE,
-    _IDS["base"]: _BASE,
-    _IDS["-comment"]: _COMMENT,
-    **{
-        _IDS[name]: _DROP
-        for name in ("script", "style", "template", "iframe", "noembed", "noframes")
-    },
-}
-# lexbor numbers the tags it knows from a fixed table; a tag it does not know (like `noindex`)
-# gets its id from the document's own tag table, a pointer value far above that range.
-_KNOWN_TAG_LIMIT = 1 << 16
-
 # --- the page ------------------------------------------------------------------------------------
-
-
-class _Scan:
-    """What one traversal of the tree found."""
-
-    __slots__ = ("anchors", "base", "drops", "markers", "metas", "title", "yandex_elements")
-
-    def __init__(self, tree: LexborHTMLParser) -> None:
-        anchors: list[LexborNode] = []
-        metas: list[LexborNode] = []
-        drops: list[LexborNode] = []
-        markers: list[Marker] = []
-        title: LexborNode | None = None
-        base: str | None = None
-        yandex_elements = False
-        # From the document node: a marker comment may come before <html>, even before a doctype.
-        root = tree.root
-        document = root.parent if root is not None else None
-        # Locals, not attributes or globals: this loop runs for every element of every page.
-        role_of = _ROLES.get
-        add_anchor = anchors.append
-        link, comment, drop, meta, title_role = _LINK, _COMMENT, _DROP, _META, _TITLE
-        known_limit = _KNOWN_TAG_LIMIT
-        for node in (document or root).traverse() if root is not None else ():
-            tag_id = node.tag_id
-            role = role_of(tag_id)
-            if role is None:
-                if tag_id > known_limit and node.tag == "noindex":
-                    yandex_elements = True
-            elif role == link:
-                add_anchor(node)
-            elif role == comment:
-                marker = marker_of(node)
-                if marker is not None:
-                    markers.append(marker)
-            elif role == drop:
-                drops.append(node)
-            elif role == meta:
-                metas.append(node)
-            elif role == title_role:
-                if title is None:
-                    title = node
-            elif base is None:
-                base = node.attrs.get("href") or None
-        self.anchors = anchors
-        self.metas = metas
-        self.drops = drops
-        self.markers = markers
-        self.title = title
-        self.base = base
-        self.yandex_elements = yandex_elements
 
 
 def _squeeze(text: str | None) -> str | None:
@@ -218,27 +126,23 @@ def read_page(
     source: bytes | str = (
         body[bom:] if encoding == "utf-8" else body[bom:].decode(encoding, "replace")
     )
-    tree = LexborHTMLParser(source)
-    scan = _Scan(tree)
-    if scan.yandex_elements:
-        tree = LexborHTMLParser(yandex_tags_as_comments(source))
-        scan = _Scan(tree)
+    facts = walk(LexborHTMLParser(source))
+    if facts.yandex_elements:
+        facts = walk(LexborHTMLParser(yandex_tags_as_comments(source)))
 
     token = rules.token.lower()
     sources: list[tuple[str, int]] = []
     description = language = None
-    for meta in scan.metas:
-        attrs = meta.attributes
-        name = (attrs.get("name") or "").strip().lower()
+    for name_value, content, equiv in facts.metas:
+        name = (name_value or "").strip().lower()
         if name == "robots" or name == token:
-            content = attrs.get("content") or ""
-            flags = directives_of(content)
+            flags = directives_of(content or "")
             if flags:
-                sources.append((f"meta {name}: {content.strip()}", flags))
+                sources.append((f"meta {name}: {(content or '').strip()}", flags))
         elif name == "description":
-            description = description or attrs.get("content")
-        elif (attrs.get("http-equiv") or "").strip().lower() == "content-language":
-            language = language or attrs.get("content")
+            description = description or content
+        elif (equiv or "").strip().lower() == "content-language":
+            language = language or content
     sources.extend(
         (f"X-Robots-Tag: {value}", flags)
         for value, flags in x_robots_directives(x_robots_tag, token)
@@ -248,38 +152,19 @@ def read_page(
         page_flags |= flags
     index = not page_flags & NOINDEX
     follow = not page_flags & NOFOLLOW
-    root = tree.root
-    if root is not None:
-        language = root.attrs.get("lang") or language
+    language = facts.lang or language
 
-    for node in scan.drops:
-        node.decompose()
-    stretches, sections = stretches_of(scan.markers) if scan.markers else ([], 0)
-
-    links, nofollow_links, unusable = _links(scan, url, follow, stretches, rules)
+    links, nofollow_links, unusable = links_of(facts, url, follow, rules.follow_rel_nofollow)
 
     text = nosnippet_text = ""
     if index:
-        hidden: list[str] = []
-        for stretch in stretches:
-            if stretch.flags & NOINDEX:
-                for node in stretch.subtrees:
-                    node.decompose()
-            elif stretch.flags & NOSNIPPET:
-                for node in stretch.subtrees:
-                    hidden.append(node.text(separator=" ", strip=True, skip_empty=True))
-                    node.decompose()
-        body_node = tree.body
-        if body_node is not None:
-            text = body_node.text(separator=" ", strip=True, skip_empty=True)
+        text, nosnippet_text = facts.text, facts.nosnippet_text
         if page_flags & NOSNIPPET:
-            hidden.append(text)
+            nosnippet_text = " ".join(part for part in (nosnippet_text, text) if part)
             text = ""
-        nosnippet_text = " ".join(part for part in hidden if part)
 
-    title_node = scan.title
     return Page(
-        title=_squeeze(title_node.text()) if title_node is not None else None,
+        title=_squeeze(facts.title),
         links=links,
         nofollow_links=nofollow_links,
         text=text,
@@ -290,65 +175,9 @@ def read_page(
         follow=follow,
         index_reason=_reason(sources, NOINDEX),
         follow_reason=_reason(sources, NOFOLLOW),
-        sections=sections,
+        sections=facts.sections,
         unusable_links=unusable,
         encoding=encoding,
     )
 
 
-def _links(
-    scan: _Scan,
-    url: str,
-    follow: bool,
-    stretches: Sequence[Stretch],
-    rules: PageRules,
-) -> tuple[tuple[str, ...], tuple[str, ...], int]:
-    """(followable links, links not to follow, unusable hrefs) of the page's anchors."""
-    resolve = LinkResolver(url)
-    if scan.base is not None:
-        with contextlib.suppress(InvalidUrlError):  # an unusable <base> is ignored
-            resolve = LinkResolver(resolve(scan.base))
-    nofollow_roots: set[int] = set()
-    nofollow_opened: set[int] = set()
-    for stretch in stretches:
-        if stretch.flags & NOFOLLOW:
-            nofollow_roots.update(node.mem_id for node in stretch.subtrees)
-            # An <a> opened inside the section is inside, though its end comes after the close.
-            nofollow_opened.update(node.mem_id for node in stretch.opened)
-    obey_rel = not rules.follow_rel_nofollow
-    followed: dict[str, None] = {}
-    held_back: dict[str, None] = {}
-    unusable = 0
-    for anchor in scan.anchors:
-        attrs = anchor.attributes
-        href = attrs.get("href")
-        if not href:
-            continue
-        try:
-            link = resolve(href)
-        except InvalidUrlError:
-            unusable += 1
-            continue
-        allowed = follow
-        if allowed and obey_rel:
-            rel = attrs.get("rel")
-            if rel and not _REL_NOFOLLOW.isdisjoint(rel.lower().split()):
-                allowed = False
-        if allowed and nofollow_opened and anchor.mem_id in nofollow_opened:
-            allowed = False
-        if allowed and nofollow_roots:
-            node: LexborNode | None = anchor
-            while node is not None:
-                if node.mem_id in nofollow_roots:
-                    allowed = False
-                    break
-                node = node.parent
-        if allowed:
-            followed[link] = None
-        else:
-            held_back[link] = None
-    return (
-        tuple(followed),
-        tuple(link for link in held_back if link not in followed),
-        unusable,
-    )

@@ -363,6 +363,12 @@ class LinkResolver:
             tail = remove_dot_segments(path) + mark + query
         return self._origin + tail
 
+    @property
+    def join_parts(self) -> tuple[str, str]:
+        """(origin, directory) of the base: the short path joins `/x` to the first and `x` to
+        the second (crawler/_pagescan.c takes the short path the same way)."""
+        return self._origin, self._directory
+
     def __repr__(self) -> str:
         return f"LinkResolver({self.base!r})"
 

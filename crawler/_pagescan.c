@@ -1,0 +1,947 @@
+/* The page step's walk over a parsed page, in C: one pass over selectolax's lexbor tree that
+ * finds what crawler/page.py needs (links, META tags, title, base, language, section markers)
+ * and reads the text a section leaves indexable. crawler/page.py has the same walk in Python;
+ * it is the reference, and runs wherever this module is not built or not trusted
+ * (crawler/pagewalk.py decides).
+ *
+ * The walk reads lexbor's nodes in place, by the address selectolax gives as `Node.mem_id`. It
+ * relies on the layout of a handful of lexbor structs, copied below from lexbor 3.1.0 (the
+ * version selectolax 1.0.2 bundles; lexbor is Apache-2.0, as this project is). It calls no
+ * lexbor function. crawler/pagewalk.py only hands it a tree from a selectolax release whose
+ * layout it was checked against, and compares it with the Python walk before trusting it.
+ *
+ * What it reads, in document order (pre-order, from the document node):
+ * - elements of script, style, template, iframe, noembed and noframes are skipped with all they
+ *   hold: no text, links, META tags or markers come from inside them;
+ * - comments whose stripped content starts like a marker are given to the caller's
+ *   `marker_word(content)`, which answers None or (action, kind, flags); the open sections
+ *   and googleoff counts that follow decide, for every later node, what holds there;
+ * - <a> and <area> with a non-empty href: (href, rel or None, held), `held` when the start tag
+ *   is inside a section that says nofollow;
+ * - <meta> with a name or an http-equiv: (name, content, http-equiv), each str or None;
+ * - the first <title>'s text, the first <base> with a non-empty href, <html lang>;
+ * - text nodes: skipped when only HTML whitespace, else stripped as str.strip() strips; inside
+ *   a noindex section nowhere, inside a nosnippet section in `nosnippet`, else in `text` when
+ *   inside <body>. Fragments are joined with one space, empty ones included, exactly as
+ *   selectolax's `text(separator=" ", strip=True, skip_empty=True)` joins them.
+ * - whether an element of an unknown tag named `noindex` (Yandex's element form) occurs.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* --- lexbor 3.1.0's layout (source/lexbor/dom/interfaces/{node,element,attr,character_data}.h,
+ * core/hash.h, core/str.h) ------------------------------------------------------------------- */
+
+typedef struct {
+    unsigned char *data;
+    size_t length;
+} lxb_str;
+
+typedef struct lxb_node lxb_node;
+struct lxb_node {
+    void *events; /* lxb_dom_event_target_t */
+    uintptr_t local_name;
+    uintptr_t prefix;
+    uintptr_t ns;
+    void *owner_document;
+    lxb_node *next;
+    lxb_node *prev;
+    lxb_node *parent;
+    lxb_node *first_child;
+    lxb_node *last_child;
+    void *user;
+    int type; /* lxb_dom_node_type_t */
+};
+
+typedef struct lxb_attr lxb_attr;
+typedef struct {
+    lxb_node node;
+    uintptr_t upper_name;
+    uintptr_t qualified_name;
+    lxb_str *is_value;
+    lxb_attr *first_attr;
+    lxb_attr *last_attr;
+} lxb_element; /* the fields after last_attr are not read */
+
+struct lxb_attr {
+    lxb_node node;
+    uintptr_t upper_name;
+    uintptr_t qualified_name;
+    lxb_str *value;
+    void *owner;
+    lxb_attr *next;
+    lxb_attr *prev;
+};
+
+typedef struct {
+    lxb_node node;
+    lxb_str data;
+} lxb_character_data;
+
+#define HASH_SHORT_SIZE 16
+typedef struct {
+    union {
+        unsigned char *long_str;
+        unsigned char short_str[HASH_SHORT_SIZE + 1];
+    } u;
+    size_t length;
+    void *next;
+} lxb_hash_entry; /* first member of lxb_tag_data_t and lxb_dom_attr_data_t */
+
+enum { NODE_ELEMENT = 0x01, NODE_TEXT = 0x03, NODE_COMMENT = 0x08 };
+
+/* Tag ids from lexbor's fixed table (source/lexbor/tag/const.h); a tag it does not know gets a
+ * pointer to its lxb_tag_data_t as its id, above this table. */
+enum {
+    TAG_A = 0x0007,
+    TAG_AREA = 0x0013,
+    TAG_BASE = 0x0018,
+    TAG_BODY = 0x0020,
+    TAG_HTML = 0x0066,
+    TAG_IFRAME = 0x0068,
+    TAG_META = 0x007d,
+    TAG_NOEMBED = 0x008a,
+    TAG_NOFRAMES = 0x008b,
+    TAG_SCRIPT = 0x00a2,
+    TAG_STYLE = 0x00ae,
+    TAG_TEMPLATE = 0x00b6,
+    TAG_TITLE = 0x00bd,
+    TAG_LAST_ENTRY = 0x00c7,
+};
+
+/* Attribute ids (source/lexbor/dom/interfaces/attr_const.h). `name` is not in the table: its id
+ * points to its lxb_dom_attr_data_t. */
+enum {
+    ATTR_CONTENT = 0x0010,
+    ATTR_HREF = 0x001d,
+    ATTR_HTTP_EQUIV = 0x0020,
+    ATTR_LANG = 0x0023,
+    ATTR_REL = 0x0032,
+    ATTR_LAST_ENTRY = 0x0049,
+};
+
+/* The directive flags and marker actions of crawler/exclusion.py. */
+enum { NOINDEX = 1, NOFOLLOW = 2, NOSNIPPET = 4 };
+enum { ACTION_OPEN = 0, ACTION_CLOSE = 1, ACTION_OFF = 2, ACTION_ON = 3 };
+
+/* --- helpers ---------------------------------------------------------------------------------- */
+
+static const unsigned char *
+entry_str(uintptr_t id, size_t *length)
+{
+    const lxb_hash_entry *entry = (const lxb_hash_entry *) id;
+    *length = entry->length;
+    return entry->length <= HASH_SHORT_SIZE ? entry->u.short_str : entry->u.long_str;
+}
+
+static bool
+dynamic_id_is(uintptr_t id, uintptr_t table_end, const char *name, size_t length)
+{
+    size_t entry_length;
+    const unsigned char *entry;
+    if (id < table_end) {
+        return false;
+    }
+    entry = entry_str(id, &entry_length);
+    return entry_length == length && memcmp(entry, name, length) == 0;
+}
+
+/* The attribute lexbor's own lookup by name would find: the first whose local or qualified name
+ * is `id` (a table id), or is named `name` (one outside the table). */
+static const lxb_attr *
+find_attr(const lxb_node *element, uintptr_t id, const char *name)
+{
+    const lxb_attr *attr = ((const lxb_element *) element)->first_attr;
+    size_t length = name != NULL ? strlen(name) : 0;
+    for (; attr != NULL; attr = attr->next) {
+        if (name == NULL) {
+            if (attr->node.local_name == id || attr->qualified_name == id) {
+                return attr;
+            }
+        }
+        else if (dynamic_id_is(attr->node.local_name, ATTR_LAST_ENTRY, name, length)
+                 || dynamic_id_is(attr->qualified_name, ATTR_LAST_ENTRY, name, length)) {
+            return attr;
+        }
+    }
+    return NULL;
+}
+
+/* The attribute's value as str; None when the attribute is absent or has no value (as
+ * selectolax's `attributes.get` answers). NULL with an exception set on failure. */
+static PyObject *
+attr_value(const lxb_node *element, uintptr_t id, const char *name)
+{
+    const lxb_attr *attr = find_attr(element, id, name);
+    if (attr == NULL || attr->value == NULL || attr->value->data == NULL) {
+        Py_RETURN_NONE;
+    }
+    return PyUnicode_DecodeUTF8((const char *) attr->value->data,
+                                (Py_ssize_t) attr->value->length, "replace");
+}
+
+static bool
+has_value(const lxb_node *element, uintptr_t id)
+{
+    const lxb_attr *attr = find_attr(element, id, NULL);
+    return attr != NULL && attr->value != NULL && attr->value->data != NULL
+           && attr->value->length > 0;
+}
+
+static bool
+html_whitespace_only(const unsigned char *data, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = data[i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\f' && c != '\r') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Bytes of the UTF-8 character at `data` if it is one str.isspace() holds for, else 0. */
+static size_t
+space_at(const unsigned char *data, size_t length)
+{
+    unsigned char c = data[0];
+    if (c < 0x80) {
+        return ((c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20)) ? 1 : 0;
+    }
+    if (c == 0xc2 && length >= 2) {
+        return (data[1] == 0x85 || data[1] == 0xa0) ? 2 : 0; /* U+0085, U+00A0 */
+    }
+    if (length < 3) {
+        return 0;
+    }
+    if (c == 0xe1) {
+        return (data[1] == 0x9a && data[2] == 0x80) ? 3 : 0; /* U+1680 */
+    }
+    if (c == 0xe2 && data[1] == 0x80) {
+        unsigned char d = data[2]; /* U+2000-200A, U+2028, U+2029, U+202F */
+        return ((d >= 0x80 && d <= 0x8a) || d == 0xa8 || d == 0xa9 || d == 0xaf) ? 3 : 0;
+    }
+    if (c == 0xe2 && data[1] == 0x81) {
+        return data[2] == 0x9f ? 3 : 0; /* U+205F */
+    }
+    if (c == 0xe3) {
+        return (data[1] == 0x80 && data[2] == 0x80) ? 3 : 0; /* U+3000 */
+    }
+    return 0;
+}
+
+/* Length of the whitespace character that ends at data[length - 1], else 0. */
+static size_t
+space_before(const unsigned char *data, size_t length)
+{
+    for (size_t width = 1; width <= 3 && width <= length; width++) {
+        const unsigned char *start = data + length - width;
+        if ((*start & 0xc0) == 0x80) {
+            continue; /* a continuation byte: the character starts earlier */
+        }
+        return space_at(start, width) == width ? width : 0;
+    }
+    return 0;
+}
+
+/* str.strip() on UTF-8 bytes. */
+static void
+strip_spaces(const unsigned char **data, size_t *length)
+{
+    size_t width;
+    while (*length > 0 && (width = space_at(*data, *length)) > 0) {
+        *data += width;
+        *length -= width;
+    }
+    while (*length > 0 && (width = space_before(*data, *length)) > 0) {
+        *length -= width;
+    }
+}
+
+/* A growing byte buffer of fragments joined by one space. */
+typedef struct {
+    char *data;
+    size_t length;
+    size_t capacity;
+    Py_ssize_t fragments;
+} joined_text;
+
+static int
+append_bytes(joined_text *text, const unsigned char *data, size_t length)
+{
+    size_t needed = text->length + length;
+    if (needed > text->capacity) {
+        size_t capacity = text->capacity ? text->capacity : 4096;
+        while (capacity < needed) {
+            capacity *= 2;
+        }
+        char *grown = PyMem_Realloc(text->data, capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        text->data = grown;
+        text->capacity = capacity;
+    }
+    if (length > 0) {
+        memcpy(text->data + text->length, data, length);
+        text->length += length;
+    }
+    return 0;
+}
+
+static int
+join_fragment(joined_text *text, const unsigned char *data, size_t length)
+{
+    if (text->fragments > 0 && append_bytes(text, (const unsigned char *) " ", 1) < 0) {
+        return -1;
+    }
+    text->fragments++;
+    return append_bytes(text, data, length);
+}
+
+static PyObject *
+joined_str(const joined_text *text)
+{
+    return PyUnicode_DecodeUTF8(text->data ? text->data : "", (Py_ssize_t) text->length,
+                                "replace");
+}
+
+/* The sections open at the walk's position. */
+typedef struct {
+    long kind;
+    long flags;
+} open_section;
+
+typedef struct {
+    open_section *open;
+    Py_ssize_t depth;
+    Py_ssize_t capacity;
+    long google_noindex;
+    long google_nosnippet;
+    long opened;
+    long flags;
+} section_state;
+
+static int
+apply_marker(section_state *state, long action, long kind, long flags)
+{
+    if (action == ACTION_OPEN) {
+        if (state->depth == state->capacity) {
+            Py_ssize_t capacity = state->capacity ? state->capacity * 2 : 8;
+            open_section *grown = PyMem_Realloc(state->open, capacity * sizeof(open_section));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            state->open = grown;
+            state->capacity = capacity;
+        }
+        state->open[state->depth].kind = kind;
+        state->open[state->depth].flags = flags;
+        state->depth++;
+        state->opened += flags != 0;
+    }
+    else if (action == ACTION_CLOSE) {
+        /* A close ends the latest open section of its kind. */
+        for (Py_ssize_t back = state->depth - 1; back >= 0; back--) {
+            if (state->open[back].kind == kind) {
+                memmove(&state->open[back], &state->open[back + 1],
+                        (state->depth - back - 1) * sizeof(open_section));
+                state->depth--;
+                break;
+            }
+        }
+    }
+    else {
+        /* googleoff/googleon count per word. */
+        long step = action == ACTION_OFF ? 1 : -1;
+        if (flags & NOINDEX) {
+            state->google_noindex = state->google_noindex + step < 0 ? 0 : state->google_noindex + step;
+        }
+        if (flags & NOSNIPPET) {
+            state->google_nosnippet =
+                state->google_nosnippet + step < 0 ? 0 : state->google_nosnippet + step;
+        }
+        state->opened += action == ACTION_OFF && flags != 0;
+    }
+    long now = 0;
+    for (Py_ssize_t i = 0; i < state->depth; i++) {
+        now |= state->open[i].flags;
+    }
+    if (state->google_noindex > 0) {
+        now |= NOINDEX;
+    }
+    if (state->google_nosnippet > 0) {
+        now |= NOSNIPPET;
+    }
+    state->flags = now;
+    return 0;
+}
+
+static bool
+starts_with_word(const unsigned char *data, size_t length, const char *word)
+{
+    size_t size = strlen(word);
+    if (length < size) {
+        return false;
+    }
+    for (size_t i = 0; i < size; i++) {
+        unsigned char c = data[i];
+        if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char) word[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether a stripped comment starts as every marker does (`robots`, `google` or `noindex`,
+ * maybe after a `/`): most comments (`wp:paragraph`, `/wp:paragraph`) do not, and need no call
+ * to `marker_word`, which has the last word. */
+static bool
+may_be_marker(const unsigned char *data, size_t length)
+{
+    size_t width;
+    if (length > 0 && data[0] == '/') {
+        data++;
+        length--;
+        while (length > 0 && (width = space_at(data, length)) > 0) {
+            data += width;
+            length -= width;
+        }
+    }
+    return starts_with_word(data, length, "robots") || starts_with_word(data, length, "google")
+           || starts_with_word(data, length, "noindex");
+}
+
+/* A comment: a marker? `marker_word` decides, for the ones that start like one. */
+static int
+read_comment(const lxb_node *node, PyObject *marker_word, section_state *state)
+{
+    const lxb_character_data *comment = (const lxb_character_data *) node;
+    const unsigned char *data = comment->data.data;
+    size_t length = comment->data.length;
+    if (data == NULL) {
+        return 0;
+    }
+    strip_spaces(&data, &length);
+    if (!may_be_marker(data, length)) {
+        return 0;
+    }
+    PyObject *content = PyUnicode_DecodeUTF8((const char *) data, (Py_ssize_t) length, "replace");
+    if (content == NULL) {
+        return -1;
+    }
+    PyObject *word = PyObject_CallOneArg(marker_word, content);
+    Py_DECREF(content);
+    if (word == NULL) {
+        return -1;
+    }
+    if (word == Py_None) {
+        Py_DECREF(word);
+        return 0;
+    }
+    long action, kind, flags;
+    if (!PyArg_ParseTuple(word, "lll", &action, &kind, &flags)) {
+        Py_DECREF(word);
+        return -1;
+    }
+    Py_DECREF(word);
+    return apply_marker(state, action, kind, flags);
+}
+
+/* All text under `node`, concatenated as it is (the title's). */
+static int
+subtree_text(const lxb_node *root, joined_text *text)
+{
+    const lxb_node *node = root->first_child;
+    while (node != NULL) {
+        bool skip = false;
+        if (node->type == NODE_TEXT) {
+            const lxb_character_data *data = (const lxb_character_data *) node;
+            if (data->data.data != NULL
+                && append_bytes(text, data->data.data, data->data.length) < 0) {
+                return -1;
+            }
+        }
+        else if (node->type == NODE_ELEMENT) {
+            uintptr_t tag = node->local_name;
+            skip = tag == TAG_SCRIPT || tag == TAG_STYLE || tag == TAG_TEMPLATE
+                   || tag == TAG_IFRAME || tag == TAG_NOEMBED || tag == TAG_NOFRAMES;
+        }
+        if (!skip && node->first_child != NULL) {
+            node = node->first_child;
+            continue;
+        }
+        while (node != root && node->next == NULL) {
+            node = node->parent;
+        }
+        if (node == root) {
+            break;
+        }
+        node = node->next;
+    }
+    return 0;
+}
+
+static int
+append_new(PyObject *list, PyObject *item)
+{
+    if (item == NULL) {
+        return -1;
+    }
+    int status = PyList_Append(list, item);
+    Py_DECREF(item);
+    return status;
+}
+
+/* --- the walk ---------------------------------------------------------------------------------- */
+
+static PyObject *
+scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "scan(document_address, marker_word)");
+        return NULL;
+    }
+    size_t address = PyLong_AsSize_t(args[0]);
+    if (address == (size_t) -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *marker_word = args[1];
+    const lxb_node *document = (const lxb_node *) address;
+
+    PyObject *anchors = PyList_New(0);
+    PyObject *metas = PyList_New(0);
+    PyObject *title = NULL, *base = NULL, *lang = NULL, *result = NULL;
+    joined_text text = {0}, nosnippet = {0}, title_text = {0};
+    section_state state = {0};
+    bool yandex_element = false, have_title = false;
+    const lxb_node *body = NULL, *html = NULL;
+    bool in_body = false;
+    if (anchors == NULL || metas == NULL) {
+        goto done;
+    }
+
+    const lxb_node *node = document != NULL ? document->first_child : NULL;
+    while (node != NULL) {
+        bool descend = true;
+        if (node->type == NODE_TEXT) {
+            const lxb_character_data *data = (const lxb_character_data *) node;
+            const unsigned char *bytes = data->data.data;
+            size_t length = data->data.length;
+            if (bytes != NULL && !(state.flags & NOINDEX)
+                && !html_whitespace_only(bytes, length)) {
+                joined_text *into = (state.flags & NOSNIPPET) ? &nosnippet
+                                    : in_body             ? &text
+                                                          : NULL;
+                if (into != NULL) {
+                    strip_spaces(&bytes, &length);
+                    if (join_fragment(into, bytes, length) < 0) {
+                        goto done;
+                    }
+                }
+            }
+        }
+        else if (node->type == NODE_COMMENT) {
+            if (read_comment(node, marker_word, &state) < 0) {
+                goto done;
+            }
+        }
+        else if (node->type == NODE_ELEMENT) {
+            uintptr_t tag = node->local_name;
+            switch (tag) {
+            case TAG_SCRIPT:
+            case TAG_STYLE:
+            case TAG_TEMPLATE:
+            case TAG_IFRAME:
+            case TAG_NOEMBED:
+            case TAG_NOFRAMES:
+                descend = false;
+                break;
+            case TAG_A:
+            case TAG_AREA:
+                if (has_value(node, ATTR_HREF)) {
+                    PyObject *href = attr_value(node, ATTR_HREF, NULL);
+                    PyObject *rel = href != NULL ? attr_value(node, ATTR_REL, NULL) : NULL;
+                    PyObject *anchor = NULL;
+                    if (rel != NULL) {
+                        anchor = PyTuple_Pack(3, href, rel,
+                                              (state.flags & NOFOLLOW) ? Py_True : Py_False);
+                    }
+                    Py_XDECREF(href);
+                    Py_XDECREF(rel);
+                    if (append_new(anchors, anchor) < 0) {
+                        goto done;
+                    }
+                }
+                break;
+            case TAG_META: {
+                PyObject *name = attr_value(node, 0, "name");
+                PyObject *equiv = name != NULL ? attr_value(node, ATTR_HTTP_EQUIV, NULL) : NULL;
+                PyObject *content = NULL, *meta = NULL;
+                if (equiv != NULL && name == Py_None && equiv == Py_None) {
+                    Py_DECREF(name);
+                    Py_DECREF(equiv);
+                    break; /* neither: nothing the page step reads */
+                }
+                if (equiv != NULL) {
+                    content = attr_value(node, ATTR_CONTENT, NULL);
+                }
+                if (content != NULL) {
+                    meta = PyTuple_Pack(3, name, content, equiv);
+                }
+                Py_XDECREF(name);
+                Py_XDECREF(equiv);
+                Py_XDECREF(content);
+                if (append_new(metas, meta) < 0) {
+                    goto done;
+                }
+                break;
+            }
+            case TAG_TITLE:
+                if (!have_title) {
+                    have_title = true;
+                    if (subtree_text(node, &title_text) < 0) {
+                        goto done;
+                    }
+                }
+                break;
+            case TAG_BASE:
+                if (base == NULL && has_value(node, ATTR_HREF)) {
+                    base = attr_value(node, ATTR_HREF, NULL);
+                    if (base == NULL) {
+                        goto done;
+                    }
+                }
+                break;
+            case TAG_HTML:
+                if (html == NULL && node->parent == document) {
+                    html = node;
+                    lang = attr_value(node, ATTR_LANG, NULL);
+                    if (lang == NULL) {
+                        goto done;
+                    }
+                }
+                break;
+            case TAG_BODY:
+                if (body == NULL && html != NULL && node->parent == html) {
+                    body = node;
+                    in_body = true;
+                }
+                break;
+            default:
+                if (tag >= TAG_LAST_ENTRY && dynamic_id_is(tag, TAG_LAST_ENTRY, "noindex", 7)) {
+                    yandex_element = true;
+                }
+            }
+        }
+
+        if (descend && node->first_child != NULL) {
+            node = node->first_child;
+            continue;
+        }
+        /* On to the next node in document order; a node whose subtree is done may be <body>. */
+        while (node != NULL && node != document) {
+            if (node == body) {
+                in_body = false;
+            }
+            if (node->next != NULL) {
+                break;
+            }
+            node = node->parent;
+        }
+        node = (node != NULL && node != document) ? node->next : NULL;
+    }
+
+    title = have_title ? joined_str(&title_text) : Py_NewRef(Py_None);
+    if (title == NULL) {
+        goto done;
+    }
+    PyObject *text_str = joined_str(&text);
+    PyObject *nosnippet_str = text_str != NULL ? joined_str(&nosnippet) : NULL;
+    if (nosnippet_str != NULL) {
+        result = Py_BuildValue("(OOOOOOOnO)", anchors, metas, title, base ? base : Py_None,
+                               lang ? lang : Py_None, text_str, nosnippet_str,
+                               (Py_ssize_t) state.opened, yandex_element ? Py_True : Py_False);
+    }
+    Py_XDECREF(text_str);
+    Py_XDECREF(nosnippet_str);
+
+done:
+    Py_XDECREF(anchors);
+    Py_XDECREF(metas);
+    Py_XDECREF(title);
+    Py_XDECREF(base);
+    Py_XDECREF(lang);
+    PyMem_Free(text.data);
+    PyMem_Free(nosnippet.data);
+    PyMem_Free(title_text.data);
+    PyMem_Free(state.open);
+    return result;
+}
+
+/* --- links ----------------------------------------------------------------------------------- */
+
+/* Characters crawler.urls.LinkResolver takes as they are (its _PLAIN_HREF). */
+static bool
+plain_href_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+           || (c != 0 && strchr("-._~!&'()+,;=:@/?[]*$", c) != NULL);
+}
+
+/* LinkResolver's short path, for the hrefs that need only joining: `/a/b.html`, `b/c.html?x=1`,
+ * with any fragment dropped. NULL without an exception for every other href (absolute URLs,
+ * dot segments, `//host`, `?q`, schemes, anything to encode): LinkResolver itself takes those. */
+static PyObject *
+join_href(PyObject *href, const char *origin, Py_ssize_t origin_length, const char *directory,
+          Py_ssize_t directory_length)
+{
+    if (!PyUnicode_IS_ASCII(href)) {
+        return NULL;
+    }
+    const char *data = (const char *) PyUnicode_1BYTE_DATA(href);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(href);
+    const char *hash = memchr(data, '#', (size_t) length);
+    if (hash != NULL) {
+        length = hash - data;
+    }
+    if (length == 0 || data[length - 1] == '?' || data[0] == '?') {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < length; i++) {
+        if (!plain_href_char((unsigned char) data[i]) || data[i] == ':') {
+            return NULL; /* `:`: a scheme, or a path LinkResolver checks for one */
+        }
+    }
+    const char *prefix = directory;
+    Py_ssize_t prefix_length = directory_length;
+    if (data[0] == '/') {
+        if (length > 1 && data[1] == '/') {
+            return NULL;
+        }
+        prefix_length = 0;
+    }
+    /* Dot segments: "/." anywhere in the joined path, or at the seam. */
+    for (Py_ssize_t i = 0; i + 1 < length; i++) {
+        if (data[i] == '/' && data[i + 1] == '.') {
+            return NULL;
+        }
+    }
+    if (data[0] == '.' && (prefix_length == 0 || prefix[prefix_length - 1] == '/')) {
+        return NULL;
+    }
+    PyObject *link = PyUnicode_New(origin_length + prefix_length + length, 127);
+    if (link == NULL) {
+        return NULL;
+    }
+    char *out = (char *) PyUnicode_1BYTE_DATA(link);
+    memcpy(out, origin, (size_t) origin_length);
+    memcpy(out + origin_length, prefix, (size_t) prefix_length);
+    memcpy(out + origin_length + prefix_length, data, (size_t) length);
+    return link;
+}
+
+static bool
+is_rel_nofollow_token(const unsigned char *data, size_t length)
+{
+    static const char *const words[] = {"nofollow", "ugc", "sponsored"};
+    for (size_t w = 0; w < 3; w++) {
+        size_t size = strlen(words[w]);
+        if (size == length && starts_with_word(data, length, words[w])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* rel.lower().split() has nofollow, ugc or sponsored. -1 with an exception on failure. */
+static int
+rel_says_nofollow(PyObject *rel)
+{
+    Py_ssize_t size;
+    if (rel == Py_None) {
+        return 0;
+    }
+    const unsigned char *data = (const unsigned char *) PyUnicode_AsUTF8AndSize(rel, &size);
+    if (data == NULL) {
+        return -1;
+    }
+    size_t length = (size_t) size, width;
+    while (length > 0) {
+        while (length > 0 && (width = space_at(data, length)) > 0) {
+            data += width;
+            length -= width;
+        }
+        size_t token = 0;
+        while (token < length && space_at(data + token, length - token) == 0) {
+            token++;
+        }
+        if (token > 0 && is_rel_nofollow_token(data, token)) {
+            return 1;
+        }
+        data += token;
+        length -= token;
+    }
+    return 0;
+}
+
+static PyObject *
+dict_keys_tuple(PyObject *dict, PyObject *except)
+{
+    PyObject *keys = PyList_New(0), *key, *value, *result;
+    Py_ssize_t at = 0;
+    if (keys == NULL) {
+        return NULL;
+    }
+    while (PyDict_Next(dict, &at, &key, &value)) {
+        if (except != NULL) {
+            int contained = PyDict_Contains(except, key);
+            if (contained < 0) {
+                Py_DECREF(keys);
+                return NULL;
+            }
+            if (contained) {
+                continue;
+            }
+        }
+        if (PyList_Append(keys, key) < 0) {
+            Py_DECREF(keys);
+            return NULL;
+        }
+    }
+    result = PyList_AsTuple(keys);
+    Py_DECREF(keys);
+    return result;
+}
+
+static PyObject *
+links(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "links(anchors, resolve, unusable_error, follow, obey_rel, "
+                        "(origin, directory))");
+        return NULL;
+    }
+    PyObject *anchors = args[0], *resolve = args[1], *unusable_error = args[2];
+    int follow = PyObject_IsTrue(args[3]), obey_rel = PyObject_IsTrue(args[4]);
+    const char *origin = NULL, *directory = NULL;
+    Py_ssize_t origin_length = 0, directory_length = 0;
+    PyObject *origin_str, *directory_str;
+    if (follow < 0 || obey_rel < 0 || !PyList_Check(anchors)
+        || !PyArg_ParseTuple(args[5], "UU", &origin_str, &directory_str)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "anchors must be a list");
+        }
+        return NULL;
+    }
+    /* The short path needs an ASCII base (normal URLs are) that the directory extends. */
+    bool short_path = PyUnicode_IS_ASCII(origin_str) && PyUnicode_IS_ASCII(directory_str)
+                      && PyUnicode_GET_LENGTH(directory_str) >= PyUnicode_GET_LENGTH(origin_str);
+    if (short_path) {
+        origin = (const char *) PyUnicode_1BYTE_DATA(origin_str);
+        origin_length = PyUnicode_GET_LENGTH(origin_str);
+        directory = (const char *) PyUnicode_1BYTE_DATA(directory_str) + origin_length;
+        directory_length = PyUnicode_GET_LENGTH(directory_str) - origin_length;
+        short_path = memcmp(PyUnicode_1BYTE_DATA(directory_str), origin, (size_t) origin_length) == 0;
+    }
+
+    PyObject *followed = PyDict_New(), *held_back = PyDict_New(), *result = NULL;
+    Py_ssize_t unusable = 0;
+    if (followed == NULL || held_back == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(anchors); i++) {
+        PyObject *anchor = PyList_GET_ITEM(anchors, i);
+        if (!PyTuple_Check(anchor) || PyTuple_GET_SIZE(anchor) != 3
+            || !PyUnicode_Check(PyTuple_GET_ITEM(anchor, 0))) {
+            PyErr_SetString(PyExc_TypeError, "an anchor is (href, rel, held)");
+            goto done;
+        }
+        PyObject *href = PyTuple_GET_ITEM(anchor, 0);
+        PyObject *link = short_path ? join_href(href, origin, origin_length, directory,
+                                                directory_length)
+                                    : NULL;
+        if (link == NULL && PyErr_Occurred()) {
+            goto done;
+        }
+        if (link == NULL) {
+            link = PyObject_CallOneArg(resolve, href);
+            if (link == NULL) {
+                if (!PyErr_ExceptionMatches(unusable_error)) {
+                    goto done;
+                }
+                PyErr_Clear();
+                unusable++;
+                continue;
+            }
+        }
+        int allowed = follow && !PyObject_IsTrue(PyTuple_GET_ITEM(anchor, 2));
+        if (allowed && obey_rel) {
+            int says = rel_says_nofollow(PyTuple_GET_ITEM(anchor, 1));
+            if (says < 0) {
+                Py_DECREF(link);
+                goto done;
+            }
+            allowed = !says;
+        }
+        int status = PyDict_SetItem(allowed ? followed : held_back, link, Py_None);
+        Py_DECREF(link);
+        if (status < 0) {
+            goto done;
+        }
+    }
+    PyObject *followed_links = dict_keys_tuple(followed, NULL);
+    PyObject *held_links = followed_links != NULL ? dict_keys_tuple(held_back, followed) : NULL;
+    if (held_links != NULL) {
+        result = Py_BuildValue("(OOn)", followed_links, held_links, unusable);
+    }
+    Py_XDECREF(followed_links);
+    Py_XDECREF(held_links);
+
+done:
+    Py_XDECREF(followed);
+    Py_XDECREF(held_back);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"links", (PyCFunction) (void (*)(void)) links, METH_FASTCALL,
+     "links(anchors, resolve, unusable_error, follow, obey_rel, (origin, directory)) -> "
+     "(followed, held_back, unusable)"},
+    {"scan", (PyCFunction) (void (*)(void)) scan, METH_FASTCALL,
+     "scan(document_address, marker_word) -> (anchors, metas, title, base, lang, text, "
+     "nosnippet_text, sections, yandex_element)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "crawler._pagescan",
+    .m_doc = "The page step's walk over a selectolax (lexbor) tree, in C; see crawler/pagewalk.py.",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC
+PyInit__pagescan(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    /* The lexbor and selectolax releases this layout was copied from. */
+    if (PyModule_AddStringConstant(m, "LEXBOR_LAYOUT", "3.1.0") < 0
+        || PyModule_AddStringConstant(m, "SELECTOLAX", "1.0.2") < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

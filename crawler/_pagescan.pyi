@@ -1,0 +1,29 @@
+"""Types of crawler/_pagescan.c, the compiled page walk (see crawler/pagewalk.py)."""
+
+from collections.abc import Callable
+
+LEXBOR_LAYOUT: str
+SELECTOLAX: str
+
+def scan(
+    document_address: int, marker_word: Callable[[str], tuple[int, int, int] | None], /
+) -> tuple[
+    list[tuple[str, str | None, bool]],
+    list[tuple[str | None, str | None, str | None]],
+    str | None,
+    str | None,
+    str | None,
+    str,
+    str,
+    int,
+    bool,
+]: ...
+def links(
+    anchors: list[tuple[str, str | None, bool]],
+    resolve: Callable[[str], str],
+    unusable_error: type[Exception],
+    follow: bool,
+    obey_rel: bool,
+    join_parts: tuple[str, str],
+    /,
+) -> tuple[tuple[str, ...], tuple[str, ...], int]: ...

@@ -1,0 +1,404 @@
+"""The walk over a parsed page: from selectolax's tree to the facts the page rules need
+(`PageFacts`). Pure: a tree in, values out.
+
+Two walks give the same facts:
+- `python_walk`, the reference: one traversal of the tree finds the links, the META tags, the
+  title and the section markers; a section is then a stretch of the tree (crawler/exclusion.py),
+  a noindex stretch is cut out before the text is read in one selectolax call, and a nofollow
+  stretch marks the links in it.
+- the compiled walk, `crawler._pagescan.scan` (crawler/_pagescan.c): the same in one pass of C
+  over lexbor's nodes, with the sections as a state that changes at each marker. About four
+  times faster than the Python walk. It reads lexbor's structs in place, so it is only used
+  with the selectolax release its layout was copied from, and only after it gave the same facts
+  as the Python walk on a page that has every kind of thing (`SELF_CHECK`) at import.
+
+`walk` is the one in use and `WALK` says which and why: `CRAWLER_PAGE_WALK=python` in the
+environment chooses the Python walk; the compiled one is taken whenever it is built and trusted.
+
+What both read, in document order:
+- nothing from inside script, style, template, iframe, noembed and noframes elements;
+- <a>/<area> with a non-empty href as (href, rel, held): `held` when the start tag is inside a
+  nofollow section;
+- <meta> with a name or http-equiv as (name, content, http-equiv);
+- the first <title>'s text, the first <base> with an href, <html lang>;
+- the body's text outside noindex sections (selectolax's `text(separator=" ", strip=True,
+  skip_empty=True)`), and the text inside nosnippet sections apart;
+- the number of sections opened, and whether Yandex's `<noindex>` element occurs (the caller
+  rewrites those and parses again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import selectolax
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from crawler.exclusion import (
+    NOFOLLOW,
+    NOINDEX,
+    NOSNIPPET,
+    Marker,
+    MarkerWord,
+    Stretch,
+    marker_of,
+    marker_word,
+    stretches_of,
+)
+from crawler.urls import InvalidUrlError, LinkResolver
+
+__all__ = [
+    "SELF_CHECK",
+    "WALK",
+    "PageFacts",
+    "compiled_links",
+    "compiled_walk",
+    "links_of",
+    "python_links",
+    "python_walk",
+    "walk",
+]
+
+Anchor = tuple[str, str | None, bool]
+Meta = tuple[str | None, str | None, str | None]
+
+
+class PageFacts(NamedTuple):
+    anchors: list[Anchor]
+    """(href, rel, held) of each <a>/<area> with an href, in document order."""
+    metas: list[Meta]
+    """(name, content, http-equiv) of each <meta> with a name or an http-equiv."""
+    title: str | None
+    """The first <title>'s text as it is (None: no title element)."""
+    base: str | None
+    lang: str | None
+    text: str
+    nosnippet_text: str
+    sections: int
+    yandex_elements: bool
+
+
+# --- the Python walk ------------------------------------------------------------------------------
+
+
+def _tag_ids() -> dict[str, int]:
+    """lexbor's ids of the tags the walk looks at, read from lexbor itself."""
+    sample = LexborHTMLParser(
+        "<html><head><base><meta><title></title><style></style><script></script><template>"
+        "</template></head><body><!---->text<a></a><area><iframe></iframe><noembed></noembed>"
+        "<noframes></noframes></body></html>"
+    )
+    root = sample.root
+    assert root is not None
+    return {node.tag or "": node.tag_id or 0 for node in root.traverse(include_text=True)}
+
+
+_IDS = _tag_ids()
+_TEXT_ID = _IDS["-text"]
+_LINK, _META, _TITLE, _BASE, _DROP, _COMMENT = range(6)
+_ROLES = {
+    _IDS["a"]: _LINK,
+    _IDS["area"]: _LINK,
+    _IDS["meta"]: _META,
+    _IDS["title"]: _TITLE,
+    _IDS["base"]: _BASE,
+    _IDS["-comment"]: _COMMENT,
+    **{
+        _IDS[name]: _DROP
+        for name in ("script", "style", "template", "iframe", "noembed", "noframes")
+    },
+}
+# lexbor numbers the tags it knows from a fixed table; a tag it does not know (like `noindex`)
+# gets its id from the document's own tag table, a pointer value far above that range.
+_KNOWN_TAG_LIMIT = 1 << 16
+
+
+class _Scan:
+    """What one traversal of the tree found."""
+
+    __slots__ = (
+        "anchors",
+        "base",
+        "drops",
+        "markers",
+        "metas",
+        "nested_drops",
+        "title",
+        "yandex_elements",
+    )
+
+    def __init__(self, tree: LexborHTMLParser) -> None:
+        anchors: list[LexborNode] = []
+        metas: list[LexborNode] = []
+        drops: list[LexborNode] = []
+        markers: list[Marker] = []
+        title: LexborNode | None = None
+        base: str | None = None
+        yandex_elements = nested_drops = False
+        # From the document node: a marker comment may come before <html>, even before a doctype.
+        root = tree.root
+        document = root.parent if root is not None else None
+        # Locals, not attributes or globals: this loop runs for every element of every page.
+        role_of = _ROLES.get
+        add_anchor = anchors.append
+        link, comment, drop, meta, title_role = _LINK, _COMMENT, _DROP, _META, _TITLE
+        known_limit, text_id = _KNOWN_TAG_LIMIT, _TEXT_ID
+        for node in (document or root).traverse() if root is not None else ():
+            tag_id = node.tag_id
+            role = role_of(tag_id)
+            if role is None:
+                if tag_id > known_limit and node.tag == "noindex":
+                    yandex_elements = True
+            elif role == link:
+                add_anchor(node)
+            elif role == comment:
+                marker = marker_of(node)
+                if marker is not None:
+                    markers.append(marker)
+            elif role == drop:
+                drops.append(node)
+                # An HTML script or style holds one text node; in SVG or MathML it holds markup.
+                child = node.child
+                if child is not None and (child.tag_id != text_id or child.next is not None):
+                    nested_drops = True
+            elif role == meta:
+                metas.append(node)
+            elif role == title_role:
+                if title is None:
+                    title = node
+            elif base is None:
+                base = node.attrs.get("href") or None
+        self.anchors = anchors
+        self.metas = metas
+        self.drops = drops
+        self.markers = markers
+        self.title = title
+        self.base = base
+        self.yandex_elements = yandex_elements
+        self.nested_drops = nested_drops
+
+
+def _held(anchor: LexborNode, roots: set[int], opened: set[int]) -> bool:
+    """Inside a nofollow stretch: in one of its subtrees, or opened inside it."""
+    if anchor.mem_id in opened:
+        return True
+    node: LexborNode | None = anchor
+    while node is not None:
+        if node.mem_id in roots:
+            return True
+        node = node.parent
+    return False
+
+
+def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
+    roots: set[int] = set()
+    opened: set[int] = set()
+    for stretch in stretches:
+        if stretch.flags & NOFOLLOW:
+            roots.update(node.mem_id for node in stretch.subtrees)
+            # An <a> opened inside the section is inside, though its end comes after the close.
+            opened.update(node.mem_id for node in stretch.opened)
+    anchors: list[Anchor] = []
+    for node in nodes:
+        attrs = node.attributes
+        href = attrs.get("href")
+        if href:
+            held = bool(roots or opened) and _held(node, roots, opened)
+            anchors.append((href, attrs.get("rel"), held))
+    return anchors
+
+
+def python_walk(tree: LexborHTMLParser) -> PageFacts:
+    """The reference walk. It changes the tree: drop elements and noindex stretches are cut."""
+    scan = _Scan(tree)
+    for node in scan.drops:
+        node.decompose()
+    if scan.nested_drops:
+        # Markup inside a foreign <script>/<style>: what the walk found there does not count.
+        scan = _Scan(tree)
+    stretches, sections = stretches_of(scan.markers) if scan.markers else ([], 0)
+    title = scan.title.text() if scan.title is not None else None
+    anchors = _anchors(scan.anchors, stretches)
+    metas: list[Meta] = []
+    for node in scan.metas:
+        attrs = node.attributes
+        name, equiv = attrs.get("name"), attrs.get("http-equiv")
+        if name is not None or equiv is not None:
+            metas.append((name, attrs.get("content"), equiv))
+    root = tree.root
+    lang = root.attrs.get("lang") if root is not None else None
+
+    hidden: list[str] = []
+    for stretch in stretches:
+        if stretch.flags & NOINDEX:
+            for node in stretch.subtrees:
+                node.decompose()
+        elif stretch.flags & NOSNIPPET:
+            for node in stretch.subtrees:
+                hidden.append(node.text(separator=" ", strip=True, skip_empty=True))
+                node.decompose()
+    body = tree.body
+    text = body.text(separator=" ", strip=True, skip_empty=True) if body is not None else ""
+    return PageFacts(
+        anchors=anchors,
+        metas=metas,
+        title=title,
+        base=scan.base,
+        lang=lang,
+        text=text,
+        nosnippet_text=" ".join(part for part in hidden if part),
+        sections=sections,
+        yandex_elements=scan.yandex_elements,
+    )
+
+
+# --- links ---------------------------------------------------------------------------------------
+
+_REL_NOFOLLOW = frozenset({"nofollow", "ugc", "sponsored"})
+Links = tuple[tuple[str, ...], tuple[str, ...], int]
+
+
+def _resolver(facts: PageFacts, url: str) -> LinkResolver:
+    resolve = LinkResolver(url)
+    if facts.base is not None:
+        with contextlib.suppress(InvalidUrlError):  # an unusable <base> is ignored
+            resolve = LinkResolver(resolve(facts.base))
+    return resolve
+
+
+def python_links(facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: bool) -> Links:
+    """(followable links, links not to follow, unusable hrefs) of the page's anchors: normal,
+    each once, in document order; a link both followable and not is followable."""
+    resolve = _resolver(facts, url)
+    obey_rel = not follow_rel_nofollow
+    followed: dict[str, None] = {}
+    held_back: dict[str, None] = {}
+    unusable = 0
+    for href, rel, held in facts.anchors:
+        try:
+            link = resolve(href)
+        except InvalidUrlError:
+            unusable += 1
+            continue
+        if (
+            not follow
+            or held
+            or (obey_rel and rel and not _REL_NOFOLLOW.isdisjoint(rel.lower().split()))
+        ):
+            held_back[link] = None
+        else:
+            followed[link] = None
+    return (
+        tuple(followed),
+        tuple(link for link in held_back if link not in followed),
+        unusable,
+    )
+
+
+# --- the compiled walk ---------------------------------------------------------------------------
+
+Scan = Callable[[int, Callable[[str], MarkerWord | None]], tuple[Any, ...]]
+
+
+def _compiled(scan: Scan) -> Callable[[LexborHTMLParser], PageFacts]:
+    def compiled_walk(tree: LexborHTMLParser) -> PageFacts:
+        """The compiled walk; it leaves the tree as it is."""
+        root = tree.root
+        document = root.parent if root is not None else None
+        # `tree` holds the document for as long as the call runs.
+        facts = scan(document.mem_id if document is not None else 0, marker_word)
+        return PageFacts._make(facts)
+
+    return compiled_walk
+
+
+LinksScan = Callable[..., Links]
+
+
+def _compiled_links(links: LinksScan) -> Callable[[PageFacts, str, bool, bool], Links]:
+    def compiled_links(
+        facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: bool
+    ) -> Links:
+        """`python_links` in C; hrefs off LinkResolver's short path are given to it."""
+        resolve = _resolver(facts, url)
+        return links(
+            facts.anchors,
+            resolve,
+            InvalidUrlError,
+            follow,
+            not follow_rel_nofollow,
+            resolve.join_parts,
+        )
+
+    return compiled_links
+
+
+# A page with something of everything the walk reads: the compiled walk must read it as the
+# Python walk does before the crawl trusts it.
+SELF_CHECK = """<!DOCTYPE html><!-- robots content="nofollow" --><html lang="de-AT"><head>
+<meta charset="utf-8"><meta name="ROBOTS" content="noindex, nofollow"><meta name=description
+content="A  page"><meta http-equiv="Content-Language" content="de"><meta property="og:x">
+<title> The  title &amp; more </title><base href="/base/"><base href="/second/">
+<style>p{color:red}</style><script>var a = "<a href=/no>";</script><!-- /robots --></head>
+<body>\u00a0 lead <a href="/a" rel="NoFollow ugc">one</a> <area href="/area">
+<!--googleoff: index-->hidden <a href="/g">g</a><!--googleon: index-->
+<!-- robots content="none" --><p>none <a href="/n">n</a></p><!-- /robots -->
+<div><!--noindex-->yandex<!--/noindex--> after \u2003</div><a href=""></a><a>no href</a>
+<!--googleoff: snippet--><p>only searchable <a href="/s">s</a></p><!--googleon: snippet-->
+<template><a href="/t">t</a></template><noindex>el</noindex>
+<p><!-- robots content="nofollow" -->open <a href="/o">o<!-- /robots --> end</a></p>
+<svg><style><a href="/svg">x</a></style><title>svg title</title></svg>caf\u00e9 \u6771\u4eac
+<!-- robots content="noindex" -->left open <a href=/left>l</a></body></html>"""
+
+
+def _same(one: PageFacts, other: PageFacts) -> bool:
+    # nosnippet text is searched, never shown: the same words suffice.
+    return one._replace(nosnippet_text=" ".join(one.nosnippet_text.split())) == other._replace(
+        nosnippet_text=" ".join(other.nosnippet_text.split())
+    )
+
+
+Walk = Callable[[LexborHTMLParser], PageFacts]
+LinksOf = Callable[[PageFacts, str, bool, bool], Links]
+
+
+def _self_check(walk: Walk, links_of: LinksOf) -> bool:
+    """The compiled walk and links read SELF_CHECK as the Python ones do."""
+    facts = walk(LexborHTMLParser(SELF_CHECK))
+    if not _same(facts, python_walk(LexborHTMLParser(SELF_CHECK))):
+        return False
+    for url in ("https://example.com/dir/page.html", "http://xn--caf-dma.example:8080/a/b/?q"):
+        for reading in (facts, facts._replace(base=None)):
+            for follow, follow_rel in ((True, False), (True, True), (False, False)):
+                if links_of(reading, url, follow, follow_rel) != python_links(
+                    reading, url, follow, follow_rel
+                ):
+                    return False
+    return True
+
+
+def _choose() -> tuple[Walk, LinksOf, Walk | None, LinksOf | None, str]:
+    """(the walk and links to use, the compiled ones if they load, why)."""
+    try:
+        from crawler import _pagescan
+    except ImportError:
+        return python_walk, python_links, None, None, "python (the compiled walk is not built)"
+    if selectolax.__version__ != _pagescan.SELECTOLAX:
+        why = (
+            f"python (the compiled walk knows selectolax {_pagescan.SELECTOLAX}'s layout, "
+            f"not {selectolax.__version__}'s)"
+        )
+        return python_walk, python_links, None, None, why
+    walk, links_of = _compiled(_pagescan.scan), _compiled_links(_pagescan.links)
+    if not _self_check(walk, links_of):
+        why = "python (the compiled walk failed its self-check)"
+        return python_walk, python_links, walk, links_of, why
+    if os.environ.get("CRAWLER_PAGE_WALK", "").strip().lower() == "python":
+        return python_walk, python_links, walk, links_of, "python (CRAWLER_PAGE_WALK=python)"
+    return walk, links_of, walk, links_of, "compiled"
+
+
+walk, links_of, compiled_walk, compiled_links, WALK = _choose()
