@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import crawler.page
+from crawler import pagewalk
 from crawler.page import (
     NOFOLLOW,
     NOINDEX,
@@ -24,6 +26,22 @@ from crawler.page import (
     sniff_encoding,
     x_robots_directives,
 )
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def page_walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every case runs on both walks: the compiled one (crawler/_pagescan.c) and the Python
+    reference."""
+    if request.param == "compiled":
+        if pagewalk.compiled_walk is None or pagewalk.compiled_links is None:
+            pytest.skip(f"the compiled walk is not loaded: {pagewalk.WALK}")
+        monkeypatch.setattr(crawler.page, "walk", pagewalk.compiled_walk)
+        monkeypatch.setattr(crawler.page, "links_of", pagewalk.compiled_links)
+    else:
+        monkeypatch.setattr(crawler.page, "walk", pagewalk.python_walk)
+        monkeypatch.setattr(crawler.page, "links_of", pagewalk.python_links)
+    return str(request.param)
+
 
 URL = "http://a.test/dir/page.html"
 ORIGIN = "http://a.test"
