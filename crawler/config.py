@@ -139,6 +139,23 @@ class OutputConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class StateConfig:
+    """The crawl state a crawl with a data directory keeps in DIR/state.sqlite, so that it can
+    stop, be killed, and resume (crawler/state)."""
+
+    durable: bool = True
+    """Keep the state in the data directory; false: in memory, gone when the crawl ends."""
+    commit_interval: float = _spec(0.5, minimum=0.01)
+    """Seconds between commits of the state (and flushes of the output). After a kill, the URLs
+    finished within about this long before it are fetched again."""
+    working_set: int = _spec(32, minimum=1)
+    """URLs per host held in memory; the rest of the queue waits on disk."""
+    stop_grace: float = _spec(3.0, minimum=0)
+    """After a stop (Ctrl-C, SIGTERM), seconds requests in flight get to finish; then they are
+    cancelled and their URLs go back to the queue."""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     user_agent: str = DEFAULT_USER_AGENT
     concurrency: int = _spec(64, minimum=1)
@@ -150,6 +167,7 @@ class Config:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
     page: PageConfig = field(default_factory=PageConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
+    state: StateConfig = field(default_factory=StateConfig)
 
     @property
     def product_token(self) -> str:

@@ -294,7 +294,7 @@ class Crawler:
             return
         while (item := self._frontier.pop(host.origin)) is not None:
             limit = self._config.limits.max_pages_per_host
-            if limit is not None and host.pages >= limit:
+            if limit is not None and host.timing.pages >= limit:
                 self._frontier.push_front(host.origin, item)
                 host.retired = f"over limits.max_pages_per_host ({limit})"
                 return
@@ -303,7 +303,7 @@ class Crawler:
                 continue
             if not item.redirected_from and not item.attempts:
                 self._page_starts += 1
-                host.pages += 1
+                host.timing.pages += 1
             slot = self._start(host, now)
             self._watch(host, slot, self._page_task(host, slot, item, now), item)
             break

@@ -6,6 +6,8 @@
           +-- InvalidRobotsOptionError   an unknown value for a robots.txt parsing option
           +-- SeedError                  a seeds file that cannot be read or holds no URL
      +-- OutputError                  the data directory cannot be written, or its index read
+     +-- StateError                   the crawl state in the data directory cannot be used: another
+                                      crawl holds it, or it cannot be read or written
      +-- SearchError                  a search query the full-text index cannot parse
 
 Skips are not exceptions: a URL that robots.txt disallows, that is out of scope or over a limit is a
@@ -43,3 +45,8 @@ class OutputError(CrawlerError):
 
 class SearchError(CrawlerError):
     """A search query that is not valid FTS5 syntax; the message quotes the query."""
+
+
+class StateError(CrawlerError):
+    """The crawl state in a data directory cannot be used: another crawl is using the directory,
+    the state file is not one or is from a newer version, or it cannot be read or written."""

@@ -1,12 +1,15 @@
 """The frontier: URLs waiting to be fetched, one queue per origin, and the seen set. Pure: no I/O.
 
-Both sit behind small interfaces (`Frontier`, `SeenSet`) so a persistent (SQLite) and a shared
-(Redis) version can take the in-memory one's place without the crawl changing. The rules they
-keep:
+Both sit behind small interfaces (`Frontier`, `SeenSet`) so a persistent (crawler/state: SQLite)
+and a shared (Redis) version can take the in-memory one's place without the crawl changing. The
+rules they keep:
 - A URL enters the frontier at most once per crawl: the caller adds it to the seen set first, and
   only a URL new to the seen set is pushed.
-- Nothing pushed is lost: a URL leaves its queue by `pop` only, and a URL that could not be
-  fetched yet (backoff, robots.txt unreachable, interrupted) goes back with `push_front`.
+- Nothing pushed is lost. `pop` leases a URL: it leaves its queue but stays in the frontier's
+  keeping until `done` (its page is stored, or it was skipped: it leaves for good) or
+  `push_front` (it could not be fetched yet: backoff, robots.txt unreachable, interrupted; it is
+  queued again, next out). A persistent frontier opened again queues every URL leased and not done
+  when it was last closed or killed: those are the only URLs a crawl may fetch twice.
 - Within an origin, URLs come out in the order they went in (breadth first), except that a
   returned URL is next.
 """
@@ -50,17 +53,33 @@ class Frontier(Protocol):
         """Queue `item` at the back of its origin's queue."""
 
     def push_front(self, origin: str, item: QueuedUrl) -> None:
-        """Return `item` to the head of its origin's queue: it is the next one out."""
+        """Queue `item` at the head of its origin's queue: it is the next one out. A leased URL
+        (`item.url` popped and not done) is given back, its lease ended; `item` may differ from
+        what was popped (one more attempt)."""
 
-    def pop(self, origin: str) -> QueuedUrl | None: ...
+    def pop(self, origin: str) -> QueuedUrl | None:
+        """Lease the next URL of `origin`, or None when none is queued."""
+        ...
 
-    def pending(self, origin: str) -> int: ...
+    def done(self, item: QueuedUrl) -> None:
+        """End the lease of a popped URL for good: its page is stored, or it was skipped.
+        ValueError if `item.url` is not leased."""
+
+    def pending(self, origin: str) -> int:
+        """URLs of `origin` queued, leased ones not counted."""
+        ...
+
+    def leased(self) -> int:
+        """URLs popped and neither done nor given back."""
+        ...
 
     def origins(self) -> Iterator[str]:
         """Origins with at least one URL queued."""
         ...
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """URLs queued, leased ones not counted."""
+        ...
 
 
 class SeenSet(Protocol):
@@ -74,12 +93,14 @@ class SeenSet(Protocol):
 
 
 class MemoryFrontier:
-    """Per-origin deques in a dict; an origin's entry goes when its queue empties."""
+    """Per-origin deques in a dict; an origin's entry goes when its queue empties. Leases are a
+    dict by URL."""
 
-    __slots__ = ("_queues", "_size")
+    __slots__ = ("_leases", "_queues", "_size")
 
     def __init__(self) -> None:
         self._queues: dict[str, deque[QueuedUrl]] = {}
+        self._leases: dict[str, QueuedUrl] = {}
         self._size = 0
 
     def _queue(self, origin: str) -> deque[QueuedUrl]:
@@ -93,6 +114,7 @@ class MemoryFrontier:
         self._queue(origin).append(item)
 
     def push_front(self, origin: str, item: QueuedUrl) -> None:
+        self._leases.pop(item.url, None)
         self._queue(origin).appendleft(item)
 
     def pop(self, origin: str) -> QueuedUrl | None:
@@ -103,7 +125,15 @@ class MemoryFrontier:
         self._size -= 1
         if not queue:
             del self._queues[origin]
+        self._leases[item.url] = item
         return item
+
+    def done(self, item: QueuedUrl) -> None:
+        if self._leases.pop(item.url, None) is None:
+            raise ValueError(f"{item.url} is not leased")
+
+    def leased(self) -> int:
+        return len(self._leases)
 
     def pending(self, origin: str) -> int:
         queue = self._queues.get(origin)
@@ -116,7 +146,10 @@ class MemoryFrontier:
         return self._size
 
     def __repr__(self) -> str:
-        return f"MemoryFrontier({self._size} URLs in {len(self._queues)} origins)"
+        return (
+            f"MemoryFrontier({self._size} URLs in {len(self._queues)} origins, "
+            f"{len(self._leases)} leased)"
+        )
 
 
 class MemorySeenSet:

@@ -13,7 +13,7 @@ __all__ = ["Host", "Slot", "deferral_reason", "host_report"]
 class Host:
     """An origin's timing, its robots.txt, and what it has used of the limits."""
 
-    __slots__ = ("origin", "pages", "retired", "robots", "robots_busy", "timing")
+    __slots__ = ("origin", "retired", "robots", "robots_busy", "timing")
 
     def __init__(self, timing: HostTiming) -> None:
         self.origin = timing.origin
@@ -21,12 +21,11 @@ class Host:
         self.robots: RobotsEntry | None = None
         self.robots_busy = False
         """Its robots.txt is being fetched: nothing else of it starts meanwhile."""
-        self.pages = 0
         self.retired: str | None = None
         """Why no more URLs of this origin are fetched (Crawl-delay over the cap, page limit)."""
 
     def __repr__(self) -> str:
-        return f"Host({self.timing!r}, pages={self.pages}, retired={self.retired!r})"
+        return f"Host({self.timing!r}, pages={self.timing.pages}, retired={self.retired!r})"
 
 
 class Slot:

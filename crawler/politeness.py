@@ -70,6 +70,9 @@ class HostTiming:
     """When the last request ended; the interval also counts from here with one in flight."""
     shortest_gap: float | None = None
     """Shortest time between two of our request starts to this host, for the summary."""
+    pages: int = 0
+    """Pages started at this host (redirect hops and retries aside), for
+    limits.max_pages_per_host; kept here so a resumed crawl counts on."""
 
     def __repr__(self) -> str:
         return (
@@ -80,7 +83,9 @@ class HostTiming:
 
 
 class HostTimingStore(Protocol):
-    """Where host timing lives: memory here; a persistent and a shared (Redis) store later."""
+    """Where host timing lives: memory here, SQLite in crawler/state, a shared (Redis) store
+    later. `Politeness` changes a `HostTiming` in place; the crawl `put`s it again after each
+    change, so a store that writes it out knows what changed."""
 
     def get(self, origin: str) -> HostTiming | None: ...
 

@@ -221,6 +221,26 @@ class RobotsTxt:
         policy = Explanation(allowed=allowed, reason="policy", message=message)
         return cls("", [], [], DEFAULT_OPTIONS, policy)
 
+    @classmethod
+    def restore(cls, text: str, options: RobotsOptions, policy: Explanation | None) -> RobotsTxt:
+        """The rules again from what `text` and `policy` gave, read with `options` (a crawl state
+        keeps robots.txt files this way)."""
+        if policy is not None:
+            return cls._policy_only(policy.allowed, policy.message)
+        groups, sitemaps = scan(text)
+        return cls(text, groups, sitemaps, options)
+
+    @property
+    def text(self) -> str:
+        """The body the rules were read from, as `prepare` left it (undecodable bytes as
+        surrogate escapes); empty for `allow_all` and `disallow_all` rules."""
+        return self._text
+
+    @property
+    def policy(self) -> Explanation | None:
+        """The one decision of `allow_all` and `disallow_all` rules; None for a parsed file."""
+        return self._policy
+
     @property
     def options(self) -> RobotsOptions:
         return self._options

@@ -100,7 +100,7 @@ def test_repr_shows_size_and_origins() -> None:
     frontier.push(A, item("1"))
     frontier.push(A, item("2"))
     frontier.push(B, item("1", B))
-    assert repr(frontier) == "MemoryFrontier(3 URLs in 2 origins)"
+    assert repr(frontier) == "MemoryFrontier(3 URLs in 2 origins, 0 leased)"
 
 
 ORIGINS = st.sampled_from([A, B, "http://c.test"])

@@ -1,0 +1,205 @@
+"""The crawl state's values as rows and JSON, and back. Pure: no database, no clock.
+
+Each `*_row` function gives the columns one table keeps (crawler/state/sqlite.py names them);
+each `*_from_row` takes them back. A value read back equals the value written, except that a
+host's requests in flight are zero (a new process has none) and robots.txt rules are read again
+with the options of the crawl reading them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from crawler.frontier import QueuedUrl
+from crawler.politeness import HostRules, HostTiming
+from crawler.robots import Explanation, RobotsOptions, RobotsTxt
+from crawler.robots_cache import RobotsEntry
+from crawler.robots_rates import RequestRate, TimeWindow
+from crawler.stats import CrawlStats, DeferredHost
+
+__all__ = [
+    "QueueRow",
+    "deferred_from_json",
+    "deferred_json",
+    "item_from_row",
+    "item_row",
+    "robots_from_row",
+    "robots_row",
+    "stats_from_json",
+    "stats_json",
+    "timing_from_row",
+    "timing_row",
+]
+
+QueueRow = tuple[str, int, int, str | None, int | None]
+"""url, depth, attempts, redirected_from (JSON array, NULL when empty), redirect_status."""
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def item_row(item: QueuedUrl) -> QueueRow:
+    chain = _dumps(list(item.redirected_from)) if item.redirected_from else None
+    return (item.url, item.depth, item.attempts, chain, item.redirect_status)
+
+
+def item_from_row(
+    url: str, depth: int, attempts: int, chain: str | None, redirect_status: int | None
+) -> QueuedUrl:
+    redirected_from = tuple(json.loads(chain)) if chain else ()
+    return QueuedUrl(url, depth, redirected_from, attempts, redirect_status)
+
+
+# --- host timing --------------------------------------------------------------------------------
+
+
+def _window_json(window: TimeWindow | None) -> list[int] | None:
+    return None if window is None else [window.start, window.end]
+
+
+def _window(value: Sequence[int] | None) -> TimeWindow | None:
+    return None if value is None else TimeWindow(int(value[0]), int(value[1]))
+
+
+def rules_json(rules: HostRules) -> str:
+    return _dumps(
+        {
+            "crawl_delay": rules.crawl_delay,
+            "request_rates": [
+                [rate.requests, rate.seconds, _window_json(rate.window)]
+                for rate in rules.request_rates
+            ],
+            "visit_windows": [_window_json(window) for window in rules.visit_windows],
+        }
+    )
+
+
+def rules_from_json(text: str) -> HostRules:
+    data = json.loads(text)
+    return HostRules(
+        data["crawl_delay"],
+        tuple(
+            RequestRate(int(requests), float(seconds), _window(window))
+            for requests, seconds, window in data["request_rates"]
+        ),
+        tuple(TimeWindow(int(start), int(end)) for start, end in data["visit_windows"]),
+    )
+
+
+TimingRow = tuple[str, str, float, float, int, int, float | None, float | None, float | None, int]
+"""origin, rules (JSON), next_start, backoff_until, failure_streak, requests, last_start,
+last_answer, shortest_gap, pages."""
+
+
+def timing_row(timing: HostTiming) -> TimingRow:
+    return (
+        timing.origin,
+        rules_json(timing.rules),
+        timing.next_start,
+        timing.backoff_until,
+        timing.failure_streak,
+        timing.requests,
+        timing.last_start,
+        timing.last_answer,
+        timing.shortest_gap,
+        timing.pages,
+    )
+
+
+def timing_from_row(row: Sequence[Any]) -> HostTiming:
+    origin, rules, next_start, backoff_until, streak, requests, last, answer, gap, pages = row
+    return HostTiming(
+        origin,
+        rules_from_json(rules),
+        next_start=next_start,
+        backoff_until=backoff_until,
+        failure_streak=streak,
+        requests=requests,
+        last_start=last,
+        last_answer=answer,
+        shortest_gap=gap,
+        pages=pages,
+    )
+
+
+# --- robots.txt ---------------------------------------------------------------------------------
+
+RobotsRow = tuple[str, bytes, int | None, str | None, float, float, str, int, int, int, str]
+"""origin, text (UTF-8 bytes, surrogate escapes back to the bytes they stood for), policy
+(NULL: parsed; 1 allow-all, 0 disallow-all), policy message, fetched_at, expires_at, reason,
+unreachable, failures, stale, hops (JSON array)."""
+
+
+def robots_row(entry: RobotsEntry) -> RobotsRow:
+    policy = entry.robots.policy
+    return (
+        entry.origin,
+        entry.robots.text.encode("utf-8", "surrogateescape"),
+        None if policy is None else int(policy.allowed),
+        None if policy is None else policy.message,
+        entry.fetched_at,
+        entry.expires_at,
+        entry.reason,
+        int(entry.unreachable),
+        entry.failures,
+        int(entry.stale),
+        _dumps(list(entry.hops)),
+    )
+
+
+def robots_from_row(row: Sequence[Any], options: RobotsOptions) -> RobotsEntry:
+    origin, text, allowed, message, fetched_at, expires_at, reason = row[:7]
+    unreachable, failures, stale, hops = row[7:]
+    policy = None
+    if allowed is not None:
+        policy = Explanation(allowed=bool(allowed), reason="policy", message=message)
+    robots = RobotsTxt.restore(bytes(text).decode("utf-8", "surrogateescape"), options, policy)
+    return RobotsEntry(
+        origin,
+        robots,
+        fetched_at,
+        expires_at,
+        reason,
+        bool(unreachable),
+        failures,
+        bool(stale),
+        tuple(json.loads(hops)),
+    )
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+_COUNTERS = ("statuses", "errors", "skips", "page_rules")
+_FIGURES = ("started_at", "elapsed", "pages", "requests", "robots_fetches", "bytes", "retries")
+
+
+def stats_json(stats: CrawlStats) -> str:
+    """The figures that add up over runs; live ones (in flight, queued, outcome) are left out."""
+    data: dict[str, Any] = {name: getattr(stats, name) for name in _FIGURES}
+    for name in _COUNTERS:
+        # JSON keys are strings; statuses are ints, turned back on reading.
+        data[name] = {str(key): count for key, count in getattr(stats, name).items()}
+    return _dumps(data)
+
+
+def stats_from_json(text: str) -> CrawlStats:
+    data = json.loads(text)
+    stats = CrawlStats(**{name: data[name] for name in _FIGURES})
+    stats.statuses.update({int(key): count for key, count in data["statuses"].items()})
+    for name in _COUNTERS[1:]:
+        counter: Counter[str] = getattr(stats, name)
+        counter.update(data[name])
+    return stats
+
+
+def deferred_json(hosts: Sequence[DeferredHost]) -> str:
+    return _dumps([[host.origin, host.until, host.pending, host.reason] for host in hosts])
+
+
+def deferred_from_json(text: str) -> tuple[DeferredHost, ...]:
+    return tuple(
+        DeferredHost(origin, until, pending, reason)
+        for origin, until, pending, reason in json.loads(text)
+    )

@@ -1,0 +1,155 @@
+"""The crawl state as the crawl sees it: five stores and the moment they are made durable.
+
+`CrawlState` bundles the stores a crawl keeps (each behind its own small interface, so an SQLite
+or a shared Redis version can stand in for the memory one) and says when what was put is durable:
+
+    frontier  Frontier          crawler/frontier.py    queues per origin, leases
+    seen      SeenSet           crawler/frontier.py    every URL ever queued or skipped
+    robots    RobotsStore       crawler/robots_cache   robots.txt entries with their fetch times
+    timings   HostTimingStore   crawler/politeness     per-host timing, backoff, rules, counts
+    run       RunStore          here                   seeds, figures, deferred hosts, run count
+
+`MemoryCrawlState` is the one for embedding and tests: `commit` does nothing, and nothing
+outlives the process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, SeenSet
+from crawler.politeness import HostTimingStore, MemoryHostTimingStore
+from crawler.robots_cache import MemoryRobotsStore, RobotsStore
+from crawler.stats import CrawlStats, DeferredHost
+
+__all__ = ["CrawlState", "MemoryCrawlState", "MemoryRunStore", "RunStore"]
+
+
+class RunStore(Protocol):
+    """What a crawl keeps about itself from run to run."""
+
+    def seeds(self) -> tuple[str, ...]:
+        """Every seed given so far, each once, in the order first given."""
+        ...
+
+    def add_seeds(self, urls: Iterable[str]) -> None:
+        """Remember `urls` as seeds too (those already known are left as they are)."""
+
+    def stats(self) -> CrawlStats | None:
+        """The figures as last saved (live ones zero); None before any was saved."""
+        ...
+
+    def save_stats(self, stats: CrawlStats) -> None: ...
+
+    def deferred(self) -> tuple[DeferredHost, ...]:
+        """The hosts the last run left waiting longer than politeness.max_wait."""
+        ...
+
+    def save_deferred(self, hosts: Sequence[DeferredHost]) -> None: ...
+
+    def runs(self) -> int:
+        """Runs begun on this state, the current one included once begun."""
+        ...
+
+    def clean(self) -> bool:
+        """Whether the last run before this process's ended cleanly (stopped or finished with all
+        it did committed), as found when the state was opened; True for a new state. False after
+        a kill: that run may have started requests its committed state does not show."""
+        ...
+
+    def begin_run(self) -> None:
+        """A run begins: until `end_run`, the state counts as not closed cleanly."""
+
+    def end_run(self) -> None:
+        """The run ends cleanly: no request in flight, everything put."""
+
+
+class CrawlState(Protocol):
+    """The stores of one crawl, and when what was put in them is durable."""
+
+    @property
+    def frontier(self) -> Frontier: ...
+
+    @property
+    def seen(self) -> SeenSet: ...
+
+    @property
+    def robots(self) -> RobotsStore: ...
+
+    @property
+    def timings(self) -> HostTimingStore: ...
+
+    @property
+    def run(self) -> RunStore: ...
+
+    @property
+    def durable(self) -> bool:
+        """Whether the state outlives the process (a resumed crawl reads it)."""
+        ...
+
+    def commit(self) -> None:
+        """Make everything put so far durable, at once: a kill loses none of it."""
+
+    def close(self) -> None:
+        """Commit, then let go of what the state holds. Idempotent."""
+
+
+class MemoryRunStore:
+    def __init__(self) -> None:
+        self._seeds: dict[str, None] = {}
+        self._stats: CrawlStats | None = None
+        self._deferred: tuple[DeferredHost, ...] = ()
+        self._runs = 0
+
+    def seeds(self) -> tuple[str, ...]:
+        return tuple(self._seeds)
+
+    def add_seeds(self, urls: Iterable[str]) -> None:
+        self._seeds.update(dict.fromkeys(urls))
+
+    def stats(self) -> CrawlStats | None:
+        return self._stats
+
+    def save_stats(self, stats: CrawlStats) -> None:
+        self._stats = stats
+
+    def deferred(self) -> tuple[DeferredHost, ...]:
+        return self._deferred
+
+    def save_deferred(self, hosts: Sequence[DeferredHost]) -> None:
+        self._deferred = tuple(hosts)
+
+    def runs(self) -> int:
+        return self._runs
+
+    def clean(self) -> bool:
+        return True
+
+    def begin_run(self) -> None:
+        self._runs += 1
+
+    def end_run(self) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class MemoryCrawlState:
+    """Every store in memory: for embedding and tests. Nothing to commit, nothing outlives it."""
+
+    frontier: Frontier = field(default_factory=MemoryFrontier)
+    seen: SeenSet = field(default_factory=MemorySeenSet)
+    robots: RobotsStore = field(default_factory=MemoryRobotsStore)
+    timings: HostTimingStore = field(default_factory=MemoryHostTimingStore)
+    run: RunStore = field(default_factory=MemoryRunStore)
+
+    @property
+    def durable(self) -> bool:
+        return False
+
+    def commit(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,517 @@
+"""crawler.state: every store keeps its interface's rules, in memory and on SQLite alike, and the
+SQLite ones keep them across a close, a reopen and a kill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections import deque
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.config import StateConfig
+from crawler.errors import StateError
+from crawler.frontier import QueuedUrl
+from crawler.politeness import HostRules, HostTiming
+from crawler.robots import RobotsOptions, RobotsTxt
+from crawler.robots_cache import RobotsEntry
+from crawler.robots_rates import RequestRate, TimeWindow
+from crawler.state import (
+    STATE_NAME,
+    CrawlState,
+    DataDirLock,
+    MemoryCrawlState,
+    open_state,
+    state_files,
+)
+from crawler.stats import CrawlStats, DeferredHost
+
+A = "http://a.test"
+B = "https://b.test:8443"
+C = "http://c.test"
+OPTIONS = RobotsOptions()
+
+Opener = Callable[[], CrawlState]
+
+
+def sqlite_opener(directory: Path, working_set: int = 3) -> Opener:
+    """Opens the state in `directory` afresh each call: a new process's view of it."""
+    return lambda: open_state(directory, StateConfig(working_set=working_set), OPTIONS)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def state(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CrawlState]:
+    opened = MemoryCrawlState() if request.param == "memory" else sqlite_opener(tmp_path)()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def reopen(tmp_path: Path) -> Opener:
+    return sqlite_opener(tmp_path)
+
+
+def item(path: str, origin: str = A, **fields: object) -> QueuedUrl:
+    return QueuedUrl(f"{origin}/{path}", **fields)  # type: ignore[arg-type]
+
+
+def drain(state: CrawlState, origin: str) -> list[str]:
+    urls = []
+    while (queued := state.frontier.pop(origin)) is not None:
+        state.frontier.done(queued)
+        urls.append(queued.url)
+    return urls
+
+
+# --- Frontier ------------------------------------------------------------------------------------
+
+
+def test_urls_of_one_origin_come_out_in_order_past_the_working_set(state: CrawlState) -> None:
+    for n in range(10):
+        state.frontier.push(A, item(str(n)))
+    assert state.frontier.pending(A) == 10
+    assert drain(state, A) == [f"{A}/{n}" for n in range(10)]
+
+
+def test_pushes_between_pops_keep_their_order(state: CrawlState) -> None:
+    frontier = state.frontier
+    expected = []
+    popped = []
+    for n in range(12):
+        frontier.push(A, item(str(n)))
+        expected.append(f"{A}/{n}")
+        if n % 3 == 2:
+            queued = frontier.pop(A)
+            assert queued is not None
+            popped.append(queued.url)
+            frontier.done(queued)
+    assert popped + drain(state, A) == expected
+
+
+def test_pop_leases_and_done_ends_the_lease(state: CrawlState) -> None:
+    frontier = state.frontier
+    frontier.push(A, item("1"))
+    frontier.push(A, item("2"))
+    first = frontier.pop(A)
+    assert first == item("1")
+    assert (len(frontier), frontier.pending(A), frontier.leased()) == (1, 1, 1)
+    frontier.done(first)
+    assert frontier.leased() == 0
+    with pytest.raises(ValueError, match="not leased"):
+        frontier.done(first)
+
+
+def test_a_leased_url_given_back_is_next_with_its_new_attempts(state: CrawlState) -> None:
+    frontier = state.frontier
+    for n in range(5):
+        frontier.push(A, item(str(n)))
+    first = frontier.pop(A)
+    assert first is not None
+    frontier.push_front(A, first.retried())
+    assert frontier.leased() == 0
+    again = frontier.pop(A)
+    assert again == item("0", attempts=1)
+    frontier.done(again)
+    assert drain(state, A) == [f"{A}/{n}" for n in range(1, 5)]
+
+
+def test_push_front_of_a_new_url_comes_out_next_even_when_the_rest_is_on_disk(
+    state: CrawlState,
+) -> None:
+    for n in range(8):
+        state.frontier.push(A, item(str(n)))
+    state.commit()
+    state.frontier.push_front(A, item("first"))
+    assert state.frontier.pending(A) == 9
+    assert drain(state, A) == [f"{A}/first"] + [f"{A}/{n}" for n in range(8)]
+
+
+def test_origins_are_kept_apart_and_an_emptied_one_disappears(state: CrawlState) -> None:
+    frontier = state.frontier
+    frontier.push(A, item("1"))
+    frontier.push(B, item("1", B))
+    frontier.push(A, item("2"))
+    assert (frontier.pending(A), frontier.pending(B), len(frontier)) == (2, 1, 3)
+    assert set(frontier.origins()) == {A, B}
+    assert drain(state, B) == [f"{B}/1"]
+    assert list(frontier.origins()) == [A]
+    assert frontier.pop(C) is None
+    assert frontier.pending(C) == 0
+
+
+ORIGINS = st.sampled_from([A, B, C])
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("push"), ORIGINS),
+        st.tuples(st.just("push_front"), ORIGINS),
+        st.tuples(st.just("pop"), ORIGINS),
+        st.tuples(st.just("done"), st.integers(0, 5)),
+        st.tuples(st.just("give back"), st.integers(0, 5)),
+        st.tuples(st.just("commit"), ORIGINS),
+    ),
+    max_size=50,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(OPERATIONS, st.sampled_from(["memory", "sqlite"]))
+def test_frontier_is_a_deque_per_origin_with_leases_and_loses_nothing(
+    operations: list[tuple[str, object]], kind: str
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        state = MemoryCrawlState() if kind == "memory" else sqlite_opener(Path(directory), 2)()
+        frontier = state.frontier
+        model: dict[str, deque[QueuedUrl]] = {}
+        leased: list[tuple[str, QueuedUrl]] = []
+        for number, (operation, argument) in enumerate(operations):
+            if operation in ("push", "push_front"):
+                origin = str(argument)
+                new = QueuedUrl(f"{origin}/{number}", depth=number % 3)
+                queue = model.setdefault(origin, deque())
+                if operation == "push":
+                    frontier.push(origin, new)
+                    queue.append(new)
+                else:
+                    frontier.push_front(origin, new)
+                    queue.appendleft(new)
+            elif operation == "pop":
+                origin = str(argument)
+                expected = model[origin].popleft() if model.get(origin) else None
+                assert frontier.pop(origin) == expected
+                if expected is not None:
+                    leased.append((origin, expected))
+            elif operation in ("done", "give back") and leased:
+                origin, queued = leased.pop(int(str(argument)) % len(leased))
+                if operation == "done":
+                    frontier.done(queued)
+                else:
+                    frontier.push_front(origin, queued.retried())
+                    model.setdefault(origin, deque()).appendleft(queued.retried())
+            elif operation == "commit":
+                state.commit()
+            assert len(frontier) == sum(len(queue) for queue in model.values())
+            assert frontier.leased() == len(leased)
+            assert set(frontier.origins()) == {key for key, queue in model.items() if queue}
+        for origin, queue in model.items():
+            assert [queued.url for queued in queue] == drain(state, origin)
+        state.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPERATIONS)
+def test_reopened_frontier_queues_what_was_queued_or_leased_pushes_in_order(
+    operations: list[tuple[str, object]],
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        opener = sqlite_opener(Path(directory), 2)
+        state = opener()
+        frontier = state.frontier
+        pushed: dict[str, list[str]] = {}
+        leased: list[QueuedUrl] = []
+        done: set[str] = set()
+        for number, (operation, argument) in enumerate(operations):
+            if operation in ("push", "push_front"):
+                origin = str(argument)
+                new = QueuedUrl(f"{origin}/{number}")
+                if operation == "push":
+                    frontier.push(origin, new)
+                    pushed.setdefault(origin, []).append(new.url)
+                else:
+                    frontier.push_front(origin, new)
+            elif operation == "pop":
+                queued = frontier.pop(str(argument))
+                if queued is not None:
+                    leased.append(queued)
+            elif operation == "done" and leased:
+                queued = leased.pop(int(str(argument)) % len(leased))
+                frontier.done(queued)
+                done.add(queued.url)
+        queued_before = {origin: frontier.pending(origin) for origin in (A, B, C)}
+        leased_by_origin = {origin: 0 for origin in (A, B, C)}
+        for queued in leased:
+            leased_by_origin[queued.url.rsplit("/", 1)[0]] += 1
+        state.close()  # commits; the leases were never ended
+        state = opener()
+        for origin in (A, B, C):
+            assert (
+                state.frontier.pending(origin) == queued_before[origin] + leased_by_origin[origin]
+            )
+            urls = drain(state, origin)
+            assert not done & set(urls)
+            in_push_order = [url for url in urls if url in pushed.get(origin, [])]
+            assert in_push_order == [url for url in pushed.get(origin, []) if url not in done]
+        assert state.frontier.leased() == 0
+        state.close()
+
+
+def test_reopened_frontier_keeps_the_fields_and_the_given_back_attempts(reopen: Opener) -> None:
+    state = reopen()
+    hop = QueuedUrl(f"{A}/c", 2, (f"{A}/a", f"{A}/b"), 1, 301)
+    state.frontier.push(A, hop)
+    state.frontier.push(A, item("plain"))
+    popped = state.frontier.pop(A)
+    assert popped == hop
+    state.frontier.push_front(A, popped.retried())
+    state.close()
+    state = reopen()
+    state.frontier.push_front(A, item("new first"))  # nothing of A is in memory yet
+    assert state.frontier.pop(A) == item("new first")
+    assert state.frontier.pop(A) == QueuedUrl(f"{A}/c", 2, (f"{A}/a", f"{A}/b"), 2, 301)
+    assert state.frontier.pop(A) == item("plain")
+    state.close()
+
+
+# --- SeenSet -------------------------------------------------------------------------------------
+
+
+def test_seen_set_admits_each_url_once(state: CrawlState) -> None:
+    seen = state.seen
+    assert seen.add(f"{A}/x") is True
+    assert seen.add(f"{A}/x") is False
+    state.commit()
+    assert seen.add(f"{A}/x") is False
+    assert seen.add(f"{A}/y") is True
+    assert f"{A}/x" in seen and f"{A}/y" in seen and f"{A}/z" not in seen
+    assert len(seen) == 2
+
+
+def test_seen_set_tells_apart_urls_with_the_same_hash(reopen: Opener) -> None:
+    # Two URLs with one CRC-32 (1931101371): the set compares the URLs themselves.
+    first, second = "http://a.test/29685295", "http://a.test/32060020"
+    state = reopen()
+    assert state.seen.add(first)
+    state.commit()
+    assert second not in state.seen
+    assert state.seen.add(second)
+    state.close()
+    state = reopen()
+    assert first in state.seen and second in state.seen and len(state.seen) == 2
+    assert not state.seen.add(second)
+    state.close()
+
+
+# --- robots.txt, host timing, the run -------------------------------------------------------------
+
+ROBOTS_BODY = (
+    b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private\r\nCrawl-delay: 2.5\r\n"
+    b"Visit-time: 0600-0845\r\nRequest-rate: 1/5 1000-1200\r\n# \xff\xfe not UTF-8\r\n"
+)
+
+
+def robots_entries() -> list[RobotsEntry]:
+    parsed = RobotsTxt.parse(ROBOTS_BODY)
+    return [
+        RobotsEntry(A, parsed, 100.0, 86_500.0, "status 200", hops=(f"{A}/robots.txt",)),
+        RobotsEntry(B, RobotsTxt.allow_all("status 404: unavailable"), 1.0, 2.0, "status 404"),
+        RobotsEntry(C, RobotsTxt.disallow_all("status 503"), 3.0, 63.0, "status 503", True, 2),
+        RobotsEntry("http://d.test", parsed, 5.0, 70.0, "timeout; using the copy", True, 1, True),
+    ]
+
+
+def test_robots_entries_come_back_answering_alike(state: CrawlState, reopen: Opener) -> None:
+    for entry in robots_entries():
+        state.robots.put(entry)
+    if state.durable:
+        state.close()
+        state = reopen()
+    for entry in robots_entries():
+        back = state.robots.get(entry.origin)
+        assert back is not None
+        assert (back.fetched_at, back.expires_at, back.reason) == (
+            entry.fetched_at,
+            entry.expires_at,
+            entry.reason,
+        )
+        assert (back.unreachable, back.failures, back.stale, back.hops) == (
+            entry.unreachable,
+            entry.failures,
+            entry.stale,
+            entry.hops,
+        )
+        for path in ("/", "/private/x", "/robots.txt"):
+            assert back.robots.can_fetch(path, "PoliteBot") == entry.robots.can_fetch(
+                path, "PoliteBot"
+            )
+            assert back.robots.explain(path, "x").message == entry.robots.explain(path, "x").message
+        assert back.robots.crawl_delay("PoliteBot") == entry.robots.crawl_delay("PoliteBot")
+        assert back.robots.visit_time("PoliteBot") == entry.robots.visit_time("PoliteBot")
+        assert back.robots.request_rates("x") == entry.robots.request_rates("x")
+    assert state.robots.get("http://unknown.test") is None
+    assert {entry.origin for entry in state.robots} == {e.origin for e in robots_entries()}
+    state.close()
+
+
+def test_host_timing_comes_back_as_put_with_nothing_in_flight(
+    state: CrawlState, reopen: Opener
+) -> None:
+    rules = HostRules(
+        2.5,
+        (RequestRate(1, 5.0, TimeWindow(36_000, 43_200)), RequestRate(10, 60.0)),
+        (TimeWindow(79_200, 14_400),),
+    )
+    timing = HostTiming(A, rules, 10.5, 20.0, 2, 7, 9.0, 9.5, 0.75, 3)
+    state.timings.put(HostTiming(B))
+    state.timings.put(timing)
+    timing.in_flight = 1
+    timing.requests += 1  # changed in place after the put, then put again
+    state.timings.put(timing)
+    if state.durable:
+        state.close()
+        state = reopen()
+    back = state.timings.get(A)
+    assert back is not None
+    assert back.in_flight == (0 if state.durable else 1)
+    back.in_flight = timing.in_flight
+    assert back == timing
+    assert state.timings.get(B) == HostTiming(B)
+    assert state.timings.get(C) is None
+    assert {t.origin for t in state.timings} == {A, B}
+    state.close()
+
+
+def test_the_run_record_keeps_seeds_figures_deferrals_and_how_it_ended(reopen: Opener) -> None:
+    state = reopen()
+    run = state.run
+    assert (run.runs(), run.clean(), run.stats(), run.deferred(), run.seeds()) == (
+        0,
+        True,
+        None,
+        (),
+        (),
+    )
+    run.begin_run()
+    run.add_seeds([f"{A}/", f"{B}/"])
+    stats = CrawlStats(started_at=1000.0, elapsed=12.5, pages=7, requests=9, bytes=1234)
+    stats.statuses[200] += 6
+    stats.statuses[404] += 1
+    stats.skips["disallowed by robots.txt"] += 2
+    stats.errors["timeout"] += 1
+    stats.page_rules["indexed"] += 5
+    stats.queued = 99  # live: not kept
+    run.save_stats(stats)
+    waiting = (DeferredHost(C, 5000.0, 3, "outside its Visit-time (06:00-08:45 UTC)"),)
+    run.save_deferred(waiting)
+    state.commit()
+    state.close()  # closing commits; a run not ended is not clean
+    state = reopen()
+    run = state.run
+    assert (run.runs(), run.clean()) == (1, False)
+    run.add_seeds([f"{B}/", f"{C}/"])
+    assert run.seeds() == (f"{A}/", f"{B}/", f"{C}/")
+    back = run.stats()
+    assert back is not None
+    stats.queued = 0
+    assert back == stats
+    assert run.deferred() == waiting
+    run.begin_run()
+    run.end_run()
+    state.close()
+    state = reopen()
+    assert (state.run.runs(), state.run.clean()) == (2, True)
+    assert state.run.seeds() == (f"{A}/", f"{B}/", f"{C}/")
+    state.close()
+
+
+# --- durability ----------------------------------------------------------------------------------
+
+KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from crawler.config import StateConfig
+from crawler.frontier import QueuedUrl
+from crawler.robots import RobotsOptions
+from crawler.state import open_state
+
+state = open_state(Path(sys.argv[1]), StateConfig(working_set=2), RobotsOptions())
+for n in range(5):
+    url = f"http://a.test/{n}"
+    state.seen.add(url)
+    state.frontier.push("http://a.test", QueuedUrl(url))
+first = state.frontier.pop("http://a.test")
+state.commit()
+state.frontier.done(first)  # not committed: lost with the process
+for n in range(5, 5000):  # past the write buffer: written, never committed
+    url = f"http://a.test/{n}"
+    state.seen.add(url)
+    state.frontier.push("http://a.test", QueuedUrl(url))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_kill_loses_exactly_what_was_not_committed(tmp_path: Path, reopen: Opener) -> None:
+    killed = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(KILLED_WRITER), str(tmp_path)], check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    state = reopen()
+    assert len(state.seen) == 5 and len(state.frontier) == 5 and state.frontier.leased() == 0
+    assert drain(state, A) == [f"{A}/{n}" for n in range(5)]
+    state.close()
+
+
+def test_a_file_that_is_not_a_state_is_refused_naming_it(tmp_path: Path, reopen: Opener) -> None:
+    (tmp_path / STATE_NAME).write_bytes(b"this is not a database, just text" * 100)
+    with pytest.raises(StateError, match=f"{tmp_path / STATE_NAME} is not a crawl state"):
+        reopen()
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path, reopen: Opener) -> None:
+    reopen().close()
+    connection = sqlite3.connect(tmp_path / STATE_NAME)
+    connection.execute("PRAGMA user_version = 99")
+    connection.close()
+    with pytest.raises(StateError, match="schema version 99; this crawler reads version 1"):
+        reopen()
+
+
+def test_state_files_lists_what_exists(tmp_path: Path, reopen: Opener) -> None:
+    assert state_files(tmp_path) == []
+    state = reopen()
+    assert tmp_path / STATE_NAME in state_files(tmp_path)
+    state.close()
+
+
+# --- the lock ------------------------------------------------------------------------------------
+
+
+def test_a_second_lock_on_a_directory_is_refused_until_the_first_is_released(
+    tmp_path: Path,
+) -> None:
+    with DataDirLock(tmp_path / "data") as held:
+        assert held.held
+        with pytest.raises(StateError) as refused:
+            DataDirLock(tmp_path / "data")
+        message = str(refused.value)
+        assert f"data directory {tmp_path / 'data'} is in use by another crawl" in message
+        assert f"(process {os.getpid()})" in message
+    assert not held.held
+    DataDirLock(tmp_path / "data").release()
+
+
+def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from crawler.state import DataDirLock; "
+            "lock = DataDirLock(Path(sys.argv[1])); print('held', flush=True); time.sleep(60)",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with pytest.raises(StateError, match=f"process {holder.pid}"):
+        DataDirLock(tmp_path)
+    holder.kill()
+    holder.wait()
+    DataDirLock(tmp_path).release()
