@@ -696,9 +696,53 @@ plain_href_char(unsigned char c)
            || (c != 0 && strchr("-._~!&'()+,;=:@/?[]*$", c) != NULL);
 }
 
-/* LinkResolver's short path, for the hrefs that need only joining: `/a/b.html`, `b/c.html?x=1`,
- * with any fragment dropped. NULL without an exception for every other href (absolute URLs,
- * dot segments, `//host`, `?q`, schemes, anything to encode): LinkResolver itself takes those. */
+/* Whether `url` (no fragment, plain characters) is in normal form as crawler.urls.normalize_url
+ * sees at once (its _NORMAL_URL): `http(s)://` a lower-case host, a port other than the
+ * scheme's own, then a path. Dot segments are checked by the caller. */
+static bool
+already_normal(const char *url, Py_ssize_t length)
+{
+    Py_ssize_t at;
+    const char *default_port;
+    if (length >= 7 && memcmp(url, "http://", 7) == 0) {
+        at = 7;
+        default_port = "80";
+    }
+    else if (length >= 8 && memcmp(url, "https://", 8) == 0) {
+        at = 8;
+        default_port = "443";
+    }
+    else {
+        return false;
+    }
+    Py_ssize_t host = at;
+    while (at < length && ((url[at] >= 'a' && url[at] <= 'z') || (url[at] >= '0' && url[at] <= '9')
+                           || url[at] == '-' || url[at] == '.')) {
+        at++;
+    }
+    if (at == host || url[at - 1] == '.') {
+        return false;
+    }
+    if (at < length && url[at] == ':') {
+        Py_ssize_t port = ++at;
+        long value = 0;
+        while (at < length && url[at] >= '0' && url[at] <= '9' && at - port < 6) {
+            value = value * 10 + (url[at] - '0');
+            at++;
+        }
+        size_t digits = (size_t) (at - port);
+        if (digits == 0 || digits > 5 || url[port] == '0' || value > 65535
+            || (digits == strlen(default_port) && memcmp(url + port, default_port, digits) == 0)) {
+            return false;
+        }
+    }
+    return at < length && url[at] == '/';
+}
+
+/* LinkResolver's short path, for the hrefs that need only joining (`/a/b.html`, `b/c.html?x=1`)
+ * or that are already normal (`https://host/a`), with any fragment dropped. NULL without an
+ * exception for every other href (dot segments, `//host`, `?q`, other schemes, upper case in a
+ * scheme or host, anything to encode): LinkResolver itself takes those. */
 static PyObject *
 join_href(PyObject *href, const char *origin, Py_ssize_t origin_length, const char *directory,
           Py_ssize_t directory_length)
@@ -715,14 +759,23 @@ join_href(PyObject *href, const char *origin, Py_ssize_t origin_length, const ch
     if (length == 0 || data[length - 1] == '?' || data[0] == '?') {
         return NULL;
     }
+    bool colon = false;
     for (Py_ssize_t i = 0; i < length; i++) {
-        if (!plain_href_char((unsigned char) data[i]) || data[i] == ':') {
-            return NULL; /* `:`: a scheme, or a path LinkResolver checks for one */
+        if (!plain_href_char((unsigned char) data[i])) {
+            return NULL;
         }
+        colon |= data[i] == ':';
     }
     const char *prefix = directory;
     Py_ssize_t prefix_length = directory_length;
-    if (data[0] == '/') {
+    if (colon) {
+        /* A scheme, or a relative path LinkResolver checks for one. */
+        if (!already_normal(data, length)) {
+            return NULL;
+        }
+        origin_length = prefix_length = 0;
+    }
+    else if (data[0] == '/') {
         if (length > 1 && data[1] == '/') {
             return NULL;
         }

@@ -10,6 +10,7 @@ ignored.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 
 __all__ = ["PRESCAN_BYTES", "sniff_encoding"]
@@ -34,6 +35,7 @@ _SUPERSETS = {
 }
 
 
+@functools.lru_cache(maxsize=256)  # a crawl meets a handful of labels, once per page each
 def _codec(label: str) -> str | None:
     try:
         info = codecs.lookup(label.strip().strip("\"'"))

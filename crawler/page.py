@@ -24,13 +24,13 @@ Text is what a reader without scripts sees in the body: no script, style, templa
 noembed or noframes content, nothing inside a noindex section. The encoding is sniffed by
 crawler/charset.py; bytes that do not decode become U+FFFD.
 
-How it stays one parse: one traversal of the tree's elements and comments finds the links, the
-META tags, the title and the section markers. A section is then a stretch of the tree (the
-subtrees between its two marker comments): a noindex stretch is cut from the tree before the text
-is read in one C call; a nofollow stretch marks the links in it. The one exception is the element
-form of Yandex's `<noindex>`: the parser nests it as an element (and closes it early, e.g. at the
-end of a `<p>` it sits in), while Yandex reads its tags as markers in the source. A page that has
-one (rare) has those tags turned into the comment form in its source and is parsed again.
+How it stays one parse: one walk over the tree (crawler/pagewalk.py, in C where it is built)
+finds the links, the META tags, the title and the section markers, and reads the text each
+section leaves indexable. The element form of Yandex's `<noindex>` is the one thing the tree
+cannot show: the parser nests it as an element (and closes it early, e.g. at the end of a `<p>` it
+sits in), while Yandex reads its tags as markers in the source. A page whose source has one
+(rare) has those tags turned into the comment form before it is parsed; one the byte check misses
+(`<NoIndex>`) is found by the walk and parsed a second time.
 """
 
 from __future__ import annotations
@@ -126,8 +126,14 @@ def read_page(
     source: bytes | str = (
         body[bom:] if encoding == "utf-8" else body[bom:].decode(encoding, "replace")
     )
+    # Yandex's <noindex> element is read as markers in the source: a page that shows the tag is
+    # rewritten before its one parse; one that hides it (`<NoIndex>`) is found by the walk and
+    # parsed again.
+    rewritten = b"<noindex" in source if isinstance(source, bytes) else "<noindex" in source
+    if rewritten:
+        source = yandex_tags_as_comments(source)
     facts = walk(LexborHTMLParser(source))
-    if facts.yandex_elements:
+    if facts.yandex_elements and not rewritten:
         facts = walk(LexborHTMLParser(yandex_tags_as_comments(source)))
 
     token = rules.token.lower()

@@ -24,7 +24,7 @@ What both read, in document order:
 - the body's text outside noindex sections (selectolax's `text(separator=" ", strip=True,
   skip_empty=True)`), and the text inside nosnippet sections apart;
 - the number of sections opened, and whether Yandex's `<noindex>` element occurs (the caller
-  rewrites those and parses again).
+  rewrites its tags in the source as comments, and parses that).
 """
 
 from __future__ import annotations
