@@ -1,12 +1,14 @@
 """`crawl`: the command line. Parses arguments, runs, maps outcomes to exit status.
 
-    crawl SEEDS [-c CONFIG.yaml] [--data DIR] [-s key=value ...]
+    crawl SEEDS [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
     crawl robots FILE URL... [--agent TOKEN] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--json]
     crawl export [--data DIR] [--format jsonl] [-o FILE]
 
-Exit status: 0 success, 2 bad input (arguments, files, config, seeds, search queries) or output
-that cannot be written, 130 interrupted.
+Exit status: 0 success, 2 bad input (arguments, files, config, seeds, search queries), output
+that cannot be written, or a data directory another crawl is using; 130 stopped by SIGINT
+(Ctrl-C), 143 stopped by SIGTERM (128 + the signal's number, as a shell reports a process the
+signal killed, so a supervisor tells a stop it asked for from an interrupt).
 """
 
 from __future__ import annotations
@@ -26,25 +28,36 @@ from pathlib import Path
 
 from crawler.config import Config, load_config
 from crawler.crawl import Crawler
-from crawler.errors import ConfigError, CrawlerError, OutputError
+from crawler.errors import ConfigError, CrawlerError, OutputError, StateError
 from crawler.index import EXPORT_FORMATS, export_pages, find_index, search
-from crawler.report import Progress, summary
+from crawler.report import Progress, resume_note, summary
 from crawler.robots import RobotsTxt
 from crawler.seeds import Seeds, read_seeds
+from crawler.state import (
+    STATE_NAME,
+    CrawlState,
+    DataDirLock,
+    MemoryCrawlState,
+    open_state,
+    state_files,
+)
 from crawler.store import output_files
 from crawler.tuning import tune_allocator
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 DESCRIPTION = """\
 crawl: a polite web crawler.
 
-  crawl SEEDS [-c CONFIG.yaml] [--data DIR] [-s key=value ...]
+  crawl SEEDS [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
 
 crawls from the URLs in SEEDS (one per line; blank lines and # comments allowed), obeying each
-origin's robots.txt and its Crawl-delay, Request-rate and Visit-time, and writes DIR/pages.jsonl.
+origin's robots.txt and its Crawl-delay, Request-rate and Visit-time, and writes DIR/index.sqlite
+(or DIR/pages.jsonl). The crawl state lives in DIR/state.sqlite: run the same command again after
+a stop, a kill or a reboot and the crawl resumes where it was; --fresh starts over.
 Every config key (config/crawler.yaml documents them) can be set with -s, e.g.
 -s politeness.min_delay=2 -s limits.max_pages=1000.
 
@@ -76,6 +89,11 @@ def _crawl_parser() -> argparse.ArgumentParser:
     parser.add_argument("seeds", type=Path, metavar="SEEDS", help="file of seed URLs")
     parser.add_argument(
         "--data", type=Path, metavar="DIR", help="data directory (default: output.data_dir)"
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start over: delete the crawl state and output in DIR (it says which first)",
     )
     _add_config_options(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="log every retry and wait")
@@ -263,20 +281,64 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path) -> int:
-    interrupted = False
-    async with Crawler(config, data_dir=data_dir) as crawler:
+async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool) -> int:
+    with DataDirLock(data_dir):
+        if fresh:
+            _start_over(data_dir)
+        state: CrawlState = (
+            open_state(data_dir, config.state, config.robots.options())
+            if config.state.durable
+            else MemoryCrawlState()
+        )
+        try:
+            note = resume_note(data_dir, state, seeds.urls)
+            if note is not None:
+                print(f"crawl: {note}", file=sys.stderr)
+            return await _crawl_state(config, seeds, data_dir, state)
+        finally:
+            state.close()
+
+
+def _start_over(data_dir: Path) -> None:
+    """--fresh: say what goes, then delete it (the caller holds the directory's lock)."""
+    outputs = [
+        sibling
+        for path in output_files(data_dir, "both")
+        for sibling in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+        )
+    ]
+    doomed = state_files(data_dir) + [path for path in outputs if path.exists()]
+    if not doomed:
+        print(f"crawl: --fresh: starting over in {data_dir} (nothing to delete)", file=sys.stderr)
+        return
+    names = ", ".join(path.name for path in doomed)
+    print(f"crawl: --fresh: starting over in {data_dir}; deleting {names}", file=sys.stderr)
+    for path in doomed:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as error:
+            raise StateError(f"--fresh: cannot delete {path}: {error.strerror}") from error
+
+
+async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: CrawlState) -> int:
+    signalled: int | None = None
+    async with Crawler(config, data_dir=data_dir, state=state) as crawler:
         loop = asyncio.get_running_loop()
         main_task = asyncio.current_task()
 
         def on_signal(number: int) -> None:
-            nonlocal interrupted
-            if crawler.stats.outcome == "stopped" and main_task is not None:
+            nonlocal signalled
+            if signalled is not None and main_task is not None:
                 main_task.cancel()  # a second signal: do not wait for requests in flight
                 return
-            interrupted = interrupted or number == signal.SIGINT
+            signalled = number
             print(
-                "\ncrawl: stopping; requests in flight finish (again to stop now)", file=sys.stderr
+                "\ncrawl: stopping; requests in flight finish or go back to the queue "
+                "(again to stop now)",
+                file=sys.stderr,
             )
             crawler.stop()
 
@@ -289,24 +351,32 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path) -> int:
             async for _ in crawler.crawl(seeds.urls):
                 pass
         except asyncio.CancelledError:
-            interrupted = True
+            if signalled is None:
+                raise
         finally:
             ticker.cancel()
             progress.clear()
             for number in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(number)
+        outputs = output_files(data_dir, config.output.format)
+        if state.durable:
+            outputs.append(data_dir / STATE_NAME)
         print(
             summary(
                 crawler.stats,
                 crawler.host_reports(),
                 crawler.deferred,
                 max_wait=config.politeness.max_wait,
-                outputs=output_files(data_dir, config.output.format),
+                outputs=outputs,
                 problems=len(seeds.problems),
             )
         )
-    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+        if state.durable and (crawler.stats.queued or crawler.deferred):
+            print("resume: the same command goes on from here (--fresh starts over)")
+    if signalled == signal.SIGINT:
+        return EXIT_INTERRUPTED
+    return EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_OK
 
 
 def _crawl(argv: Sequence[str]) -> int:
@@ -322,7 +392,7 @@ def _crawl(argv: Sequence[str]) -> int:
         print(f"crawl: {problem}", file=sys.stderr)
     data_dir = args.data if args.data is not None else Path(config.output.data_dir)
     tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler/tuning.py)
-    return asyncio.run(_run_crawl(config, seeds, data_dir))
+    return asyncio.run(_run_crawl(config, seeds, data_dir, fresh=args.fresh))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

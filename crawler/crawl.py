@@ -17,8 +17,14 @@ How the crawl runs:
   a redirect hop queued like any other URL (so robots.txt, scope and politeness apply to it), or a
   page record with the links it queued.
 - Skips are values: counted in `stats.skips` by reason and written to the sinks with their detail.
-- `stop()` ends the crawl gracefully: nothing new starts, requests in flight finish. Cancelling
-  the crawl returns in-flight URLs to the frontier. Nothing queued is lost either way.
+- `stop()` ends the crawl gracefully: nothing new starts, requests in flight get
+  `state.stop_grace` seconds to finish, then are cancelled. Cancelling the crawl returns in-flight
+  URLs to the frontier. Nothing queued is lost either way.
+- The crawl state (crawler/state) holds the frontier, the seen set, robots.txt entries, host
+  timing and the run record. With a data directory it is durable by default: DIR/state.sqlite,
+  locked for the crawl's lifetime, committed by the `Checkpointer` (crawler/checkpoint.py). A crawl
+  on a state left by an earlier run resumes it: its figures, seeds and scope, and its hosts with
+  URLs queued, each host's timing as that run left it (`Politeness.resumed`).
 """
 
 from __future__ import annotations
@@ -32,23 +38,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from crawler.checkpoint import Checkpointer
 from crawler.config import Config
 from crawler.errors import OutputError
 from crawler.fetch import Fetcher, FetchFailure, Response, is_html
-from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, QueuedUrl, SeenSet
+from crawler.frontier import QueuedUrl
 from crawler.hosts import Host, Slot, deferral_reason, host_report
 from crawler.page import Page, PageRules, read_page
-from crawler.politeness import (
-    HostRules,
-    HostSchedule,
-    HostTiming,
-    HostTimingStore,
-    MemoryHostTimingStore,
-    Politeness,
-    parse_retry_after,
-)
+from crawler.politeness import HostRules, HostSchedule, HostTiming, Politeness, parse_retry_after
 from crawler.records import PageRecord, Skip, record_of
-from crawler.robots_cache import RobotsCache, RobotsEntry, RobotsStore
+from crawler.robots_cache import RobotsCache, RobotsEntry
+from crawler.state import CrawlState, DataDirLock, MemoryCrawlState, open_state
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 from crawler.store import PageSink, open_sinks
 from crawler.urls import InvalidUrlError, Scope, normalize_url, origin_of, resolve_url
@@ -72,31 +72,25 @@ class Crawler:
         *,
         data_dir: Path | None = None,
         sinks: Sequence[PageSink] | None = None,
-        frontier: Frontier | None = None,
-        seen: SeenSet | None = None,
-        robots_store: RobotsStore | None = None,
-        host_timing: HostTimingStore | None = None,
+        state: CrawlState | None = None,
         start_time: float | None = None,
     ) -> None:
         """`sinks` default to those `config.output.format` names in `data_dir` when one is given
-        (the full-text index, JSONL files or both), else none. The four stores default to
-        memory. `start_time` sets the epoch the crawl's clock starts from (the default is now),
-        for Visit-time windows."""
+        (the full-text index, JSONL files or both), else none. `state` defaults to the state in
+        `data_dir` (DIR/state.sqlite, unless `state.durable` is false), opened on entry, with the
+        directory locked until exit; without a data directory, to memory. A `state` given is
+        the caller's to lock and close. `start_time` sets the epoch the crawl's clock starts from
+        (the default is now), for Visit-time windows."""
         self._config = config
         self._token = config.product_token
         self._page_rules = PageRules(self._token, config.page.follow_rel_nofollow)
         self._politeness = Politeness(config.politeness)
         self._sinks: list[PageSink] = list(sinks) if sinks is not None else []
         self._data_dir = data_dir
-        self._frontier: Frontier = frontier if frontier is not None else MemoryFrontier()
-        self._seen: SeenSet = seen if seen is not None else MemorySeenSet()
-        self._timings: HostTimingStore = (
-            host_timing if host_timing is not None else MemoryHostTimingStore()
-        )
+        self._given_state = state
+        self._lock: DataDirLock | None = None
+        self._bind(state if state is not None else MemoryCrawlState())
         self._fetcher = Fetcher(config.fetch, config.user_agent, connections=config.concurrency + 8)
-        self._robots = RobotsCache(
-            config.robots, self._get_robots, store=robots_store, clock=self._now
-        )
         self._start_time = start_time
         self._epoch0 = 0.0
         self._loop0 = 0.0
@@ -108,23 +102,61 @@ class Crawler:
         self._wake = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
+        self._grace: asyncio.TimerHandle | None = None
         self._stopping = False
         self._page_starts = 0
+        self._elapsed_before = 0.0
+        self._ended_cleanly = False
         self._results: asyncio.Queue[PageRecord | None] = asyncio.Queue()
         self._deferred: list[DeferredHost] = []
-        self._last_flush = 0.0
         self._open = False
         self._running = False
         self.stats = CrawlStats()
 
+    def _bind(self, state: CrawlState) -> None:
+        self._state = state
+        self._frontier = state.frontier
+        self._seen = state.seen
+        self._timings = state.timings
+        self._robots = RobotsCache(
+            self._config.robots, self._get_robots, store=state.robots, clock=self._now
+        )
+        self._checkpoints = Checkpointer(state, self._sinks, self._config.state.commit_interval)
+
+    @property
+    def state(self) -> CrawlState:
+        """The frontier, seen set, robots.txt entries, host timing and run record (open once the
+        crawler is entered)."""
+        return self._state
+
     # --- lifetime --------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Crawler:
-        await self._fetcher.open()
-        if self._data_dir is not None and not self._sinks:
-            self._sinks.extend(open_sinks(self._data_dir, self._config.output.format))
+        directory = self._data_dir
+        try:
+            if self._given_state is None and directory is not None:
+                self._lock = DataDirLock(directory)
+                if self._config.state.durable:
+                    options = self._config.robots.options()
+                    self._bind(open_state(directory, self._config.state, options))
+            if directory is not None and not self._sinks:
+                self._sinks.extend(open_sinks(directory, self._config.output.format))
+            await self._fetcher.open()
+        except BaseException:
+            self._let_go()
+            raise
+        self._restore_stats()
         self._open = True
         return self
+
+    def _let_go(self) -> None:
+        """Close the state and release the lock if they are this crawler's own."""
+        try:
+            if self._given_state is None:
+                self._state.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     async def __aexit__(
         self,
@@ -133,24 +165,39 @@ class Crawler:
         traceback: TracebackType | None,
     ) -> None:
         self._open = False
-        await self._fetcher.close()
         failure: OutputError | None = None
-        for sink in self._sinks:
-            # Every sink gets closed, even after one fails; the first failure is raised after.
-            # The index's close waits for its writer thread to commit the last batch.
-            try:
-                await asyncio.to_thread(sink.close)
-            except OutputError as closing:
-                failure = failure or closing
+        try:
+            await self._fetcher.close()
+            for sink in self._sinks:
+                # Every sink gets closed, even after one fails; the first failure is raised after.
+                # The index's close waits for its writer thread to commit the last batch.
+                try:
+                    await asyncio.to_thread(sink.close)
+                except OutputError as closing:
+                    failure = failure or closing
+            if self._loop is not None:  # a run began
+                # What the sinks stored is settled; a URL whose record they lost stays queued.
+                self._checkpoints.close(self.stats, self._deferred, clean=self._ended_cleanly)
+        finally:
+            self._let_go()
         if failure is not None and error is None:
             raise failure
 
     def stop(self) -> None:
-        """Stop gracefully: start nothing new; requests in flight finish; queued URLs stay."""
+        """Stop gracefully: start nothing new; requests in flight get `state.stop_grace` seconds
+        to finish, then are cancelled and their URLs go back to the queue; queued URLs stay."""
         self._stopping = True
         if self.stats.outcome == "running":
             self.stats.outcome = "stopped"
+        if self._loop is not None and self._grace is None and self._running:
+            self._grace = self._loop.call_later(
+                self._config.state.stop_grace, self._cancel_in_flight
+            )
         self._wake.set()
+
+    def _cancel_in_flight(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
 
     @property
     def deferred(self) -> tuple[DeferredHost, ...]:
@@ -178,7 +225,13 @@ class Crawler:
         self._loop = asyncio.get_running_loop()
         self._loop0 = self._loop.time()
         self._epoch0 = self._start_time if self._start_time is not None else time.time()
-        self.stats.started_at = self._epoch0
+        if self._state.run.stats() is None:
+            self.stats.started_at = self._epoch0
+        self._state.run.begin_run()
+        self.stats.runs = self._state.run.runs()
+        self._state.commit()  # from here on, a kill counts as a kill (RunStore.clean)
+        self._checkpoints.next_at = self._epoch0 + self._config.state.commit_interval
+        self._resume_hosts()
         self._add_seeds(seeds)
         runner = asyncio.create_task(self._run())
         try:
@@ -196,6 +249,28 @@ class Crawler:
                     await runner
             self._running = False
 
+    def _restore_stats(self) -> None:
+        """The figures of the runs before, in place (a progress display may hold `stats`)."""
+        saved = self._state.run.stats()
+        if saved is None:
+            return
+        stats = self.stats
+        for name in ("started_at", "pages", "requests", "robots_fetches", "bytes", "retries"):
+            setattr(stats, name, getattr(saved, name))
+        stats.statuses = saved.statuses.copy()
+        stats.errors = saved.errors.copy()
+        stats.skips = saved.skips.copy()
+        stats.page_rules = saved.page_rules.copy()
+        stats.elapsed = self._elapsed_before = saved.elapsed
+        stats.queued = len(self._frontier)
+        self._page_starts = saved.pages
+
+    def _resume_hosts(self) -> None:
+        """Schedule every origin the state holds URLs of."""
+        for origin in self._frontier.origins():
+            if origin not in self._hosts:
+                self._reschedule(self._new_host(origin), self._epoch0)
+
     def _add_seeds(self, seeds: Iterable[str]) -> None:
         normal: list[str] = []
         for seed in seeds:
@@ -203,9 +278,11 @@ class Crawler:
                 normal.append(normalize_url(seed))
             except InvalidUrlError as error:
                 self._skip(Skip(seed, "invalid seed", error.reason))
+        run = self._state.run
+        run.add_seeds(normal)  # the seeds of every run set the scope; each is queued once
         scope = self._config.scope
         self._scope = Scope.for_seeds(
-            tuple(normal),
+            run.seeds(),
             seed_hosts=scope.seed_hosts,
             include_subdomains=scope.include_subdomains,
             allow_domains=scope.allow_domains,
@@ -223,6 +300,7 @@ class Crawler:
                 if not self._stopping:
                     self._launch_due(now)
                 self._update_stats(now)
+                self._checkpoints.tick(now, self.stats)
                 if not self._tasks:
                     if self._stopping:
                         break
@@ -236,24 +314,31 @@ class Crawler:
                 self._arm_timer()
                 await self._wake.wait()
                 self._wake.clear()
-        except asyncio.CancelledError:
-            for task in list(self._tasks):
-                task.cancel()
+        except BaseException:
+            # Cancelled, or a sink or the state failed: every request in flight gives its URL
+            # back before the crawl ends.
+            self._cancel_in_flight()
             await asyncio.gather(*self._tasks, return_exceptions=True)
             raise
         finally:
-            if self._timer is not None:
-                self._timer.cancel()
+            for handle in (self._timer, self._grace):
+                if handle is not None:
+                    handle.cancel()
+            self._ended_cleanly = all(task.done() for task in self._tasks)
             self._update_stats(self._now())
             for sink in self._sinks:
                 sink.flush()
             self._results.put_nowait(None)
 
     def _arm_timer(self) -> None:
-        """One timer, for the earliest host, unless a request ending will wake us first anyway."""
+        """One timer, for the earliest host (unless a request ending will wake us first anyway)
+        or the next checkpoint, whichever comes first."""
         due = None
         if not self._stopping and len(self._tasks) < self._config.concurrency:
             due = self._schedule.next_due()
+        if self._tasks or not self._stopping:
+            checkpoint = self._checkpoints.next_at
+            due = checkpoint if due is None else min(due, checkpoint)
         if due == self._timer_at:
             return
         if self._timer is not None:
@@ -275,19 +360,29 @@ class Crawler:
             if limit is not None and self._page_starts >= limit:
                 self.stats.outcome = "page limit"
                 self._stopping = True
-                return
+                break
             origin = self._schedule.pop_due(now)
             if origin is None:
-                return
+                break
             self._launch_host(self._hosts[origin], now)
+        # The requests just launched run once this returns: what politeness must not forget is
+        # committed first.
+        self._checkpoints.before_requests()
 
     def _launch_host(self, host: Host, now: float) -> None:
         entry = self._robots.cached(host.origin, now)
         if entry is None:
             host.robots_busy = True
             slot = self._start(host, now)
+            self._checkpoints.robots_moved()
             self._watch(host, slot, self._robots_task(host, slot), None)
             return
+        if host.robots is None:
+            # Known from an earlier run: its rules apply as if just fetched.
+            host.robots = entry
+            self._robots_known(host, entry)
+            if host.retired is not None:
+                return
         host.robots = entry
         if entry.blocks:
             self._schedule.put(host.origin, max(entry.expires_at, now))
@@ -300,6 +395,7 @@ class Crawler:
                 return
             if not entry.robots.can_fetch(item.url, self._token):
                 self._disallowed(item, entry, now)
+                self._checkpoints.finished(item)
                 continue
             if not item.redirected_from and not item.attempts:
                 self._page_starts += 1
@@ -311,6 +407,7 @@ class Crawler:
 
     def _start(self, host: Host, now: float) -> Slot:
         self._politeness.on_start(host.timing, now)
+        self._timings.put(host.timing)
         self.stats.requests += 1
         return Slot(host, self._politeness)
 
@@ -347,9 +444,11 @@ class Crawler:
                 self._emit(
                     self._record(item, self._now(), None, error=f"internal error: {error!r}")
                 )
+                self._checkpoints.finished(item)
         finally:
             now = self._now()
             slot.release(now)
+            self._timings.put(host.timing)
             if item is None:
                 host.robots_busy = False
             self._reschedule(host, now)
@@ -386,7 +485,13 @@ class Crawler:
         timing = self._timings.get(origin)
         if timing is None:
             timing = HostTiming(origin)
-            self._timings.put(timing)
+        else:
+            # Left by an earlier run: a new run meets it here first.
+            known = self._robots.store.get(origin) is not None
+            self._politeness.resumed(
+                timing, self._epoch0, clean=self._state.run.clean(), rules_known=known
+            )
+        self._timings.put(timing)
         host = self._hosts[origin] = Host(timing)
         return host
 
@@ -411,6 +516,7 @@ class Crawler:
         entry = await self._robots.get(host.origin)
         now = self._now()
         slot.release(now)
+        self._checkpoints.robots_moved()
         host.robots_busy = False
         host.robots = entry
         self.stats.robots_fetches += 1
@@ -425,6 +531,12 @@ class Crawler:
                 entry.reason,
                 entry.expires_at - now,
             )
+            return
+        self._robots_known(host, entry)
+
+    def _robots_known(self, host: Host, entry: RobotsEntry) -> None:
+        """Apply the pace robots.txt asks for; retire the host if it asks too much."""
+        if entry.blocks:
             return
         rules = HostRules.from_robots(entry.robots, self._token)
         self._politeness.rules_changed(host.timing, rules)
@@ -445,6 +557,7 @@ class Crawler:
         host.retired = reason
         while (item := self._frontier.pop(host.origin)) is not None:
             self._skip(Skip(item.url, HOST_SKIPPED, reason))
+            self._checkpoints.finished(item)
 
     def _disallowed(self, item: QueuedUrl, entry: RobotsEntry, now: float | None) -> None:
         verdict = entry.robots.explain(item.url, self._token)
@@ -503,6 +616,7 @@ class Crawler:
         self._emit(
             self._record(item, started_at, None, status=status, error=f"{error} ({tries} tries)")
         )
+        self._checkpoints.finished(item)
 
     def _redirect(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
         location = answer.location or ""
@@ -526,6 +640,7 @@ class Crawler:
             stopped = f"redirect to {target}, a URL already seen"
         if stopped is not None:
             self._emit(self._record(item, started_at, answer, error=stopped))
+            self._checkpoints.finished(item)
             return
         self._seen.add(target)
         origin = origin_of(target)
@@ -540,8 +655,10 @@ class Crawler:
             and not entry.robots.can_fetch(target, self._token)
         ):
             self._disallowed(hop, entry, started_at)
+            self._checkpoints.finished(item)
             return
         self._frontier.push(origin, hop)
+        self._checkpoints.finished(item)  # its chain goes on as `hop`
         self._reschedule(host, None)
 
     def _page(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
@@ -560,6 +677,7 @@ class Crawler:
                 for link in page.links:
                     self._offer(link, depth)
         self._emit(self._record(item, started_at, answer, page=page))
+        self._checkpoints.finished(item)
 
     def _count_rules(self, page: Page) -> None:
         rules = self.stats.page_rules
@@ -603,23 +721,22 @@ class Crawler:
         self.stats.pages += 1
         for sink in self._sinks:
             sink.page(record)
+        self._checkpoints.handed()
         self._results.put_nowait(record)
 
     def _skip(self, skip: Skip) -> None:
         self.stats.skips[skip.reason] += 1
         for sink in self._sinks:
             sink.skip(skip)
+        self._checkpoints.handed()
 
     def _update_stats(self, now: float) -> None:
         stats = self.stats
-        stats.elapsed = now - self._epoch0
+        stats.elapsed = self._elapsed_before + (now - self._epoch0)
+        stats.updated_at = now
         stats.in_flight = len(self._tasks)
         stats.hosts_waiting = len(self._schedule)
         stats.queued = len(self._frontier)
-        if now - self._last_flush >= 1.0:
-            self._last_flush = now
-            for sink in self._sinks:
-                sink.flush()
 
     def _defer_all(self, now: float) -> None:
         self.stats.outcome = "deferred"

@@ -20,7 +20,8 @@ Writes stay off the event loop: `page()` and `skip()` only append to a list. A f
 `flush()`, hands the list to one writer thread, which owns the only write connection (WAL,
 synchronous=NORMAL) and commits each batch in one transaction. The hand-off queue is bounded, so
 a disk slower than the crawl blocks the crawl instead of growing memory. A writer error is kept and
-raised as OutputError from the next `flush()` or `close()`.
+raised as OutputError from the next `flush()` or `close()`. `stored` counts the records
+committed, so the crawl knows which URLs' pages are safe (crawler/state).
 
 Readers open the file read-only; WAL lets them search while a crawl writes.
 """
@@ -162,6 +163,11 @@ class IndexSink:
             self._writer.join()
             self._closed = True
             raise
+
+    @property
+    def stored(self) -> int:
+        """Records committed, in the order given (the writer thread counts them)."""
+        return self._written
 
     def page(self, record: PageRecord) -> None:
         self._add(record)

@@ -185,6 +185,23 @@ class Politeness:
         timing.backoff_until = max(timing.backoff_until, now + wait)
         return timing.backoff_until
 
+    def resumed(self, timing: HostTiming, start: float, *, clean: bool, rules_known: bool) -> None:
+        """A new run of the crawl, begun at `start`, meets the host's timing as the last run left
+        it. Nothing is in flight any more. After a clean end the timing is exact. After a kill,
+        the last run may have started requests its committed timing does not show, though none
+        after `start` (it had died before this run took over the data directory): the next start
+        waits a full interval from `start`, the longest one robots.txt could ask for when its
+        answer was lost. A host never asked needs no wait: a first request to a host (its
+        robots.txt) is committed before it starts."""
+        timing.in_flight = 0
+        if clean or timing.last_start is None:
+            return
+        if rules_known:
+            interval = self.interval(timing.rules, start)
+        else:
+            interval = max(self._config.min_delay, self._config.max_crawl_delay)
+        timing.next_start = max(timing.next_start, start + interval)
+
     def rules_changed(self, timing: HostTiming, rules: HostRules) -> None:
         """New robots.txt rules for the host: later starts follow them (earlier ones stand)."""
         timing.rules = rules

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 
-__all__ = ["Progress", "summary"]
+__all__ = ["Progress", "resume_note", "summary"]
 
 HOSTS_SHOWN = 20
 
@@ -71,9 +72,10 @@ def summary(
     problems: int = 0,
 ) -> str:
     """The end-of-crawl report, as text."""
-    now = stats.started_at + stats.elapsed
+    now = stats.updated_at or stats.started_at + stats.elapsed
+    runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
     lines = [
-        f"crawl {stats.outcome} after {stats.elapsed:.1f} s: {stats.pages} pages "
+        f"crawl {stats.outcome} after {stats.elapsed:.1f} s{runs}: {stats.pages} pages "
         f"({stats.pages_per_second:.1f}/s), {stats.requests} requests, "
         f"{stats.robots_fetches} robots.txt fetches, {stats.bytes / 1e6:.1f} MB, "
         f"{stats.retries} retries",
@@ -130,3 +132,38 @@ def summary(
     if outputs:
         lines.append("output: " + ", ".join(str(path) for path in outputs))
     return "\n".join(lines)
+
+
+def resume_note(directory: Path, state: CrawlState, seeds: Sequence[str]) -> str | None:
+    """What a crawl finds in a data directory an earlier run left: None for a new crawl."""
+    run = state.run
+    if not run.runs():
+        return None
+    saved = run.stats()
+    pages = saved.pages if saved is not None else 0
+    before = f"{pages} pages fetched in {run.runs()} runs before"
+    pending = len(state.frontier)
+    if pending:
+        hosts = sum(1 for _ in state.frontier.origins())
+        ended = "ended cleanly" if run.clean() else "did not end cleanly (killed?)"
+        note = (
+            f"resuming the crawl in {directory}: {pending} URLs pending on {hosts} hosts, "
+            f"{before}; the last run {ended}"
+        )
+    else:
+        note = (
+            f"the crawl in {directory} has nothing pending ({before}): only seeds it has not "
+            "seen are crawled (--fresh starts over)"
+        )
+    known = set(run.seeds())
+    new = sum(1 for url in seeds if url not in known)
+    if new:
+        note += f"; {new} of the seeds are new"
+    deferred = run.deferred()
+    if deferred:
+        first = min(deferred, key=lambda host: host.until)
+        note += (
+            f"\n  the last run left {len(deferred)} hosts deferred; the first, {first.origin}, "
+            f"until {_when(first.until, time.time())} ({first.reason})"
+        )
+    return note

@@ -13,9 +13,13 @@ class CrawlStats:
     """Live counters of one crawl; the crawler updates them as it goes."""
 
     started_at: float = 0.0
-    """Epoch seconds when the crawl began."""
+    """Epoch seconds when the crawl began (its first run, for a resumed crawl)."""
     elapsed: float = 0.0
-    """Seconds since the crawl began, as of the last update."""
+    """Seconds the crawl has run, as of the last update: the runs of a resumed crawl add up."""
+    updated_at: float = 0.0
+    """Epoch seconds of the last update."""
+    runs: int = 1
+    """Runs of the crawl, this one included: more than one once it has been resumed."""
     pages: int = 0
     """Page records produced: fetched URLs, after redirects."""
     requests: int = 0
@@ -27,10 +31,10 @@ class CrawlStats:
     errors: Counter[str] = field(default_factory=Counter)
     """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
     skips: Counter[str] = field(default_factory=Counter)
+    """URLs not fetched, by reason."""
     page_rules: Counter[str] = field(default_factory=Counter)
     """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
     and 'links not followed' (links held back by nofollow, sections or rel)."""
-    """URLs not fetched, by reason."""
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""

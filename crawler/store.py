@@ -5,8 +5,9 @@ files, or both.
 
 `JsonlSink` writes `pages.jsonl` (one object per fetched URL) and `skips.jsonl` (one per URL not
 fetched, with its reason) into the data directory. Files are appended to, never truncated, so an
-earlier run's output is not lost. Writes go through a buffer the crawl flushes at each progress
-tick and at the end; crash safety is the crawl state's job, not this file's.
+earlier run's output is not lost. Writes go through a buffer the crawl flushes at each commit
+of its state and at the end; a record counts as stored once flushed (a killed process loses
+nothing the operating system has been given).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ class PageSink(Protocol):
 
     def close(self) -> None: ...
 
+    @property
+    def stored(self) -> int:
+        """Records (pages and skips, counted in the order given) stored for good: committed, or
+        written to the operating system. A crawl marks a URL done only once its record is
+        (crawler/state)."""
+        ...
+
 
 class JsonlSink:
     def __init__(self, directory: Path) -> None:
@@ -45,6 +53,12 @@ class JsonlSink:
             raise OutputError(f"cannot write to data directory {directory}: {error}") from error
         self.directory = directory
         self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        self._written = 0
+        self._stored = 0
+
+    @property
+    def stored(self) -> int:
+        return self._stored
 
     def page(self, record: PageRecord) -> None:
         self._write(self._pages, self._encode(record.to_json()))
@@ -58,21 +72,27 @@ class JsonlSink:
             self._skips.flush()
         except OSError as error:
             raise self._failed(error) from error
+        self._stored = self._written
 
     def close(self) -> None:
+        if self._pages.closed:
+            return
         try:
             self._pages.close()
+            self._skips.close()
         except OSError as error:
             raise self._failed(error) from error
         finally:
             # Closes even when the first close failed: its buffered data is lost either way.
             self._skips.close()
+        self._stored = self._written
 
     def _write(self, file: IO[str], line: str) -> None:
         try:
             file.write(line + "\n")
         except OSError as error:
             raise self._failed(error) from error
+        self._written += 1
 
     def _failed(self, error: OSError) -> OutputError:
         return OutputError(f"cannot write to data directory {self.directory}: {error}")

@@ -797,3 +797,35 @@ def test_driven_host_keeps_intervals_and_windows_whatever_the_rules(
         polite.on_answer(host, now)
         # One in flight: the host also gets the full interval after its answer.
         assert polite.ready_at(host, now) - now >= polite.interval(host.rules, now) - 1e-6
+
+
+# --- a new run meets a host's timing ----------------------------------------------------------
+
+
+def test_after_a_clean_end_the_timing_stands_as_left() -> None:
+    left = timing(HostRules(crawl_delay=5), next_start=1003.0, last_start=1000.0, in_flight=1)
+    politeness(min_delay=1).resumed(left, 2000.0, clean=True, rules_known=True)
+    assert (left.next_start, left.in_flight) == (1003.0, 0)
+
+
+def test_after_a_kill_the_first_start_waits_an_interval_from_the_new_run() -> None:
+    left = timing(HostRules(crawl_delay=5), next_start=1005.0, last_start=1000.0, in_flight=1)
+    politeness(min_delay=1).resumed(left, 1001.0, clean=False, rules_known=True)
+    assert (left.next_start, left.in_flight) == (1006.0, 0)
+    later = timing(HostRules(crawl_delay=5), next_start=900.0, last_start=895.0)
+    politeness(min_delay=1).resumed(later, 5000.0, clean=False, rules_known=True)
+    assert later.next_start == 5005.0
+
+
+def test_after_a_kill_with_the_robots_answer_lost_the_longest_interval_holds() -> None:
+    left = timing(last_start=1000.0, next_start=1001.0)
+    politeness(min_delay=1, max_crawl_delay=30).resumed(
+        left, 1002.0, clean=False, rules_known=False
+    )
+    assert left.next_start == 1032.0
+
+
+def test_a_host_never_asked_needs_no_wait_after_a_kill() -> None:
+    fresh = timing()
+    politeness(min_delay=1).resumed(fresh, 1000.0, clean=False, rules_known=False)
+    assert fresh.next_start == 0.0

@@ -336,7 +336,7 @@ class SqliteRunStore:
         self._seeds = dict.fromkeys(seeds)
         self._runs = int(values.get("runs", "0"))
         self._clean = values.get("clean", "1") == "1"
-        self._stats = stats_from_json(values["stats"]) if "stats" in values else None
+        self._stats = values.get("stats")
         self._deferred = deferred_from_json(values.get("deferred", "[]"))
         db.add_writer(self._write)
 
@@ -350,15 +350,16 @@ class SqliteRunStore:
                 self._new_seeds.append((url,))
 
     def stats(self) -> CrawlStats | None:
-        return self._stats
+        return stats_from_json(self._stats) if self._stats is not None else None
 
     def save_stats(self, stats: CrawlStats) -> None:
-        self._values["stats"] = stats_json(stats)
+        self._stats = self._values["stats"] = stats_json(stats)
 
     def deferred(self) -> tuple[DeferredHost, ...]:
         return self._deferred
 
     def save_deferred(self, hosts: Sequence[DeferredHost]) -> None:
+        self._deferred = tuple(hosts)
         self._values["deferred"] = deferred_json(hosts)
 
     def runs(self) -> int:

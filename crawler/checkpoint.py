@@ -1,0 +1,97 @@
+"""When a crawl's work becomes durable: the moments the crawl state is committed, and the rule that
+a URL is done only once its record is stored (crawler/state says why it is done this way).
+
+The crawl tells the `Checkpointer`:
+- `handed()` each time a record (a page or a skip) has gone to every sink;
+- `finished(item)` when a leased URL's work is over (its record, if it has one, handed; or the
+  next hop of its redirect queued). The URL waits in memory with the count of records handed;
+- `robots_moved()` when a robots.txt request is about to start or its answer is in: the state is
+  then committed by `before_requests()`, which the crawl calls after launching requests and before
+  they run, so that no later request to the host starts with that fact only in memory.
+
+`tick()`, whenever the crawl wakes: every `state.commit_interval` seconds a checkpoint (mark done
+every finished URL whose record each sink has stored, flush the sinks, save the figures,
+commit); in between, as soon as a sink has stored more (the index's writer thread commits a batch
+a moment after the flush handed it over), mark those URLs done and commit. So a URL is marked
+done about one interval after it finished, at most two. `close()` settles once the sinks are
+closed, and records whether the run ended cleanly.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+
+from crawler.frontier import QueuedUrl
+from crawler.state import CrawlState
+from crawler.stats import CrawlStats, DeferredHost
+from crawler.store import PageSink
+
+__all__ = ["Checkpointer"]
+
+
+class Checkpointer:
+    def __init__(self, state: CrawlState, sinks: Sequence[PageSink], interval: float) -> None:
+        self._state = state
+        self._sinks = sinks
+        self._interval = interval
+        self._handed = 0
+        self._finished: deque[tuple[int, QueuedUrl]] = deque()
+        self._robots_moved = False
+        self.next_at = 0.0
+        """When the next checkpoint is due (epoch seconds on the crawl's clock)."""
+
+    def handed(self) -> None:
+        self._handed += 1
+
+    def finished(self, item: QueuedUrl) -> None:
+        self._finished.append((self._handed, item))
+
+    def robots_moved(self) -> None:
+        self._robots_moved = True
+
+    def before_requests(self) -> None:
+        if self._robots_moved:
+            self._robots_moved = False
+            self._state.commit()
+
+    def tick(self, now: float, stats: CrawlStats) -> None:
+        if now >= self.next_at:
+            self._settle()
+            for sink in self._sinks:
+                sink.flush()
+            self._state.run.save_stats(stats)
+            self._robots_moved = False
+            self._state.commit()
+            self.next_at = now + self._interval
+        elif self._sinks and self._settle():
+            self._state.commit()
+
+    def close(self, stats: CrawlStats, deferred: Sequence[DeferredHost], *, clean: bool) -> None:
+        """The last checkpoint, once the sinks are closed (and so have stored all they will).
+        `clean`: no request is left in flight, every lease ended or given back."""
+        self._settle()
+        run = self._state.run
+        run.save_stats(stats)
+        run.save_deferred(deferred)
+        if clean:
+            run.end_run()
+        self._state.commit()
+
+    def _settle(self) -> bool:
+        """Mark done the finished URLs whose records are stored; True when there were some."""
+        stored = min((sink.stored for sink in self._sinks), default=self._handed)
+        finished, done = self._finished, self._state.frontier.done
+        if not finished or finished[0][0] > stored:
+            return False
+        while finished and finished[0][0] <= stored:
+            done(finished.popleft()[1])
+        return True
+
+    @property
+    def unsettled(self) -> int:
+        """Finished URLs waiting for their records to be stored."""
+        return len(self._finished)
+
+    def __repr__(self) -> str:
+        return f"Checkpointer({self._handed} records handed, {len(self._finished)} unsettled)"

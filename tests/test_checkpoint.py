@@ -1,0 +1,93 @@
+"""crawler.checkpoint: a finished URL is marked done only once every sink has stored its record;
+the state is committed at each checkpoint, and before requests that follow a robots.txt event."""
+
+from __future__ import annotations
+
+from crawler.checkpoint import Checkpointer
+from crawler.frontier import QueuedUrl
+from crawler.records import PageRecord, Skip
+from crawler.state import MemoryCrawlState
+from crawler.stats import CrawlStats
+
+A = "http://a.test"
+
+
+class CountingSink:
+    """A sink whose `stored` the test sets, as a writer thread would move it."""
+
+    def __init__(self) -> None:
+        self.stored = 0
+        self.flushes = 0
+
+    def page(self, record: PageRecord) -> None:
+        pass
+
+    def skip(self, skip: Skip) -> None:
+        pass
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def close(self) -> None:
+        pass
+
+
+class CountingState(MemoryCrawlState):
+    commits: int = 0
+
+    def commit(self) -> None:
+        self.commits += 1
+
+
+def leased(state: MemoryCrawlState, *paths: str) -> list[QueuedUrl]:
+    for path in paths:
+        state.frontier.push(A, QueuedUrl(f"{A}/{path}"))
+    items = []
+    while (item := state.frontier.pop(A)) is not None:
+        items.append(item)
+    return items
+
+
+def test_a_finished_url_is_done_once_every_sink_has_stored_its_record() -> None:
+    state = CountingState()
+    index, jsonl = CountingSink(), CountingSink()
+    checkpoints = Checkpointer(state, [index, jsonl], interval=0.5)
+    first, second = leased(state, "1", "2")
+    checkpoints.handed()
+    checkpoints.finished(first)  # its record is the first handed
+    checkpoints.handed()
+    checkpoints.finished(second)
+    checkpoints.tick(0.0, CrawlStats())
+    assert state.frontier.leased() == 2 and (index.flushes, jsonl.flushes) == (1, 1)
+    index.stored = 2
+    jsonl.stored = 1
+    checkpoints.tick(0.1, CrawlStats())  # between checkpoints: settles what is stored, commits
+    assert state.frontier.leased() == 1 and checkpoints.unsettled == 1
+    assert state.commits == 2
+    checkpoints.tick(0.2, CrawlStats())  # nothing new stored: nothing to commit
+    assert state.commits == 2
+    jsonl.stored = 2
+    checkpoints.close(CrawlStats(pages=2), (), clean=True)
+    assert state.frontier.leased() == 0
+    assert state.run.stats() == CrawlStats(pages=2)
+
+
+def test_without_sinks_urls_settle_at_each_checkpoint() -> None:
+    state = CountingState()
+    checkpoints = Checkpointer(state, [], interval=0.5)
+    (item,) = leased(state, "1")
+    checkpoints.finished(item)
+    checkpoints.tick(0.0, CrawlStats())
+    assert state.frontier.leased() == 0 and state.commits == 1
+    assert checkpoints.next_at == 0.5
+
+
+def test_a_robots_event_is_committed_before_the_requests_after_it() -> None:
+    state = CountingState()
+    checkpoints = Checkpointer(state, [], interval=0.5)
+    checkpoints.before_requests()
+    assert state.commits == 0
+    checkpoints.robots_moved()
+    checkpoints.before_requests()
+    checkpoints.before_requests()
+    assert state.commits == 1

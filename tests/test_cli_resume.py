@@ -1,0 +1,250 @@
+"""`crawl SEEDS --data DIR` killed, interrupted and run twice: in a subprocess, against hosts on
+loopback whose request log is the judge.
+
+What counts as in flight at a kill is read from the state the kill left: a URL the server was
+asked for and that is still queued in DIR/state.sqlite. Those, and only those, may be fetched
+again; every URL the state no longer holds must have its page in DIR/index.sqlite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sqlite3
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from loopback import Hit, LoopbackWeb
+from test_crawl import EPSILON
+
+from crawler.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from crawler.state import STATE_NAME
+
+A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"
+FAST_DELAY = 0.05
+SLOW_DELAY = 1.0
+"""Longer than a restart takes (a new Python process): a resumed crawl that forgot when it last
+asked the host would ask again too soon."""
+OPTIONS = (
+    "-s",
+    "politeness.min_delay=0",
+    "-s",
+    f"politeness.max_crawl_delay={SLOW_DELAY}",
+    "-s",
+    "state.commit_interval=0.1",
+)
+
+
+async def start_crawl(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "crawler.cli",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def finish(process: asyncio.subprocess.Process) -> tuple[int, str, str]:
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def crawl_command(*args: str) -> tuple[int, str, str]:
+    return await finish(await start_crawl(*args))
+
+
+async def signal_when(
+    process: asyncio.subprocess.Process,
+    net: LoopbackWeb,
+    ready: Callable[[Sequence[Hit]], bool],
+    number: int,
+) -> bool:
+    """Send `number` once `ready(hits since now)`; False if the crawl ended first."""
+    start = len(net.hits)
+    while process.returncode is None:
+        if ready(net.hits[start:]):
+            process.send_signal(number)
+            return True
+        await asyncio.sleep(0.002)
+    return False
+
+
+PAGES = 16
+
+
+def build_web(net: LoopbackWeb) -> list[str]:
+    """A and B: pages linking ahead and to disallowed ones, fast. C, when the web has it: two
+    pages, slow. Returns the seeds."""
+    for ip in (A, B):
+        site = net[ip]
+        site.robots(f"User-agent: *\nDisallow: /private\nCrawl-delay: {FAST_DELAY}\n")
+        for n in range(PAGES):
+            site.page(f"/{n}", f"/{(n + 1) % PAGES}", f"/{(n + 2) % PAGES}", f"/private/{n}")
+    if C in net.sites:
+        net[C].robots(f"User-agent: *\nCrawl-delay: {SLOW_DELAY}\n")
+        net[C].page("/0", "/1")
+        net[C].page("/1")
+    return [net[ip].url("/0") for ip in net.sites]
+
+
+def expected_pages(net: LoopbackWeb) -> set[tuple[str, str]]:
+    pages = {(ip, f"/{n}") for ip in (A, B) for n in range(PAGES)}
+    return pages | ({(C, "/0"), (C, "/1")} if C in net.sites else set())
+
+
+def fetched(hits: Sequence[Hit], net: LoopbackWeb) -> Counter[str]:
+    """Page URLs requested (robots.txt aside), with how often."""
+    return Counter(net[hit.host].url(hit.path) for hit in hits if hit.path != "/robots.txt")
+
+
+def queued_and_stored(data: Path) -> tuple[set[str], set[str]]:
+    state = sqlite3.connect(data / STATE_NAME)
+    index = sqlite3.connect(data / "index.sqlite")
+    try:
+        queued = {url for (url,) in state.execute("SELECT url FROM queue")}
+        stored = {url for (url,) in index.execute("SELECT url FROM pages")}
+    finally:
+        state.close()
+        index.close()
+    return queued, stored
+
+
+def after(count: int, host: str | None = None) -> Callable[[Sequence[Hit]], bool]:
+    return lambda hits: sum(1 for hit in hits if host in (None, hit.host)) >= count
+
+
+async def test_killed_at_any_moment_the_crawl_resumes_and_fetches_only_in_flight_urls_twice(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    seeds = tmp_path / "seeds.txt"
+    # Kill points: with robots.txt requests in flight; in the middle of the fast hosts' pages;
+    # right after a request to the slow host; then run to the end.
+    kills = [after(1), after(12), after(1, C)]
+    async with LoopbackWeb(A, B, C) as net:
+        seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
+        may_repeat: Counter[str] = Counter()
+        runs = 0
+        while True:
+            runs += 1
+            assert runs <= 10, "the crawl does not finish"
+            process = await start_crawl(str(seeds), "--data", str(data), *OPTIONS)
+            killed = bool(kills) and await signal_when(process, net, kills[0], signal.SIGKILL)
+            status, out, err = await finish(process)
+            if not killed:
+                assert status == EXIT_OK, err
+                break
+            kills.pop(0)
+            assert status == -signal.SIGKILL
+            await asyncio.sleep(0.1)  # requests sent before the kill reach the log
+            queued, stored = queued_and_stored(data)
+            asked = set(fetched(net.hits, net))
+            assert asked - queued <= stored  # done only once stored
+            may_repeat.update(asked & queued)  # in flight when killed
+        assert "crawl finished" in out
+        assert "resuming the crawl" in err and "did not end cleanly" in err
+    pages = fetched(net.hits, net)
+    got = {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"}
+    assert got == expected_pages(net)  # every page, nothing disallowed
+    for url, times in pages.items():
+        assert times - 1 <= may_repeat[url], f"{url} fetched {times} times"
+    assert not kills  # every kill happened
+    for ip, delay in ((A, FAST_DELAY), (B, FAST_DELAY), (C, SLOW_DELAY)):
+        # Across every restart too: the first request after a resume respects the delay.
+        assert min(net.gaps(ip)) >= delay - EPSILON, ip
+
+
+async def test_sigint_stops_gracefully_and_the_next_run_fetches_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    seeds = tmp_path / "seeds.txt"
+    async with LoopbackWeb(A, B) as net:
+        seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
+        process = await start_crawl(str(seeds), "--data", str(data), *OPTIONS)
+        assert await signal_when(process, net, after(10), signal.SIGINT)
+        status, out, err = await finish(process)
+        assert status == EXIT_INTERRUPTED, err
+        assert "stopping" in err and "crawl stopped" in out
+        assert "resume: the same command goes on from here" in out
+        queued, stored = queued_and_stored(data)
+        assert set(fetched(net.hits, net)) <= stored  # everything fetched was stored and done
+        assert not set(fetched(net.hits, net)) & queued
+        status, out, err = await crawl_command(str(seeds), "--data", str(data), *OPTIONS)
+        assert status == EXIT_OK, err
+        assert "resuming the crawl" in err and "the last run ended cleanly" in err
+        assert f"{len(queued)} URLs pending on" in err
+    pages = fetched(net.hits, net)
+    assert max(pages.values()) == 1
+    assert {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"} == (
+        expected_pages(net)
+    )
+    assert [hit.path for hit in net.hits].count("/robots.txt") == 2
+    assert min(net.gaps(A)) >= FAST_DELAY - EPSILON
+
+
+async def test_sigterm_stops_gracefully_with_status_143(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    async with LoopbackWeb(A, B) as net:
+        seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
+        process = await start_crawl(str(seeds), "--data", str(tmp_path / "data"), *OPTIONS)
+        assert await signal_when(process, net, after(5), signal.SIGTERM)
+        status, out, err = await finish(process)
+    assert status == EXIT_TERMINATED, err
+    assert "crawl stopped" in out
+
+
+async def test_a_second_crawl_on_the_directory_refuses_and_the_first_finishes(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    seeds = tmp_path / "seeds.txt"
+    async with LoopbackWeb(A, B) as net:
+        seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
+        first = await start_crawl(str(seeds), "--data", str(data), *OPTIONS)
+        assert await signal_when(first, net, after(3), signal.SIGCONT)  # it is crawling
+        status, out, err = await crawl_command(str(seeds), "--data", str(data), *OPTIONS)
+        assert status == EXIT_BAD_INPUT
+        assert f"crawl: data directory {data} is in use by another crawl (process {first.pid})" in (
+            err
+        )
+        assert out == ""
+        status, out, err = await finish(first)
+    assert status == EXIT_OK, err
+    assert max(fetched(net.hits, net).values()) == 1
+    assert {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"} == (
+        expected_pages(net)
+    )
+
+
+async def test_fresh_says_what_it_deletes_then_starts_over(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    seeds = tmp_path / "seeds.txt"
+    async with LoopbackWeb(A) as net:
+        net[A].robots("User-agent: *\n")
+        net[A].page("/", "/a")
+        net[A].page("/a")
+        seeds.write_text(net[A].url("/") + "\n", "utf-8")
+        args = (str(seeds), "--data", str(data), *OPTIONS, "-s", "output.format=both")
+        status, _, err = await crawl_command(*args, "--fresh")
+        assert status == EXIT_OK, err
+        assert f"crawl: --fresh: starting over in {data} (nothing to delete)" in err
+        status, out, err = await crawl_command(*args)
+        assert status == EXIT_OK, err
+        assert "has nothing pending (2 pages fetched in 1 runs before)" in err
+        assert "crawl finished" in out and ": 2 pages" in out
+        status, out, err = await crawl_command(*args, "--fresh")
+    assert status == EXIT_OK, err
+    assert (
+        f"crawl: --fresh: starting over in {data}; deleting state.sqlite, index.sqlite, "
+        "pages.jsonl, skips.jsonl" in err
+    )
+    assert "resuming" not in err and "nothing pending" not in err
+    assert "crawl finished" in out and ": 2 pages" in out and "(2 runs)" not in out
+    assert net.paths(A) == ["/robots.txt", "/", "/a"] * 2
+    assert len((data / "pages.jsonl").read_text().splitlines()) == 2
