@@ -259,13 +259,18 @@ class SqliteFrontier:
 
 
 class SqliteSeenSet:
-    """A `SeenSet` on the state database: the URLs added since the last write in a dict, the rest
-    looked up by hash."""
+    """A `SeenSet` on the state database. URLs added since the last write wait in a dict; the
+    URLs met most recently (added or found) are remembered in two generations of sets, since a
+    crawl meets the same links again and again (navigation, the next page); the rest are looked
+    up by hash."""
 
-    def __init__(self, db: StateDb) -> None:
+    def __init__(self, db: StateDb, *, remember: int = 1 << 16) -> None:
         self._db = db
         self._new: dict[str, int] = {}
         """URL -> hash, added since the last write, in order."""
+        self._generation = remember // 2
+        self._recent: set[str] = set()
+        self._older: set[str] = set()
         try:
             self._size: int = db.connection.execute("SELECT count(*) FROM seen").fetchone()[0]
         except sqlite3.Error as error:
@@ -273,10 +278,11 @@ class SqliteSeenSet:
         db.add_writer(self._write)
 
     def add(self, url: str) -> bool:
-        if url in self._new:
+        if url in self._recent or url in self._older or url in self._new:
             return False
-        digest = crc32(url.encode("utf-8", "surrogatepass"))
+        digest = crc32(url.encode())
         if self._on_disk(url, digest):
+            self._remember(url)
             return False
         self._new[url] = digest
         self._size += 1
@@ -285,7 +291,9 @@ class SqliteSeenSet:
         return True
 
     def __contains__(self, url: str) -> bool:
-        return url in self._new or self._on_disk(url, crc32(url.encode("utf-8", "surrogatepass")))
+        if url in self._recent or url in self._older or url in self._new:
+            return True
+        return self._on_disk(url, crc32(url.encode()))
 
     def _on_disk(self, url: str, digest: int) -> bool:
         try:
@@ -296,6 +304,12 @@ class SqliteSeenSet:
             raise self._db.failed(error) from error
         return any(found == url for (found,) in rows)
 
+    def _remember(self, url: str) -> None:
+        recent = self._recent
+        recent.add(url)
+        if len(recent) >= self._generation:
+            self._older, self._recent = recent, set()
+
     def __len__(self) -> int:
         return self._size
 
@@ -305,6 +319,8 @@ class SqliteSeenSet:
                 "INSERT INTO seen (hash, url) VALUES (?, ?)",
                 [(digest, url) for url, digest in self._new.items()],
             )
+            for url in self._new:
+                self._remember(url)
             self._new.clear()
 
     def __repr__(self) -> str:
