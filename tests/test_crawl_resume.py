@@ -3,10 +3,12 @@ servers on loopback. (Kills and signals, in a subprocess: tests/test_cli_resume.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from loopback import LoopbackWeb
 from test_crawl import EPSILON, make_config
 
@@ -175,3 +177,33 @@ async def test_every_url_marked_done_has_its_page_in_the_index(tmp_path: Path) -
     stored = {url for (url,) in index.execute("SELECT url FROM pages")}
     assert seen - queued == stored
     assert len(stored) >= 7
+
+
+async def test_a_request_still_in_flight_after_the_grace_goes_back_to_the_queue(
+    tmp_path: Path,
+) -> None:
+    config = make_config(state={"stop_grace": 0.05}, fetch={"read_timeout": 30.0})
+    answered = asyncio.Event()  # set only once the first run is over: its request never ends
+
+    async def slow_then_fast(request: web.Request) -> web.StreamResponse:
+        if not answered.is_set():
+            await answered.wait()
+        return web.Response(text="<title>slow</title>", content_type="text/html")
+
+    async with LoopbackWeb(A) as net:
+        net[A].robots("User-agent: *\n")
+        net[A].page("/", "/slow")
+        net[A].routes["/slow"] = slow_then_fast
+        seeds = [net[A].url("/")]
+        async with Crawler(config, data_dir=tmp_path) as crawler:
+            async for _ in crawler.crawl(seeds):
+                while "/slow" not in net.paths(A):
+                    await asyncio.sleep(0.005)
+                crawler.stop()
+        assert crawler.stats.outcome == "stopped"
+        assert crawler.stats.queued == 1  # given back, not lost
+        answered.set()
+        records, crawler = await asyncio.wait_for(crawl_until(config, seeds, tmp_path), 10)
+    assert [record.url for record in records] == [net[A].url("/slow")]
+    assert records[0].title == "slow"
+    assert net.paths(A) == ["/robots.txt", "/", "/slow", "/slow"]
