@@ -2,8 +2,9 @@
 where it was, fetching nothing twice beyond what was in flight.
 
     interface.py  CrawlState (the five stores and `commit`), RunStore, the memory versions
-    sqlite.py     the same in DIR/state.sqlite: StateDb, the stores, open_state
+    sqlite.py     the same in DIR/state.sqlite: the schema, StateDb, open_state
     queue.py      the SQLite frontier (pending URLs on disk, a working set per host) and seen set
+    stores.py     the SQLite robots.txt, host timing and run stores
     codec.py      values as rows and back
     lock.py       one crawl per data directory (flock)
 
@@ -34,15 +35,8 @@ The rules it keeps:
 from crawler.state.interface import CrawlState, MemoryCrawlState, MemoryRunStore, RunStore
 from crawler.state.lock import LOCK_NAME, DataDirLock
 from crawler.state.queue import SqliteFrontier, SqliteSeenSet
-from crawler.state.sqlite import (
-    STATE_NAME,
-    SqliteCrawlState,
-    SqliteHostTimingStore,
-    SqliteRobotsStore,
-    SqliteRunStore,
-    open_state,
-    state_files,
-)
+from crawler.state.sqlite import STATE_NAME, SqliteCrawlState, open_state, state_files
+from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
 
 __all__ = [
     "LOCK_NAME",

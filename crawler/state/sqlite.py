@@ -3,7 +3,7 @@
 Schema (version 1, in `PRAGMA user_version`):
 
     origins, queue, seen    the frontier and the seen set (crawler/state/queue.py)
-    robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
+    robots                  (this and the rest: crawler/state/stores.py) one row per origin: the robots.txt text (or allow/disallow-all policy),
                             fetch and expiry times, why, failures, redirect hops
     timings                 one row per origin: rules (JSON), next start, backoff, failure streak,
                             requests, last start and answer, shortest gap, pages
@@ -26,38 +26,16 @@ met again) run on the same connection and so see what is written but not yet com
 from __future__ import annotations
 
 import sqlite3
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from crawler.config import StateConfig
 from crawler.errors import StateError
-from crawler.politeness import HostTiming
 from crawler.robots import RobotsOptions
-from crawler.robots_cache import RobotsEntry
-from crawler.state.codec import (
-    deferred_from_json,
-    deferred_json,
-    robots_from_row,
-    robots_row,
-    stats_from_json,
-    stats_json,
-    timing_from_row,
-    timing_row,
-)
 from crawler.state.queue import SqliteFrontier, SqliteSeenSet
-from crawler.stats import CrawlStats, DeferredHost
+from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
 
-__all__ = [
-    "STATE_NAME",
-    "SqliteCrawlState",
-    "SqliteHostTimingStore",
-    "SqliteRobotsStore",
-    "SqliteRunStore",
-    "StateDb",
-    "open_state",
-    "state_files",
-]
+__all__ = ["STATE_NAME", "SqliteCrawlState", "StateDb", "open_state", "state_files"]
 
 STATE_NAME = "state.sqlite"
 SCHEMA_VERSION = 1
@@ -107,15 +85,6 @@ _SCHEMA = (
     "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
-_ROBOTS_COLUMNS = (
-    "origin, text, policy, policy_message, fetched_at, expires_at, reason, unreachable, "
-    "failures, stale, hops"
-)
-_TIMING_COLUMNS = (
-    "origin, rules, next_start, backoff_until, failure_streak, requests, last_start, "
-    "last_answer, shortest_gap, pages"
-)
-
 Writer = Callable[[sqlite3.Connection], None]
 
 
@@ -208,185 +177,6 @@ class StateDb:
         return f"StateDb({self.path}, {len(self._writers)} stores)"
 
 
-class SqliteRobotsStore:
-    """A `RobotsStore`: entries read back are parsed again (with this crawl's options) and kept
-    in a small cache, most recently used last."""
-
-    def __init__(self, db: StateDb, options: RobotsOptions, *, cache_size: int = 1024) -> None:
-        self._db = db
-        self._options = options
-        self._cache_size = cache_size
-        self._cache: OrderedDict[str, RobotsEntry] = OrderedDict()
-        self._dirty: dict[str, RobotsEntry] = {}
-        db.add_writer(self._write)
-
-    def get(self, origin: str) -> RobotsEntry | None:
-        entry = self._cache.get(origin)
-        if entry is not None:
-            self._cache.move_to_end(origin)
-            return entry
-        try:
-            row = self._db.connection.execute(
-                f"SELECT {_ROBOTS_COLUMNS} FROM robots WHERE origin = ?", (origin,)
-            ).fetchone()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
-        if row is None:
-            return None
-        entry = robots_from_row(row, self._options)
-        self._remember(entry)
-        return entry
-
-    def put(self, entry: RobotsEntry) -> None:
-        self._dirty[entry.origin] = entry
-        self._remember(entry)
-
-    def _remember(self, entry: RobotsEntry) -> None:
-        self._cache[entry.origin] = entry
-        self._cache.move_to_end(entry.origin)
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-
-    def __iter__(self) -> Iterator[RobotsEntry]:
-        self._db.write()
-        try:
-            rows = self._db.connection.execute(f"SELECT {_ROBOTS_COLUMNS} FROM robots").fetchall()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
-        return iter([robots_from_row(row, self._options) for row in rows])
-
-    def __len__(self) -> int:
-        self._db.write()
-        return int(self._db.connection.execute("SELECT count(*) FROM robots").fetchone()[0])
-
-    def _write(self, connection: sqlite3.Connection) -> None:
-        if self._dirty:
-            connection.executemany(
-                f"INSERT OR REPLACE INTO robots ({_ROBOTS_COLUMNS}) VALUES ({_marks(11)})",
-                [robots_row(entry) for entry in self._dirty.values()],
-            )
-            self._dirty.clear()
-
-
-class SqliteHostTimingStore:
-    """A `HostTimingStore`: the timings handed out stay in memory (the crawl holds them anyway);
-    those `put` since the last write are written."""
-
-    def __init__(self, db: StateDb) -> None:
-        self._db = db
-        self._live: dict[str, HostTiming] = {}
-        self._dirty: dict[str, HostTiming] = {}
-        db.add_writer(self._write)
-
-    def get(self, origin: str) -> HostTiming | None:
-        timing = self._live.get(origin)
-        if timing is not None:
-            return timing
-        try:
-            row = self._db.connection.execute(
-                f"SELECT {_TIMING_COLUMNS} FROM timings WHERE origin = ?", (origin,)
-            ).fetchone()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
-        if row is None:
-            return None
-        timing = self._live[origin] = timing_from_row(row)
-        return timing
-
-    def put(self, timing: HostTiming) -> None:
-        self._live[timing.origin] = timing
-        self._dirty[timing.origin] = timing
-
-    def __iter__(self) -> Iterator[HostTiming]:
-        self._db.write()
-        try:
-            rows = self._db.connection.execute(f"SELECT {_TIMING_COLUMNS} FROM timings").fetchall()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
-        return iter([self._live.get(row[0]) or timing_from_row(row) for row in rows])
-
-    def __len__(self) -> int:
-        self._db.write()
-        return int(self._db.connection.execute("SELECT count(*) FROM timings").fetchone()[0])
-
-    def _write(self, connection: sqlite3.Connection) -> None:
-        if self._dirty:
-            connection.executemany(
-                f"INSERT OR REPLACE INTO timings ({_TIMING_COLUMNS}) VALUES ({_marks(10)})",
-                [timing_row(timing) for timing in self._dirty.values()],
-            )
-            self._dirty.clear()
-
-
-class SqliteRunStore:
-    """A `RunStore`: seeds in their table, the rest as JSON values in `run`."""
-
-    def __init__(self, db: StateDb) -> None:
-        self._db = db
-        self._values: dict[str, str] = {}
-        self._new_seeds: list[tuple[str]] = []
-        try:
-            connection = db.connection
-            values: dict[str, str] = dict(
-                connection.execute("SELECT key, value FROM run").fetchall()
-            )
-            seeds = [url for (url,) in connection.execute("SELECT url FROM seeds ORDER BY id")]
-        except sqlite3.Error as error:
-            raise db.failed(error) from error
-        self._seeds = dict.fromkeys(seeds)
-        self._runs = int(values.get("runs", "0"))
-        self._clean = values.get("clean", "1") == "1"
-        self._stats = values.get("stats")
-        self._deferred = deferred_from_json(values.get("deferred", "[]"))
-        db.add_writer(self._write)
-
-    def seeds(self) -> tuple[str, ...]:
-        return tuple(self._seeds)
-
-    def add_seeds(self, urls: Iterable[str]) -> None:
-        for url in urls:
-            if url not in self._seeds:
-                self._seeds[url] = None
-                self._new_seeds.append((url,))
-
-    def stats(self) -> CrawlStats | None:
-        return stats_from_json(self._stats) if self._stats is not None else None
-
-    def save_stats(self, stats: CrawlStats) -> None:
-        self._stats = self._values["stats"] = stats_json(stats)
-
-    def deferred(self) -> tuple[DeferredHost, ...]:
-        return self._deferred
-
-    def save_deferred(self, hosts: Sequence[DeferredHost]) -> None:
-        self._deferred = tuple(hosts)
-        self._values["deferred"] = deferred_json(hosts)
-
-    def runs(self) -> int:
-        return self._runs
-
-    def clean(self) -> bool:
-        return self._clean
-
-    def begin_run(self) -> None:
-        self._runs += 1
-        self._values["runs"] = str(self._runs)
-        self._values["clean"] = "0"
-
-    def end_run(self) -> None:
-        self._values["clean"] = "1"
-
-    def _write(self, connection: sqlite3.Connection) -> None:
-        if self._new_seeds:
-            connection.executemany("INSERT INTO seeds (url) VALUES (?)", self._new_seeds)
-            self._new_seeds.clear()
-        if self._values:
-            connection.executemany(
-                "INSERT OR REPLACE INTO run (key, value) VALUES (?, ?)", self._values.items()
-            )
-            self._values.clear()
-
-
 class SqliteCrawlState:
     """A `CrawlState` (crawler/state/interface.py) in one SQLite file."""
 
@@ -453,7 +243,3 @@ def open_state(
     """The crawl state in `directory` (created when there is none). The caller holds the
     directory's lock (crawler/state/lock.py)."""
     return SqliteCrawlState(directory / STATE_NAME, config, robots_options)
-
-
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
