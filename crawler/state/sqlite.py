@@ -1,9 +1,10 @@
 """The crawl state in DIR/state.sqlite: one database, one connection, committed in batches.
 
-Schema (version 1, in `PRAGMA user_version`):
+Schema (version 1, in `PRAGMA user_version`); the frontier and the seen set are in
+crawler/state/queue.py, the other stores in crawler/state/stores.py:
 
-    origins, queue, seen    the frontier and the seen set (crawler/state/queue.py)
-    robots                  (this and the rest: crawler/state/stores.py) one row per origin: the robots.txt text (or allow/disallow-all policy),
+    origins, queue, seen    the frontier and the seen set
+    robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
                             fetch and expiry times, why, failures, redirect hops
     timings                 one row per origin: rules (JSON), next start, backoff, failure streak,
                             requests, last start and answer, shortest gap, pages
