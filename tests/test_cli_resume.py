@@ -206,7 +206,9 @@ async def test_a_second_crawl_on_the_directory_refuses_and_the_first_finishes(
     seeds = tmp_path / "seeds.txt"
     async with LoopbackWeb(A, B) as net:
         seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
-        first = await start_crawl(str(seeds), "--data", str(data), *OPTIONS)
+        # Slow enough to be still crawling when the second one, a new process, tries.
+        slow = ("-s", "politeness.min_delay=0.15")
+        first = await start_crawl(str(seeds), "--data", str(data), *OPTIONS, *slow)
         assert await signal_when(first, net, after(3), signal.SIGCONT)  # it is crawling
         status, out, err = await crawl_command(str(seeds), "--data", str(data), *OPTIONS)
         assert status == EXIT_BAD_INPUT
