@@ -4,11 +4,12 @@
     python scripts/demo.py [--hosts 5] [--pages 8] [--data crawl-data] [-- extra crawl options]
 
 Generates a web of `--hosts` sites on 127.0.1.x (each with a robots.txt that sets Crawl-delay 0.5
-and disallows /private/), serves it (scripts/testweb.py), runs `crawl SEEDS --data DIR` on it with
-the default, polite configuration, and stops the server. The crawl's progress and summary are
-what `crawl` prints; its pages are in the full-text index DIR/index.sqlite, which the demo then
-searches (`crawl search lighthouse --data DIR --limit 3`). `crawl export --data DIR` writes them
-all as JSON lines.
+and disallows /private/), serves it (scripts/testweb.py), runs `crawl SEEDS --data DIR --fresh` on
+it with the default, polite configuration (--fresh: the web is made anew for each demo, so the
+crawl starts over instead of resuming the last demo's), and stops the server. The crawl's progress
+and summary are what `crawl` prints; its pages are in the full-text index DIR/index.sqlite, which
+the demo then searches (`crawl search lighthouse --data DIR --limit 3`). `crawl export --data DIR`
+writes them all as JSON lines.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def main() -> int:
                 str(root / "seeds.txt"),
                 "--data",
                 str(args.data),
+                "--fresh",
                 *args.crawl_options,
             ]
             status = subprocess.call(command)
