@@ -17,7 +17,10 @@ commits every `state.commit_interval` seconds, before a robots.txt request start
 answer, and at the end). Everything between two commits lands in one transaction, so a kill
 leaves the file as it was at the last commit: never a URL marked seen but not queued, never a
 queue without its origin. WAL with synchronous=NORMAL: a commit survives the process being
-killed; a power cut may lose the last commits, never the file's consistency.
+killed; a power cut may lose the last commits, never the file's consistency. With NORMAL only a
+checkpoint (copying the WAL into the database) waits for the disk, and it can wait long when the
+disk is busy with other writes (the index's, say): so checkpoints run in a thread of their own
+(`_WalCheckpoints`), never on the crawl's.
 
 All of it runs on the crawl's thread: a store's `put` is a dict or list operation; the SQL runs
 in one `executemany` per table per commit. Reads (a host's next URLs, a seen-set lookup, a host
@@ -26,7 +29,9 @@ met again) run on the same connection and so see what is written but not yet com
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,6 +47,7 @@ STATE_NAME = "state.sqlite"
 SCHEMA_VERSION = 1
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
+CHECKPOINT_EVERY_S = 1.0
 
 _SCHEMA = (
     "CREATE TABLE origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
@@ -96,6 +102,34 @@ def state_files(directory: Path) -> list[Path]:
     return [candidate for candidate in candidates if candidate.exists()]
 
 
+class _WalCheckpoints(threading.Thread):
+    """Copies the WAL into the database every `interval` seconds, on a connection of its own. A
+    passive checkpoint never waits for the writer, nor the writer for it."""
+
+    def __init__(self, path: Path, interval: float) -> None:
+        super().__init__(name="state-checkpoints", daemon=True)
+        self._path = path
+        self._interval = interval
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            connection = sqlite3.connect(self._path, isolation_level=None)
+        except sqlite3.Error:
+            return  # the crawl's connection checkpoints when it closes
+        try:
+            while not self._stopping.wait(self._interval):
+                # Busy, or the disk failed: the next round, or the close, copies it in.
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()
+
+
 class StateDb:
     """The connection, the schema, and the commit that writes every store's buffer."""
 
@@ -113,12 +147,15 @@ class StateDb:
         except BaseException:
             self.connection.close()
             raise
+        self._checkpoints = _WalCheckpoints(path, CHECKPOINT_EVERY_S)
+        self._checkpoints.start()
 
     def _prepare(self, cache_kib: int) -> None:
         connection = self.connection
         try:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA wal_autocheckpoint = 0")  # _WalCheckpoints does it
             connection.execute(f"PRAGMA cache_size = -{cache_kib}")
             connection.execute("BEGIN IMMEDIATE")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -172,7 +209,11 @@ class StateDb:
         return StateError(f"cannot use crawl state {self.path}: {error}")
 
     def close(self) -> None:
-        self.connection.close()
+        """Close; the last connection to go copies the WAL in and removes it."""
+        try:
+            self._checkpoints.stop()
+        finally:
+            self.connection.close()
 
     def __repr__(self) -> str:
         return f"StateDb({self.path}, {len(self._writers)} stores)"
