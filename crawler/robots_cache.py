@@ -9,7 +9,8 @@ The rules this module keeps:
   ask for a retry after a backoff that doubles up to `retry_max`.
 - A copy stays fresh for `cache_ttl`. While an origin is unreachable, the last good copy is used
   past its expiry (RFC 9309 section 2.4), and the retry is still scheduled.
-- Entries live in a `RobotsStore`: memory here, the crawl state's store later.
+- Entries live in a `RobotsStore`: memory here, SQLite in crawler/state (with their fetch and
+  expiry times, so a resumed crawl keeps its cache).
 """
 
 from __future__ import annotations
