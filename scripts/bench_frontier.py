@@ -13,7 +13,8 @@ Each store runs in a subprocess of its own, so each one's resident memory is its
   URLs over 10,000 hosts), and the process's peak (VmHWM).
 - reopen (SQLite): closing the state and opening it again, as a resumed crawl does.
 - dequeue: pop and done, origin after origin, round and round, until every queue is empty;
-  commits as above. The bar for both rates: above 20,000 URLs a second.
+  commits as above. The bar for both rates: above 20,000 URLs a second, all the way: besides the
+  mean, the table gives the slowest tenth of each phase (commits included).
 
 URLs are made on the fly (about 80 bytes each), so the process holds only what the store holds.
 The SQLite state goes to a temporary directory on the file system of `--dir` (default: the
@@ -70,6 +71,23 @@ def discovered(urls: int, hosts: int) -> Iterator[tuple[str, str]]:
             yield origin, f"{origin}/articles/{page // 50}/a-page-about-something-{page}.html"
 
 
+class Windows:
+    """Rates over successive windows of `size` URLs."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._last = time.perf_counter()
+        self.rates: list[float] = []
+
+    def mark(self, count: int) -> None:
+        now = time.perf_counter()
+        self.rates.append(self._size / max(now - self._last, 1e-9))
+        self._last = now
+
+    def slowest(self) -> float:
+        return min(self.rates, default=0.0)
+
+
 def open_store(store: str, directory: Path, working_set: int) -> CrawlState:
     if store == "memory":
         return MemoryCrawlState()
@@ -83,8 +101,10 @@ def run_one(store: str, urls: int, hosts: int, working_set: int, directory: Path
     result: dict[str, Any] = {"store": store, "rss_start_mb": rss_mb()}
     seen, frontier = state.seen, state.frontier
     commits = 0
+    tenth = max(1, urls // 10)
+    windows = Windows(tenth)
     began = last = time.perf_counter()
-    for origin, url in discovered(urls, hosts):
+    for number, (origin, url) in enumerate(discovered(urls, hosts), 1):
         if seen.add(url):
             frontier.push(origin, QueuedUrl(url, 1))
         now = time.perf_counter()
@@ -92,9 +112,12 @@ def run_one(store: str, urls: int, hosts: int, working_set: int, directory: Path
             state.commit()
             commits += 1
             last = now
+        if number % tenth == 0:
+            windows.mark(number)
     state.commit()
     enqueue_s = time.perf_counter() - began
     result["enqueue_per_s"] = urls / enqueue_s
+    result["enqueue_slowest_tenth_per_s"] = windows.slowest()
     result["pending"] = len(frontier)
     result["rss_pending_mb"] = rss_mb()
     if store == "sqlite":
@@ -109,6 +132,7 @@ def run_one(store: str, urls: int, hosts: int, working_set: int, directory: Path
             raise SystemExit(f"reopened with {len(frontier)} URLs pending, not {urls}")
     origins = [origin_of(host) for host in range(hosts)]
     popped = 0
+    windows = Windows(tenth)
     began = last = time.perf_counter()
     while origins:
         left = []
@@ -118,6 +142,8 @@ def run_one(store: str, urls: int, hosts: int, working_set: int, directory: Path
                 continue
             frontier.done(item)
             popped += 1
+            if popped % tenth == 0:
+                windows.mark(popped)
             left.append(origin)
         origins = left
         now = time.perf_counter()
@@ -128,6 +154,7 @@ def run_one(store: str, urls: int, hosts: int, working_set: int, directory: Path
     state.commit()
     dequeue_s = time.perf_counter() - began
     result["dequeue_per_s"] = popped / dequeue_s
+    result["dequeue_slowest_tenth_per_s"] = windows.slowest()
     if popped != urls or len(frontier):
         raise SystemExit(f"dequeued {popped} of {urls}; {len(frontier)} left")
     result["rss_end_mb"] = rss_mb()
@@ -174,28 +201,30 @@ def table(results: list[dict[str, Any]], urls: int, hosts: int, working_set: int
         f"frontier: {urls:,} URLs over {hosts:,} hosts, working set {working_set} per host, "
         f"commit every {COMMIT_INTERVAL_S:g} s",
         "",
-        f"{'store':<8} {'enqueue/s':>10} {'dequeue/s':>10} {'RSS pending MB':>15} "
-        f"{'peak MB':>8} {'reopen s':>9} {'disk MB':>8}",
-        "-" * 74,
+        f"{'store':<8} {'enqueue/s':>10} {'slowest':>10} {'dequeue/s':>10} {'slowest':>10} "
+        f"{'RSS pending MB':>15} {'peak MB':>8} {'reopen s':>9} {'disk MB':>8}",
+        "-" * 96,
     ]
     for result in results:
         reopen = result.get("reopen_s")
         lines.append(
             f"{result['store']:<8} {result['enqueue_per_s']:>10,.0f} "
-            f"{result['dequeue_per_s']:>10,.0f} {result['rss_pending_mb']:>15.1f} "
-            f"{result['rss_peak_mb']:>8.1f} "
+            f"{result['enqueue_slowest_tenth_per_s']:>10,.0f} "
+            f"{result['dequeue_per_s']:>10,.0f} {result['dequeue_slowest_tenth_per_s']:>10,.0f} "
+            f"{result['rss_pending_mb']:>15.1f} {result['rss_peak_mb']:>8.1f} "
             f"{'-' if reopen is None else f'{reopen:.2f}':>9} {result['disk_mb']:>8.1f}"
         )
+    lines.append("(slowest: the slowest tenth of the URLs, commits included)")
     for result in results:
         if result["store"] == "sqlite":
             holds = (
                 result["rss_peak_mb"] < BAR_RSS_MB
-                and result["enqueue_per_s"] > BAR_RATE
-                and result["dequeue_per_s"] > BAR_RATE
+                and result["enqueue_slowest_tenth_per_s"] > BAR_RATE
+                and result["dequeue_slowest_tenth_per_s"] > BAR_RATE
             )
             lines.append(
-                f"\nbar (SQLite: peak RSS < {BAR_RSS_MB:g} MB, both rates > {BAR_RATE:,.0f}/s): "
-                + ("holds" if holds else "DOES NOT HOLD")
+                f"\nbar (SQLite: peak RSS < {BAR_RSS_MB:g} MB, both rates > {BAR_RATE:,.0f}/s "
+                "in every tenth): " + ("holds" if holds else "DOES NOT HOLD")
             )
     return "\n".join(lines)
 
