@@ -140,6 +140,19 @@ entry_str(uintptr_t id, size_t *length)
 }
 
 static bool
+ascii_ieq(const unsigned char *data, const char *name, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = data[i];
+        if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char) name[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether a tag or attribute id outside lexbor's fixed table names `name` (lower case). */
+static bool
 dynamic_id_is(uintptr_t id, uintptr_t table_end, const char *name, size_t length)
 {
     size_t entry_length;
@@ -148,24 +161,40 @@ dynamic_id_is(uintptr_t id, uintptr_t table_end, const char *name, size_t length
         return false;
     }
     entry = entry_str(id, &entry_length);
+    return entry_length == length && ascii_ieq(entry, name, length);
+}
+
+/* Whether an element of a tag outside lexbor's table is named `name`, exactly as selectolax's
+ * `tag` gives its name: the qualified name, else the local name. */
+static bool
+unknown_tag_is(const lxb_node *element, const char *name)
+{
+    uintptr_t qualified = ((const lxb_element *) element)->qualified_name;
+    size_t entry_length, length = strlen(name);
+    const unsigned char *entry;
+    if (qualified == 0) {
+        qualified = element->local_name;
+    }
+    if (qualified < TAG_LAST_ENTRY) {
+        return false;
+    }
+    entry = entry_str(qualified, &entry_length);
     return entry_length == length && memcmp(entry, name, length) == 0;
 }
 
-/* The attribute lexbor's own lookup by name would find: the first whose local or qualified name
- * is `id` (a table id), or is named `name` (one outside the table). */
+/* The attribute selectolax's `attributes.get(name)` finds: the first whose qualified name (its
+ * local name when it has no other) is `name`, ASCII case-insensitively. `xlink:href` is not
+ * `href`. `id` is the name's id in lexbor's fixed table, or 0 when it has none there. */
 static const lxb_attr *
 find_attr(const lxb_node *element, uintptr_t id, const char *name)
 {
     const lxb_attr *attr = ((const lxb_element *) element)->first_attr;
-    size_t length = name != NULL ? strlen(name) : 0;
+    size_t length = strlen(name);
     for (; attr != NULL; attr = attr->next) {
-        if (name == NULL) {
-            if (attr->node.local_name == id || attr->qualified_name == id) {
-                return attr;
-            }
-        }
-        else if (dynamic_id_is(attr->node.local_name, ATTR_LAST_ENTRY, name, length)
-                 || dynamic_id_is(attr->qualified_name, ATTR_LAST_ENTRY, name, length)) {
+        uintptr_t qualified = attr->qualified_name != 0 ? attr->qualified_name
+                                                        : attr->node.local_name;
+        if (qualified < ATTR_LAST_ENTRY ? qualified == id && id != 0
+                                        : dynamic_id_is(qualified, ATTR_LAST_ENTRY, name, length)) {
             return attr;
         }
     }
@@ -186,9 +215,9 @@ attr_value(const lxb_node *element, uintptr_t id, const char *name)
 }
 
 static bool
-has_value(const lxb_node *element, uintptr_t id)
+has_value(const lxb_node *element, uintptr_t id, const char *name)
 {
-    const lxb_attr *attr = find_attr(element, id, NULL);
+    const lxb_attr *attr = find_attr(element, id, name);
     return attr != NULL && attr->value != NULL && attr->value->data != NULL
            && attr->value->length > 0;
 }
@@ -388,16 +417,7 @@ static bool
 starts_with_word(const unsigned char *data, size_t length, const char *word)
 {
     size_t size = strlen(word);
-    if (length < size) {
-        return false;
-    }
-    for (size_t i = 0; i < size; i++) {
-        unsigned char c = data[i];
-        if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char) word[i]) {
-            return false;
-        }
-    }
-    return true;
+    return length >= size && ascii_ieq(data, word, size);
 }
 
 /* Whether a stripped comment starts as every marker does (`robots`, `google` or `noindex`,
@@ -566,9 +586,9 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 break;
             case TAG_A:
             case TAG_AREA:
-                if (has_value(node, ATTR_HREF)) {
-                    PyObject *href = attr_value(node, ATTR_HREF, NULL);
-                    PyObject *rel = href != NULL ? attr_value(node, ATTR_REL, NULL) : NULL;
+                if (has_value(node, ATTR_HREF, "href")) {
+                    PyObject *href = attr_value(node, ATTR_HREF, "href");
+                    PyObject *rel = href != NULL ? attr_value(node, ATTR_REL, "rel") : NULL;
                     PyObject *anchor = NULL;
                     if (rel != NULL) {
                         anchor = PyTuple_Pack(3, href, rel,
@@ -583,7 +603,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 break;
             case TAG_META: {
                 PyObject *name = attr_value(node, 0, "name");
-                PyObject *equiv = name != NULL ? attr_value(node, ATTR_HTTP_EQUIV, NULL) : NULL;
+                PyObject *equiv = name != NULL ? attr_value(node, ATTR_HTTP_EQUIV, "http-equiv") : NULL;
                 PyObject *content = NULL, *meta = NULL;
                 if (equiv != NULL && name == Py_None && equiv == Py_None) {
                     Py_DECREF(name);
@@ -591,7 +611,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     break; /* neither: nothing the page step reads */
                 }
                 if (equiv != NULL) {
-                    content = attr_value(node, ATTR_CONTENT, NULL);
+                    content = attr_value(node, ATTR_CONTENT, "content");
                 }
                 if (content != NULL) {
                     meta = PyTuple_Pack(3, name, content, equiv);
@@ -613,8 +633,8 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 }
                 break;
             case TAG_BASE:
-                if (base == NULL && has_value(node, ATTR_HREF)) {
-                    base = attr_value(node, ATTR_HREF, NULL);
+                if (base == NULL && has_value(node, ATTR_HREF, "href")) {
+                    base = attr_value(node, ATTR_HREF, "href");
                     if (base == NULL) {
                         goto done;
                     }
@@ -623,7 +643,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             case TAG_HTML:
                 if (html == NULL && node->parent == document) {
                     html = node;
-                    lang = attr_value(node, ATTR_LANG, NULL);
+                    lang = attr_value(node, ATTR_LANG, "lang");
                     if (lang == NULL) {
                         goto done;
                     }
@@ -636,7 +656,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 }
                 break;
             default:
-                if (tag >= TAG_LAST_ENTRY && dynamic_id_is(tag, TAG_LAST_ENTRY, "noindex", 7)) {
+                if (tag >= TAG_LAST_ENTRY && unknown_tag_is(node, "noindex")) {
                     yandex_element = true;
                 }
             }
@@ -801,48 +821,45 @@ join_href(PyObject *href, const char *origin, Py_ssize_t origin_length, const ch
     return link;
 }
 
+/* rel.lower().split() has nofollow, ugc or sponsored. Tokens are split where str.split() splits
+ * and compared ASCII case-insensitively: no other character lowers to a letter of those words
+ * (only U+212A KELVIN SIGN lowers to ASCII, to `k`). */
 static bool
-is_rel_nofollow_token(const unsigned char *data, size_t length)
+rel_says_nofollow(PyObject *rel)
 {
     static const char *const words[] = {"nofollow", "ugc", "sponsored"};
-    for (size_t w = 0; w < 3; w++) {
-        size_t size = strlen(words[w]);
-        if (size == length && starts_with_word(data, length, words[w])) {
-            return true;
+    if (rel == Py_None) {
+        return false;
+    }
+    int kind = PyUnicode_KIND(rel);
+    const void *data = PyUnicode_DATA(rel);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(rel), at = 0;
+    while (at < length) {
+        while (at < length && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at))) {
+            at++;
+        }
+        Py_ssize_t start = at;
+        while (at < length && !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, at))) {
+            at++;
+        }
+        for (size_t w = 0; w < 3; w++) {
+            Py_ssize_t size = (Py_ssize_t) strlen(words[w]);
+            if (at - start != size) {
+                continue;
+            }
+            Py_ssize_t i = 0;
+            for (; i < size; i++) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, start + i);
+                if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (Py_UCS4) words[w][i]) {
+                    break;
+                }
+            }
+            if (i == size) {
+                return true;
+            }
         }
     }
     return false;
-}
-
-/* rel.lower().split() has nofollow, ugc or sponsored. -1 with an exception on failure. */
-static int
-rel_says_nofollow(PyObject *rel)
-{
-    Py_ssize_t size;
-    if (rel == Py_None) {
-        return 0;
-    }
-    const unsigned char *data = (const unsigned char *) PyUnicode_AsUTF8AndSize(rel, &size);
-    if (data == NULL) {
-        return -1;
-    }
-    size_t length = (size_t) size, width;
-    while (length > 0) {
-        while (length > 0 && (width = space_at(data, length)) > 0) {
-            data += width;
-            length -= width;
-        }
-        size_t token = 0;
-        while (token < length && space_at(data + token, length - token) == 0) {
-            token++;
-        }
-        if (token > 0 && is_rel_nofollow_token(data, token)) {
-            return 1;
-        }
-        data += token;
-        length -= token;
-    }
-    return 0;
 }
 
 static PyObject *
@@ -937,13 +954,14 @@ links(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
         int allowed = follow && !PyObject_IsTrue(PyTuple_GET_ITEM(anchor, 2));
-        if (allowed && obey_rel) {
-            int says = rel_says_nofollow(PyTuple_GET_ITEM(anchor, 1));
-            if (says < 0) {
-                Py_DECREF(link);
-                goto done;
-            }
-            allowed = !says;
+        PyObject *rel = PyTuple_GET_ITEM(anchor, 1);
+        if (rel != Py_None && !PyUnicode_Check(rel)) {
+            Py_DECREF(link);
+            PyErr_SetString(PyExc_TypeError, "an anchor's rel is str or None");
+            goto done;
+        }
+        if (allowed && obey_rel && rel_says_nofollow(rel)) {
+            allowed = 0;
         }
         int status = PyDict_SetItem(allowed ? followed : held_back, link, Py_None);
         Py_DECREF(link);

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborNode
 
 __all__ = [
     "NOFOLLOW",
@@ -55,15 +55,6 @@ _WORD_SEPARATORS = re.compile(r"[\s,]+")
 _VALUED_DIRECTIVES = frozenset(
     {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
 )
-
-
-def _html_tag_id() -> int:
-    root = LexborHTMLParser("<html>").root
-    assert root is not None
-    return root.tag_id or 0
-
-
-_HTML_ID = _html_tag_id()
 
 
 def directives_of(words: str) -> int:
@@ -255,8 +246,9 @@ class Stretch:
     """Elements whose start tag is inside but whose end is not: they hold the end marker."""
 
 
-def _stretch(section: _Range) -> Stretch:
-    """The nodes strictly after `section.start` and before `section.end` in document order."""
+def _stretch(section: _Range, root_id: int) -> Stretch:
+    """The nodes strictly after `section.start` and before `section.end` in document order;
+    `root_id` is the document's <html> element's mem_id."""
     holders: set[int] = set()
     end_id = -1
     if section.end is not None:
@@ -278,7 +270,7 @@ def _stretch(section: _Range) -> Stretch:
             following = node.next
         node = following
         # <html> is never cut as a whole (lexbor refuses): a stretch takes its children instead.
-        while node.mem_id in holders or node.tag_id == _HTML_ID:
+        while node.mem_id in holders or node.mem_id == root_id:
             opened.append(node)
             child = node.child
             if child is None:
@@ -290,8 +282,9 @@ def _stretch(section: _Range) -> Stretch:
     return stretch
 
 
-def stretches_of(markers: Sequence[Marker]) -> tuple[list[Stretch], int]:
+def stretches_of(markers: Sequence[Marker], root: LexborNode) -> tuple[list[Stretch], int]:
     """The stretches of the tree where a section is in force, in document order, and the number
-    of sections opened (no-op `index`/`follow`/`all` ones not counted)."""
+    of sections opened (no-op `index`/`follow`/`all` ones not counted). `root` is the document's
+    <html> element."""
     ranges, opened = _ranges(markers)
-    return [_stretch(section) for section in ranges], opened
+    return [_stretch(section, root.mem_id) for section in ranges], opened

@@ -211,6 +211,11 @@ def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
     return anchors
 
 
+def _is_child(node: LexborNode, parent: LexborNode) -> bool:
+    above = node.parent
+    return above is not None and above.mem_id == parent.mem_id
+
+
 def python_walk(tree: LexborHTMLParser) -> PageFacts:
     """The reference walk. It changes the tree: drop elements and noindex stretches are cut."""
     scan = _Scan(tree)
@@ -219,7 +224,10 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
     if scan.nested_drops:
         # Markup inside a foreign <script>/<style>: what the walk found there does not count.
         scan = _Scan(tree)
-    stretches, sections = stretches_of(scan.markers) if scan.markers else ([], 0)
+    root = tree.root
+    stretches, sections = (
+        stretches_of(scan.markers, root) if scan.markers and root is not None else ([], 0)
+    )
     title = scan.title.text() if scan.title is not None else None
     anchors = _anchors(scan.anchors, stretches)
     metas: list[Meta] = []
@@ -228,7 +236,6 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
         name, equiv = attrs.get("name"), attrs.get("http-equiv")
         if name is not None or equiv is not None:
             metas.append((name, attrs.get("content"), equiv))
-    root = tree.root
     lang = root.attrs.get("lang") if root is not None else None
 
     hidden: list[str] = []
@@ -241,6 +248,9 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
                 hidden.append(node.text(separator=" ", strip=True, skip_empty=True))
                 node.decompose()
     body = tree.body
+    # A <frameset> takes the place of a body the parser made: lexbor still names that one.
+    if body is not None and (root is None or not _is_child(body, root)):
+        body = None
     text = body.text(separator=" ", strip=True, skip_empty=True) if body is not None else ""
     return PageFacts(
         anchors=anchors,

@@ -7,8 +7,8 @@ formatting elements) are part of what is compared. Facts are compared with `page
 (nosnippet text by words, everything else exactly), links exactly.
 
 The example counts keep the file quick; to hunt for disagreements, run it with many more:
-`PAGEWALK_EXAMPLES=10000 pytest tests/test_pagewalk.py`. A disagreement found is kept as a strict
-xfail test at the end of the file, and the grammar steers around it with a comment naming it.
+`PAGEWALK_EXAMPLES=10000 pytest tests/test_pagewalk.py`. The disagreements found so far, all
+settled, are kept as tests at the end of the file.
 """
 
 from __future__ import annotations
@@ -492,8 +492,6 @@ RAW_ELEMENTS: Strings = st.one_of(
 
 def _foreign(content: Strings) -> Strings:
     """SVG or MathML holding markup where HTML would hold text (style, script, title)."""
-    # <html> in foreign content is always given a child: an empty one is
-    # test_python_walk_stops_a_section_at_an_empty_foreign_html_element.
     children = st.lists(
         st.one_of(
             content,
@@ -505,11 +503,14 @@ def _foreign(content: Strings) -> Strings:
             _joined(st.just("<iframe>"), content, st.just("</iframe>")),
             _joined(st.just("<template>"), content, st.just("</template>")),
             _joined(st.just("<html>w"), content, st.just("</html>")),
+            st.just("<html></html>"),
             _joined(st.just("<foreignObject>"), content, st.just("</foreignObject>")),
             _joined(st.just("<desc>"), content, st.just("</desc>")),
-            # xlink:href is left out: test_foreign_xlink_href_is_no_href.
             st.sampled_from(
                 [
+                    '<a xlink:href="/xlink">x</a>',
+                    '<a xlink:href="/xlink-too" href="/svg-href">y</a>',
+                    '<base xlink:href="/xlink-base/">',
                     '<a href="/svg">s</a>',
                     "<a href=/svg><style>x</style></a>",
                     '<area href="/svg-area" rel=nofollow>',
@@ -652,8 +653,7 @@ HEAD_PARTS = st.lists(
 HEAD_CONTENT: Strings = st.tuples(st.lists(META, max_size=3), HEAD_PARTS).flatmap(
     lambda parts: st.permutations(parts[0] + parts[1]).map("".join)
 )
-# Before a <frameset>, only what stays in <head>: anything that opens a <body> the frameset
-# then replaces is test_a_body_replaced_by_a_frameset_is_no_body.
+# Before a <frameset>: what stays in <head>, and what opens a <body> the frameset then replaces.
 FRAMESET_HEAD: Strings = st.lists(
     st.one_of(
         META,
@@ -661,6 +661,13 @@ FRAMESET_HEAD: Strings = st.lists(
         BASE,
         MARKER,
         *(_raw(tag) for tag in ("script", "style", "noframes", "template")),
+        st.sampled_from(
+            [
+                "<noembed>x</noembed>",
+                "<div><script>var x</script></div>",
+                "<a href=/before-frameset></a><style>p{}</style>",
+            ]
+        ),
     ),
     max_size=5,
 ).map("".join)
@@ -984,15 +991,9 @@ def test_a_big_document_reads_the_same_on_both_walks() -> None:
     assert unusable == 0
 
 
-# --- disagreements found, each to be settled in crawler/ (strict: a fix makes these fail) --------
+# --- disagreements found, and settled -----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the compiled walk reads a foreign element's xlink:href as its href (it matches an "
-    "attribute by local name, as lexbor's own lookup does); the Python walk, by the contract "
-    "('<a>/<area> with a non-empty href') and the DOM's getAttribute('href'), does not",
-)
 @pytest.mark.parametrize(
     "source",
     [
@@ -1003,15 +1004,14 @@ def test_a_big_document_reads_the_same_on_both_walks() -> None:
     ],
 )
 def test_foreign_xlink_href_is_no_href(source: str) -> None:
+    """selectolax's `attributes.get("href")` and the DOM's getAttribute('href') match the whole
+    name: `xlink:href` is another attribute."""
     assert_same_facts(source)
+    facts = compiled_walk(LexborHTMLParser(source))
+    assert all(href != "/x" and href != "/z" and href != "/m" for href, _, _ in facts.anchors)
+    assert facts.base is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Python walk ends a section at an empty <html> element inside SVG or MathML "
-    "(exclusion._stretch takes any element with html's tag id for the root <html> and stops "
-    "when it has no child); by the contract the section runs on, as in the compiled walk",
-)
 @pytest.mark.parametrize(
     "source",
     [
@@ -1023,18 +1023,15 @@ def test_foreign_xlink_href_is_no_href(source: str) -> None:
         ),
     ],
 )
-def test_python_walk_stops_a_section_at_an_empty_foreign_html_element(source: str) -> None:
+def test_a_section_runs_past_an_empty_foreign_html_element(source: str) -> None:
+    """Only the document's own <html> is kept whole by a section; an <html> inside SVG or
+    MathML is an element like any other."""
     assert_same_facts(source)
+    facts = python_walk(LexborHTMLParser(source))
+    assert "after" not in facts.text.split()
+    assert all(held for _, _, held in facts.anchors)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Python walk reads the text of a <body> the parser took out of the document when "
-    "a <frameset> replaced it (lexbor's document keeps pointing at it as its body); the scan "
-    "never saw that body, so its script/style/noembed/noframes text was never cut. By the "
-    "contract (no text from inside those elements; the body is the document's) the compiled "
-    "walk's empty text is right",
-)
 @pytest.mark.parametrize(
     "source",
     [
@@ -1044,18 +1041,25 @@ def test_python_walk_stops_a_section_at_an_empty_foreign_html_element(source: st
     ],
 )
 def test_a_body_replaced_by_a_frameset_is_no_body(source: str) -> None:
+    """lexbor still names the body a <frameset> replaced; it is out of the document, and none of
+    its text is the page's."""
     assert_same_facts(source)
+    assert python_walk(LexborHTMLParser(source)).text == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="compiled_links encodes rel as UTF-8 and raises on a lone surrogate, where "
-    "python_links reads it; no parse gives one (lexbor's strings are decoded with 'replace'), "
-    "so only PageFacts built by hand get there",
-)
 def test_a_rel_with_a_lone_surrogate() -> None:
-    facts = PageFacts([("/a", "x\ud800", False)], [], None, None, None, "", "", 0, False)
+    """No parse gives one, but links built by hand may: rel is read by code points."""
+    facts = PageFacts(
+        [("/a", "x\ud800", False), ("/b", "\ud800 NoFollow", False)],
+        [],
+        None,
+        None,
+        None,
+        "",
+        "",
+        0,
+        False,
+    )
     assert compiled_links(facts, PAGE_URLS[0], True, False) == python_links(
         facts, PAGE_URLS[0], True, False
     )
