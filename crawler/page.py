@@ -149,10 +149,11 @@ def read_page(
             description = description or content
         elif (equiv or "").strip().lower() == "content-language":
             language = language or content
-    sources.extend(
-        (f"X-Robots-Tag: {value}", flags)
-        for value, flags in x_robots_directives(x_robots_tag, token)
-    )
+    if x_robots_tag:
+        sources.extend(
+            (f"X-Robots-Tag: {value}", flags)
+            for value, flags in x_robots_directives(x_robots_tag, token)
+        )
     page_flags = 0
     for _, flags in sources:
         page_flags |= flags
@@ -179,8 +180,8 @@ def read_page(
         language=(language or "").strip() or None,
         index=index,
         follow=follow,
-        index_reason=_reason(sources, NOINDEX),
-        follow_reason=_reason(sources, NOFOLLOW),
+        index_reason=_reason(sources, NOINDEX) if sources else None,
+        follow_reason=_reason(sources, NOFOLLOW) if sources else None,
         sections=facts.sections,
         unusable_links=unusable,
         encoding=encoding,
