@@ -1,8 +1,8 @@
 /* The page step's walk over a parsed page, in C: one pass over selectolax's lexbor tree that
  * finds what crawler/page.py needs (links, META tags, title, base, language, section markers)
- * and reads the text a section leaves indexable. crawler/page.py has the same walk in Python;
- * it is the reference, and runs wherever this module is not built or not trusted
- * (crawler/pagewalk.py decides).
+ * and reads the text a section leaves indexable (`scan`); and the page's links resolved, checked
+ * and made unique (`links`). crawler/pagewalk.py has both in Python: they are the reference, and
+ * run wherever this module is not built or not trusted (crawler/pagewalk.py decides).
  *
  * The walk reads lexbor's nodes in place, by the address selectolax gives as `Node.mem_id`. It
  * relies on the layout of a handful of lexbor structs, copied below from lexbor 3.1.0 (the
