@@ -61,6 +61,7 @@ log = logging.getLogger("crawler")
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
 HOST_SKIPPED = "host skipped"
+TIMER_SLACK = 0.001
 
 
 class Crawler:
@@ -93,7 +94,7 @@ class Crawler:
         self._fetcher = Fetcher(config.fetch, config.user_agent, connections=config.concurrency + 8)
         self._start_time = start_time
         self._epoch0 = 0.0
-        self._loop0 = 0.0
+        self._monotonic0 = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._hosts: dict[str, Host] = {}
         self._schedule = HostSchedule()
@@ -209,9 +210,10 @@ class Crawler:
         return self._scope
 
     def _now(self) -> float:
-        """Epoch seconds on the loop's monotonic clock: immune to wall-clock steps."""
-        assert self._loop is not None
-        return self._epoch0 + (self._loop.time() - self._loop0)
+        """Epoch seconds on the monotonic clock: immune to wall-clock steps. Not the loop's clock:
+        uvloop's counts whole milliseconds, and a start stamped up to a millisecond early would
+        let the next one come that much too soon."""
+        return self._epoch0 + (time.monotonic() - self._monotonic0)
 
     # --- the crawl -------------------------------------------------------------------------------
 
@@ -223,7 +225,7 @@ class Crawler:
             raise RuntimeError("this Crawler is already crawling")
         self._running = True
         self._loop = asyncio.get_running_loop()
-        self._loop0 = self._loop.time()
+        self._monotonic0 = time.monotonic()
         self._epoch0 = self._start_time if self._start_time is not None else time.time()
         if self._state.run.stats() is None:
             self.stats.started_at = self._epoch0
@@ -347,7 +349,11 @@ class Crawler:
         self._timer_at = due
         if due is not None:
             assert self._loop is not None
-            self._timer = self._loop.call_at(self._loop0 + (due - self._epoch0), self._on_timer)
+            # A timer wakes the loop; _launch_due decides by _now(). uvloop's timers count whole
+            # milliseconds and may fire that much early: arm one a millisecond late instead of
+            # waking to find nothing due.
+            delay = max(0.0, due - self._now()) + TIMER_SLACK
+            self._timer = self._loop.call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None

@@ -1,0 +1,47 @@
+"""crawler.tuning.run: the crawl's event loop is uvloop's where it is installed, asyncio's when
+asked for or when uvloop is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import pytest
+
+from crawler.tuning import event_loop_name, run
+
+
+async def loop_module() -> str:
+    return type(asyncio.get_running_loop()).__module__
+
+
+def test_uvloop_is_the_default_where_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uvloop")
+    monkeypatch.delenv("CRAWLER_EVENT_LOOP", raising=False)
+    assert event_loop_name() == "uvloop"
+    assert run(loop_module()).startswith("uvloop")
+
+
+def test_asyncio_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRAWLER_EVENT_LOOP", " AsyncIO ")
+    assert event_loop_name() == "asyncio"
+    assert run(loop_module()).startswith("asyncio")
+
+
+def test_asyncio_when_uvloop_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRAWLER_EVENT_LOOP", raising=False)
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop raises ImportError
+    assert event_loop_name() == "asyncio"
+    assert run(loop_module()).startswith("asyncio")
+
+
+def test_run_returns_the_result_and_raises_the_error() -> None:
+    async def answer() -> int:
+        return 42
+
+    async def fail() -> None:
+        raise ValueError("boom")
+
+    assert run(answer()) == 42
+    with pytest.raises(ValueError, match="boom"):
+        run(fail())
