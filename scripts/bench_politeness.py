@@ -135,9 +135,17 @@ def stop_server(server: subprocess.Popen[str]) -> None:
         server.stdout.close()
 
 
-def tool_command(tool: str, seeds: Path, data: Path, delay: float, concurrency: int) -> list[str]:
+def tool_command(
+    tool: str,
+    seeds: Path,
+    data: Path,
+    delay: float,
+    concurrency: int,
+    settings: Sequence[str] = (),
+) -> list[str]:
     if tool == "ours":
         crawl = Path(sys.executable).parent / "crawl"
+        extra = [part for setting in settings for part in ("-s", setting)]
         return [
             str(crawl),
             str(seeds),
@@ -147,6 +155,7 @@ def tool_command(tool: str, seeds: Path, data: Path, delay: float, concurrency: 
             "politeness.min_delay=0",
             "-s",
             f"concurrency={concurrency}",
+            *extra,
         ]
     return [
         sys.executable,
@@ -203,7 +212,9 @@ def measure(
     name = f"{tool}-{repeat + 1}"
     log = work / f"{name}.requests.jsonl"
     data = work / f"{name}.data"
-    command = tool_command(tool, root / "seeds.txt", data, web["crawl_delay"], args.concurrency)
+    command = tool_command(
+        tool, root / "seeds.txt", data, web["crawl_delay"], args.concurrency, args.set
+    )
     server = start_server(root, log, work / f"{name}.server.err")
     try:
         status, wall = run_tool(command, work, name, args.timeout)
@@ -321,6 +332,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="the test web's random seed")
     parser.add_argument("--workdir", type=Path, help="keep the web, logs and outputs here")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config setting for ours (repeatable), e.g. -s state.durable=false",
+    )
     args = parser.parse_args(argv)
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     unknown = sorted(set(args.tools) - set(TOOLS))
