@@ -14,6 +14,7 @@ from types import TracebackType
 
 import aiohttp
 from multidict import CIMultiDictProxy
+from yarl import URL
 
 from crawler.config import FetchConfig
 
@@ -127,7 +128,10 @@ class Fetcher:
             raise RuntimeError("Fetcher.get() before open()")
         cap = self._config.max_body_bytes if max_bytes is None else max_bytes
         try:
-            async with self._session.get(url, allow_redirects=False) as answer:
+            # A normal URL is already percent-encoded as it should go out (crawler/urls.py): yarl
+            # need not parse and quote it again for every request.
+            target = URL(url, encoded=True)
+            async with self._session.get(target, allow_redirects=False) as answer:
                 content_type = answer.content_type.lower() if answer.content_type else ""
                 if "Content-Type" not in answer.headers:
                     content_type = ""
