@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import select
 import shutil
 import signal
@@ -169,24 +170,30 @@ def tool_command(
 
 
 def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple[int | None, float]:
-    """Run one tool with its output in files under `work`; (exit status or None, wall seconds)."""
+    """Run one tool in `work`, its output in files there; (exit status, or None when it was
+    stopped after `timeout`; wall seconds). However this ends, the tool is not left running."""
     started = time.monotonic()
     with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
         try:
-            tool = subprocess.Popen(command, stdout=out, stderr=err, cwd=work)
+            tool = subprocess.Popen(
+                command, stdout=out, stderr=err, cwd=work, start_new_session=True
+            )
         except OSError as error:
             err.write(f"cannot run {command[0]}: {error}\n")
             return 127, time.monotonic() - started
         try:
             status: int | None = tool.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            tool.send_signal(signal.SIGINT)
-            try:
-                tool.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                tool.kill()
-                tool.wait()
             status = None
+        finally:
+            # Its own session: a Ctrl-C reaches us, not it, and we end it and its children.
+            for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+                if tool.poll() is not None:
+                    break
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(tool.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    tool.wait(timeout=grace)
     return status, time.monotonic() - started
 
 

@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import contextlib
 import json
-import os
 import shutil
 import signal
 import sqlite3
@@ -59,6 +57,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bench_politeness import last_json_line, run_tool, tail
 from machine import machine
 from speedweb import (
     ROBOTS_TXT,
@@ -144,48 +143,6 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
     return chosen
 
 
-def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple[int | None, float]:
-    """Run one contender, its output in files under `work`; (exit status, or None when it was
-    stopped after `timeout`; wall seconds). However this ends, the contender is not left
-    running."""
-    started = time.monotonic()
-    with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
-        try:
-            tool = subprocess.Popen(command, stdout=out, stderr=err, start_new_session=True)
-        except OSError as error:
-            err.write(f"cannot run {command[0]}: {error}\n")
-            return 127, time.monotonic() - started
-        try:
-            status: int | None = tool.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            status = None
-        finally:
-            # Its own session: a Ctrl-C reaches us, not it, and we end it and its children.
-            for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-                if tool.poll() is not None:
-                    break
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(tool.pid, sig)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    tool.wait(timeout=grace)
-    return status, time.monotonic() - started
-
-
-def tail(path: Path, lines: int = 5) -> str:
-    with contextlib.suppress(OSError):
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    return ""
-
-
-def last_json_line(path: Path) -> dict[str, Any]:
-    for line in reversed(tail(path, 5).splitlines()):
-        with contextlib.suppress(ValueError):
-            report = json.loads(line)
-            if isinstance(report, dict):
-                return report
-    return {}
-
-
 def own_figures(contender: str, data: Path, out: Path) -> dict[str, Any]:
     """What the tool says it did: rows in the index, lines of pages.jsonl, or its JSON line."""
     if contender.startswith("ours"):
@@ -200,7 +157,7 @@ def own_figures(contender: str, data: Path, out: Path) -> dict[str, Any]:
                 query = "SELECT count(*), sum(indexed) FROM pages WHERE status = 200"
                 figures["pages"], figures["indexed"] = index.execute(query).fetchone()
         return figures
-    return last_json_line(out)
+    return last_json_line(out) or {}
 
 
 def measure(contender: str, command: list[str], round_: int, work: Path, timeout: float) -> Run:
