@@ -201,25 +201,44 @@ find_attr(const lxb_node *element, uintptr_t id, const char *name)
     return NULL;
 }
 
-/* The attribute's value as str; None when the attribute is absent or has no value (as
+static bool
+has_value(const lxb_attr *attr)
+{
+    return attr != NULL && attr->value != NULL && attr->value->data != NULL;
+}
+
+/* An attribute's value as str; None when the attribute is absent or has no value (as
  * selectolax's `attributes.get` answers). NULL with an exception set on failure. */
 static PyObject *
-attr_value(const lxb_node *element, uintptr_t id, const char *name)
+value_str(const lxb_attr *attr)
 {
-    const lxb_attr *attr = find_attr(element, id, name);
-    if (attr == NULL || attr->value == NULL || attr->value->data == NULL) {
+    if (!has_value(attr)) {
         Py_RETURN_NONE;
     }
     return PyUnicode_DecodeUTF8((const char *) attr->value->data,
                                 (Py_ssize_t) attr->value->length, "replace");
 }
 
-static bool
-has_value(const lxb_node *element, uintptr_t id, const char *name)
+static PyObject *
+attr_value(const lxb_node *element, uintptr_t id, const char *name)
 {
-    const lxb_attr *attr = find_attr(element, id, name);
-    return attr != NULL && attr->value != NULL && attr->value->data != NULL
-           && attr->value->length > 0;
+    return value_str(find_attr(element, id, name));
+}
+
+/* An href worth reading: present and not empty. */
+static const lxb_attr *
+find_href(const lxb_node *element)
+{
+    const lxb_attr *href = find_attr(element, ATTR_HREF, "href");
+    return has_value(href) && href->value->length > 0 ? href : NULL;
+}
+
+/* Elements whose content is no reader's text and holds nothing the walk reads. */
+static bool
+dropped_tag(uintptr_t tag)
+{
+    return tag == TAG_SCRIPT || tag == TAG_STYLE || tag == TAG_TEMPLATE || tag == TAG_IFRAME
+           || tag == TAG_NOEMBED || tag == TAG_NOFRAMES;
 }
 
 static bool
@@ -490,9 +509,7 @@ subtree_text(const lxb_node *root, joined_text *text)
             }
         }
         else if (node->type == NODE_ELEMENT) {
-            uintptr_t tag = node->local_name;
-            skip = tag == TAG_SCRIPT || tag == TAG_STYLE || tag == TAG_TEMPLATE
-                   || tag == TAG_IFRAME || tag == TAG_NOEMBED || tag == TAG_NOFRAMES;
+            skip = dropped_tag(node->local_name);
         }
         if (!skip && node->first_child != NULL) {
             node = node->first_child;
@@ -575,19 +592,16 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         else if (node->type == NODE_ELEMENT) {
             uintptr_t tag = node->local_name;
-            switch (tag) {
-            case TAG_SCRIPT:
-            case TAG_STYLE:
-            case TAG_TEMPLATE:
-            case TAG_IFRAME:
-            case TAG_NOEMBED:
-            case TAG_NOFRAMES:
+            const lxb_attr *href_attr;
+            if (dropped_tag(tag)) {
                 descend = false;
-                break;
+                goto next;
+            }
+            switch (tag) {
             case TAG_A:
             case TAG_AREA:
-                if (has_value(node, ATTR_HREF, "href")) {
-                    PyObject *href = attr_value(node, ATTR_HREF, "href");
+                if ((href_attr = find_href(node)) != NULL) {
+                    PyObject *href = value_str(href_attr);
                     PyObject *rel = href != NULL ? attr_value(node, ATTR_REL, "rel") : NULL;
                     PyObject *anchor = NULL;
                     if (rel != NULL) {
@@ -633,8 +647,8 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 }
                 break;
             case TAG_BASE:
-                if (base == NULL && has_value(node, ATTR_HREF, "href")) {
-                    base = attr_value(node, ATTR_HREF, "href");
+                if (base == NULL && (href_attr = find_href(node)) != NULL) {
+                    base = value_str(href_attr);
                     if (base == NULL) {
                         goto done;
                     }
@@ -662,6 +676,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
 
+    next:
         if (descend && node->first_child != NULL) {
             node = node->first_child;
             continue;
