@@ -464,6 +464,10 @@ def test_overrides_win_over_the_file_and_keep_its_other_keys(tmp_path: Path) -> 
         ("scope.allow_domains=[a, [b]]", "scope.allow_domains must be a list of strings"),
         ("politeness.nope=1", "unknown key politeness.nope"),
         ("limits=3", "limits must be a mapping of keys, not 3"),
+        ("state.durable=maybe", "state.durable must be true or false, not 'maybe'"),
+        ("state.commit_interval=0", "state.commit_interval must be a number >= 0.01, not 0"),
+        ("state.working_set=0", "state.working_set must be a whole number >= 1, not 0"),
+        ("state.stop_grace=-1", "state.stop_grace must be a number >= 0, not -1"),
     ],
 )
 def test_bad_override_of_a_crawl_key_names_the_key(override: str, message: str) -> None:
