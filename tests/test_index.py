@@ -50,7 +50,8 @@ def write(directory: Path, *items: PageRecord | Skip) -> None:
 def exported(directory: Path) -> list[dict[str, Any]]:
     out = io.StringIO()
     count = export_pages(directory, out)
-    pages = [json.loads(line) for line in out.getvalue().splitlines()]
+    # JSON lines end at \n only: splitlines() would also split at a U+2028 inside a string.
+    pages = [json.loads(line) for line in out.getvalue().split("\n") if line]
     assert count == len(pages)
     return pages
 
@@ -354,6 +355,58 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "text": "some body text",
         "nosnippet_text": "",
     }
+
+
+ODD_TEXTS = [
+    "quotes \" and \\ backslashes",
+    "[1, 2] looks like JSON",
+    "{\"a\": 1}",
+    "null",
+    "true",
+    "ünïcödé, 漢字 and 🦀",
+    "line\u2028separator\nnewline\ttab",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS)
+def test_every_value_comes_back_as_written(tmp_path: Path, text: str) -> None:
+    """A batch reaches SQLite as JSON (crawler/index.py): no value may come back changed, not even
+    a string that is itself JSON."""
+    write(
+        tmp_path,
+        record(
+            f"https://a.test/{text}",
+            f"{text} body",
+            title=text,
+            description=text,
+            language=text or None,
+            index_reason=text,
+            links=(text, f"https://a.test/{text}"),
+            redirects=(text,),
+            nosnippet_text=text,
+            size=2**40,
+            fetched_at=1.5,
+        ),
+        Skip(f"https://a.test/skip/{text}", text, text),
+    )
+    (page,) = exported(tmp_path)
+    assert page["url"] == f"https://a.test/{text}"
+    assert (page["title"], page["description"], page["index_reason"]) == (text, text, text)
+    assert page["language"] == (text or None)
+    assert page["links"] == [text, f"https://a.test/{text}"]
+    assert page["redirects"] == [text]
+    assert (page["text"], page["nosnippet_text"]) == (f"{text} body", text)
+    assert (page["size"], page["fetched_at"]) == (2**40, 1.5)
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        skips = connection.execute("SELECT url, reason, detail FROM skips").fetchall()
+        types = connection.execute(
+            "SELECT typeof(status), typeof(size), typeof(fetched_at), typeof(indexed), "
+            "typeof(title) FROM pages"
+        ).fetchall()
+    connection.close()
+    assert skips == [(f"https://a.test/skip/{text}", text, text)]
+    assert types == [("integer", "integer", "real", "integer", "text")]
 
 
 def test_unknown_export_format_is_refused(tmp_path: Path) -> None:
