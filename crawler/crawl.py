@@ -51,6 +51,7 @@ from crawler.robots_cache import RobotsCache, RobotsEntry
 from crawler.state import CrawlState, DataDirLock, MemoryCrawlState, open_state
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 from crawler.store import PageSink, open_sinks
+from crawler.turns import Turns
 from crawler.urls import InvalidUrlError, Scope, normalize_url, origin_of, resolve_url
 
 __all__ = ["Crawler"]
@@ -101,6 +102,7 @@ class Crawler:
         self._scope = Scope()
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
+        self._turns = Turns()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._grace: asyncio.TimerHandle | None = None
@@ -597,6 +599,10 @@ class Crawler:
             self._failed(host, item, started_at, now, status, f"status {status}", retry_after)
             return
         self._politeness.on_success(host.timing)
+        # The host's pace is settled (no backoff), so it may go on while this answer waits its
+        # turn at the CPU (crawler/turns.py).
+        self._reschedule(host, now)
+        await self._turns.take()
         if 300 <= status < 400 and answer.location:
             self._redirect(item, answer, started_at)
             return

@@ -63,6 +63,7 @@ __all__ = [
     "x_robots_directives",
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class PageRules:
     """The slice of config the page step needs."""
@@ -186,5 +187,3 @@ def read_page(
         unusable_links=unusable,
         encoding=encoding,
     )
-
-

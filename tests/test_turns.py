@@ -1,0 +1,107 @@
+"""`Turns`: one CPU-heavy step per event-loop iteration, first come first served."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+
+import pytest
+
+from crawler import tuning
+from crawler.turns import Turns
+
+
+def start_iteration_counter(loop: asyncio.AbstractEventLoop) -> Callable[[], int]:
+    """A callback that reschedules itself with call_soon runs once per loop iteration; the
+    returned function reads how many iterations have run since."""
+    count = 0
+    running = True
+
+    def tick() -> None:
+        nonlocal count
+        count += 1
+        if running:
+            loop.call_soon(tick)
+
+    loop.call_soon(tick)
+
+    def read() -> int:
+        return count
+
+    return read
+
+
+async def test_turns_are_granted_in_order_one_per_iteration() -> None:
+    turns = Turns()
+    iteration = start_iteration_counter(asyncio.get_running_loop())
+    taken: list[tuple[int, int]] = []
+
+    async def step(number: int) -> None:
+        await turns.take()
+        taken.append((number, iteration()))
+
+    await asyncio.gather(*(step(number) for number in range(20)))
+
+    assert [number for number, _ in taken] == list(range(20))
+    iterations = [at for _, at in taken]
+    assert all(later > earlier for earlier, later in itertools.pairwise(iterations))
+    assert len(turns) == 0
+
+
+async def test_the_loop_polls_between_turns() -> None:
+    """A callback made ready by I/O (here: a timer due now) runs between two turns, not after
+    the whole queue: the point of taking turns."""
+    turns = Turns()
+    loop = asyncio.get_running_loop()
+    events: list[str] = []
+
+    async def step(number: int) -> None:
+        await turns.take()
+        events.append(f"turn {number}")
+        if number == 0:
+            loop.call_later(0, events.append, "timer")
+
+    await asyncio.gather(*(step(number) for number in range(50)))
+
+    assert events.index("timer") < 5
+
+
+async def test_a_waiter_cancelled_before_its_turn_gives_it_up() -> None:
+    turns = Turns()
+    taken: list[int] = []
+
+    async def step(number: int) -> None:
+        await turns.take()
+        taken.append(number)
+
+    tasks = [asyncio.create_task(step(number)) for number in range(5)]
+    await asyncio.sleep(0)  # every task is waiting now
+    tasks[1].cancel()
+    tasks[3].cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+
+    assert taken == [0, 2, 4]
+    assert sum(isinstance(result, asyncio.CancelledError) for result in results) == 2
+    assert len(turns) == 0
+
+
+async def test_turns_start_again_after_the_queue_ran_dry() -> None:
+    turns = Turns()
+    await turns.take()
+    await asyncio.sleep(0)
+    await asyncio.wait_for(turns.take(), timeout=5)
+    assert "0 waiting" in repr(turns)
+
+
+@pytest.mark.parametrize("loop_name", ["asyncio", "uvloop"])
+def test_one_turn_per_iteration_on_each_event_loop_the_crawl_runs_on(
+    loop_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uvloop runs ready callbacks in its own way: the rule must hold there too."""
+    if loop_name == "uvloop":
+        pytest.importorskip("uvloop")
+    monkeypatch.setenv("CRAWLER_EVENT_LOOP", loop_name)
+    assert tuning.event_loop_name() == loop_name
+    tuning.run(test_turns_are_granted_in_order_one_per_iteration())
+    tuning.run(test_the_loop_polls_between_turns())
