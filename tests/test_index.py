@@ -358,9 +358,9 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
 
 
 ODD_TEXTS = [
-    "quotes \" and \\ backslashes",
+    'quotes " and \\ backslashes',
     "[1, 2] looks like JSON",
-    "{\"a\": 1}",
+    '{"a": 1}',
     "null",
     "true",
     "ünïcödé, 漢字 and 🦀",
@@ -407,6 +407,14 @@ def test_every_value_comes_back_as_written(tmp_path: Path, text: str) -> None:
     connection.close()
     assert skips == [(f"https://a.test/skip/{text}", text, text)]
     assert types == [("integer", "integer", "real", "integer", "text")]
+
+
+def test_the_writer_sets_the_fts_hash_size(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "text"))
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        rows = dict(connection.execute("SELECT k, v FROM pages_fts_config").fetchall())
+    connection.close()
+    assert rows.get("hashsize") == crawler.index.FTS_HASH_BYTES
 
 
 def test_unknown_export_format_is_refused(tmp_path: Path) -> None:

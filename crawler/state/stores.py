@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from crawler.politeness import HostTiming
 from crawler.robots import RobotsOptions
 from crawler.robots_cache import RobotsEntry
+from crawler.sqlrows import encode_rows, select_rows
 from crawler.state.codec import (
     deferred_from_json,
     deferred_json,
@@ -142,9 +143,9 @@ class SqliteHostTimingStore:
 
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._dirty:
-            connection.executemany(
-                f"INSERT OR REPLACE INTO timings ({_TIMING_COLUMNS}) VALUES ({_marks(10)})",
-                [timing_row(timing) for timing in self._dirty.values()],
+            connection.execute(
+                f"INSERT OR REPLACE INTO timings ({_TIMING_COLUMNS}) {select_rows(10)}",
+                (encode_rows([timing_row(timing) for timing in self._dirty.values()]),),
             )
             self._dirty.clear()
 
