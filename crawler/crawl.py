@@ -63,6 +63,8 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
 HOST_SKIPPED = "host skipped"
 TIMER_SLACK = 0.001
+LAUNCH_BATCH = int(__import__("os").environ.get("LB", "16"))
+"""Most requests started in one iteration of the event loop."""
 
 
 class Crawler:
@@ -103,6 +105,9 @@ class Crawler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._turns = Turns()
+        self._requests_in_flight = 0
+        self._robots_answers: dict[str, Response | FetchFailure] = {}
+        """The answers to robots.txt requests of the fetches under way, by URL."""
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._grace: asyncio.TimerHandle | None = None
@@ -210,6 +215,13 @@ class Crawler:
     @property
     def scope(self) -> Scope:
         return self._scope
+
+    def _answered_at(self, answer: Response | FetchFailure | None, now: float) -> float:
+        """When the host answered, on the crawl's clock: when the answer's first bytes arrived
+        where the fetcher could tell (crawler/fetch.py), else `now`, when the crawl saw it."""
+        if isinstance(answer, Response) and answer.answered_at is not None:
+            return min(now, self._epoch0 + (answer.answered_at - self._monotonic0))
+        return now
 
     def _now(self) -> float:
         """Epoch seconds on the monotonic clock: immune to wall-clock steps. Not the loop's clock:
@@ -338,7 +350,7 @@ class Crawler:
         """One timer, for the earliest host (unless a request ending will wake us first anyway)
         or the next checkpoint, whichever comes first."""
         due = None
-        if not self._stopping and len(self._tasks) < self._config.concurrency:
+        if not self._stopping and self._may_launch():
             due = self._schedule.next_due()
         if self._tasks or not self._stopping:
             checkpoint = self._checkpoints.next_at
@@ -364,7 +376,14 @@ class Crawler:
 
     def _launch_due(self, now: float) -> None:
         limit = self._config.limits.max_pages
-        while len(self._tasks) < self._config.concurrency:
+        launched = 0
+        while self._may_launch():
+            if launched == LAUNCH_BATCH:
+                # More are due: go on in the next iteration, once the loop has polled
+                # (crawler/turns.py says why a long iteration costs every host its pace).
+                self._wake.set()
+                break
+            launched += 1
             if limit is not None and self._page_starts >= limit:
                 self.stats.outcome = "page limit"
                 self._stopping = True
@@ -376,6 +395,16 @@ class Crawler:
         # The requests just launched run once this returns: what politeness must not forget is
         # committed first.
         self._checkpoints.before_requests()
+
+    def _may_launch(self) -> bool:
+        """Under `concurrency` requests in flight, and under as many answers waiting for their
+        turn at the CPU: an answer waiting for its page step is no request in flight, but its
+        body is held in memory."""
+        cap = self._config.concurrency
+        return self._requests_in_flight < cap and len(self._turns) < cap
+
+    def _request_ended(self) -> None:
+        self._requests_in_flight -= 1
 
     def _launch_host(self, host: Host, now: float) -> None:
         entry = self._robots.cached(host.origin, now)
@@ -417,7 +446,8 @@ class Crawler:
         self._politeness.on_start(host.timing, now)
         self._timings.put(host.timing)
         self.stats.requests += 1
-        return Slot(host, self._politeness)
+        self._requests_in_flight += 1
+        return Slot(host, self._politeness, self._request_ended)
 
     def _watch(
         self,
@@ -518,12 +548,17 @@ class Crawler:
     # --- robots.txt ------------------------------------------------------------------------------
 
     async def _get_robots(self, url: str, max_bytes: int) -> Response | FetchFailure:
-        return await self._fetcher.get(url, max_bytes=max_bytes)
+        answer = await self._fetcher.get(url, max_bytes=max_bytes)
+        self._robots_answers[url] = answer
+        return answer
 
     async def _robots_task(self, host: Host, slot: Slot) -> None:
         entry = await self._robots.get(host.origin)
         now = self._now()
-        slot.release(now)
+        answer = None
+        for hop in entry.hops:  # the last hop's answer ends the request
+            answer = self._robots_answers.pop(hop, answer)
+        slot.release(self._answered_at(answer, now))
         self._checkpoints.robots_moved()
         host.robots_busy = False
         host.robots = entry
@@ -584,7 +619,7 @@ class Crawler:
     async def _page_task(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
         answer = await self._fetcher.get(item.url, html_only=True)
         now = self._now()
-        slot.release(now)
+        slot.release(self._answered_at(answer, now))
         if isinstance(answer, FetchFailure):
             self.stats.errors[answer.kind] += 1
             self._failed(host, item, started_at, now, None, str(answer), None)
@@ -746,7 +781,7 @@ class Crawler:
         stats = self.stats
         stats.elapsed = self._elapsed_before + (now - self._epoch0)
         stats.updated_at = now
-        stats.in_flight = len(self._tasks)
+        stats.in_flight = self._requests_in_flight
         stats.hosts_waiting = len(self._schedule)
         stats.queued = len(self._frontier)
 
@@ -770,6 +805,6 @@ class Crawler:
 
     def __repr__(self) -> str:
         return (
-            f"Crawler({self.stats.outcome}, {len(self._tasks)} in flight, "
+            f"Crawler({self.stats.outcome}, {self._requests_in_flight} in flight, "
             f"{len(self._schedule)} hosts scheduled, {len(self._frontier)} queued)"
         )

@@ -9,10 +9,16 @@ every hop against robots.txt and scope before it asks for it.
 
 from __future__ import annotations
 
+import functools
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 import aiohttp
+from aiohttp.client_proto import ResponseHandler
 from multidict import CIMultiDictProxy
 from yarl import URL
 
@@ -39,6 +45,9 @@ class Response:
     body: bytes
     """Decoded (decompressed) body, at most the cap; empty when it was not asked for."""
     truncated: bool = False
+    answered_at: float | None = None
+    """`time.monotonic()` when the answer's first bytes reached the process, when the client
+    could tell (see `_StampingHandler`); the host had answered by then."""
 
     @property
     def location(self) -> str | None:
@@ -73,6 +82,56 @@ def _failure(url: str, error: BaseException) -> FetchFailure:
     return FetchFailure(url, kind, message)
 
 
+_answering: ContextVar[_StampingHandler | None] = ContextVar("answering", default=None)
+
+
+class _StampingHandler(ResponseHandler):
+    """aiohttp's connection protocol, noting when the first bytes of each answer arrive.
+
+    Why: politeness counts a host's interval from its answer (crawler/politeness.py), and the
+    event loop calls `data_received` as soon as it polls the socket, while the request's task may
+    resume much later, behind other work of the same iteration. The sooner stamp is still one the
+    host had answered by, so the interval it starts is never short at the host.
+
+    aiohttp calls `set_response_params` on the connection's protocol, in the requesting task,
+    before each request it sends on it (a connection carries one request at a time): the stamp is
+    reset there, and the protocol noted as the one answering this task (`_answering`), since a
+    small answer read whole gives its connection back before the task could ask for it. Should
+    the connection be reused before the task reads the stamp, the stamp is gone or later: never
+    earlier than this answer."""
+
+    first_bytes_at: float | None = None
+
+    def set_response_params(self, **params: Any) -> None:
+        self.first_bytes_at = None
+        _answering.set(self)
+        super().set_response_params(**params)
+
+    def data_received(self, data: bytes) -> None:
+        if self.first_bytes_at is None:
+            self.first_bytes_at = time.monotonic()
+        super().data_received(data)
+
+
+def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
+    """A TCPConnector whose connections are `_StampingHandler`s, where this aiohttp builds its
+    protocols as the code was written against (else a plain one: answers then carry no stamp, and
+    the crawl stamps them when it sees them, later but as safe)."""
+    connector = aiohttp.TCPConnector(**options)
+    factory = getattr(connector, "_factory", None)
+    if (
+        isinstance(factory, functools.partial)
+        and factory.func is ResponseHandler
+        and not factory.args
+        and set(factory.keywords) == {"loop"}
+    ):
+        stamping: Callable[[], ResponseHandler] = functools.partial(
+            _StampingHandler, **factory.keywords
+        )
+        connector._factory = stamping  # type: ignore[assignment]
+    return connector
+
+
 class Fetcher:
     """GET with the crawl's User-Agent over one pooled session. Use as an async context manager,
     or call `open()` and `close()`."""
@@ -86,7 +145,7 @@ class Fetcher:
     async def open(self) -> None:
         if self._session is not None:
             return
-        connector = aiohttp.TCPConnector(
+        connector = _stamping_connector(
             limit=self._connections, limit_per_host=0, ttl_dns_cache=300
         )
         self._session = aiohttp.ClientSession(
@@ -131,7 +190,10 @@ class Fetcher:
             # A normal URL is already percent-encoded as it should go out (crawler/urls.py): yarl
             # need not parse and quote it again for every request.
             target = URL(url, encoded=True)
+            _answering.set(None)
             async with self._session.get(target, allow_redirects=False) as answer:
+                protocol = _answering.get()
+                answered_at = None if protocol is None else protocol.first_bytes_at
                 content_type = answer.content_type.lower() if answer.content_type else ""
                 if "Content-Type" not in answer.headers:
                     content_type = ""
@@ -145,6 +207,7 @@ class Fetcher:
                     charset=answer.charset,
                     body=body,
                     truncated=truncated,
+                    answered_at=answered_at,
                 )
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
             return _failure(url, error)

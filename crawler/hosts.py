@@ -3,6 +3,8 @@ reports about hosts at the end: how each was paced, and why a deferred one waits
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from crawler.politeness import HostTiming, Politeness
 from crawler.robots_cache import RobotsEntry
 from crawler.stats import HostReport
@@ -31,17 +33,23 @@ class Host:
 class Slot:
     """One request's hold on its host: given back exactly once, whatever happens."""
 
-    __slots__ = ("_host", "_politeness", "released")
+    __slots__ = ("_host", "_on_release", "_politeness", "released")
 
-    def __init__(self, host: Host, politeness: Politeness) -> None:
+    def __init__(
+        self, host: Host, politeness: Politeness, on_release: Callable[[], None] | None = None
+    ) -> None:
         self._host = host
         self._politeness = politeness
+        self._on_release = on_release
         self.released = False
 
     def release(self, now: float) -> None:
+        """The request ended at `now` (its answer, or its failure)."""
         if not self.released:
             self.released = True
             self._politeness.on_answer(self._host.timing, now)
+            if self._on_release is not None:
+                self._on_release()
 
 
 def deferral_reason(host: Host, now: float) -> str:

@@ -4,15 +4,26 @@ returned, not followed."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 from aiohttp import web
 from loopback import LoopbackWeb
 
 from crawler.config import FetchConfig
-from crawler.fetch import Fetcher, FetchFailure, Response
+from crawler.fetch import Fetcher, FetchFailure, Response, _stamping_connector, _StampingHandler
 
 A = "127.0.1.1"
 UA = "TestBot/1.0"
+
+
+class FakeTransport(asyncio.Transport):
+    """Enough of a transport for a protocol fed by hand."""
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return default
 
 
 async def test_failures_are_values_with_a_kind() -> None:
@@ -63,3 +74,47 @@ async def test_body_cap_counts_decoded_bytes_even_when_compressed() -> None:
             small = await fetcher.get(net[A].url("/small"))
     assert isinstance(capped, Response) and capped.truncated and len(capped.body) == 1000
     assert isinstance(small, Response) and not small.truncated and len(small.body) == 100
+
+
+async def test_the_answer_is_stamped_when_its_first_bytes_arrive() -> None:
+    """Politeness counts a host's interval from its answer: the stamp must fall between the request
+    going out and the crawl seeing the answer, and be taken afresh for every request on a reused
+    connection."""
+    async with LoopbackWeb(A) as net:
+        net[A].page("/one")
+        net[A].page("/two")
+        async with Fetcher(FetchConfig(), UA) as fetcher:
+            before = time.monotonic()
+            one = await fetcher.get(net[A].url("/one"))
+            between = time.monotonic()
+            two = await fetcher.get(net[A].url("/two"))
+            after = time.monotonic()
+    assert isinstance(one, Response) and isinstance(two, Response)
+    assert one.answered_at is not None and two.answered_at is not None
+    assert before <= one.answered_at <= between <= two.answered_at <= after
+    assert net.hits[0].at <= one.answered_at and net.hits[1].at <= two.answered_at
+
+
+async def test_the_stamp_is_taken_by_the_protocol_before_the_task_resumes() -> None:
+    """The stamp comes from `data_received`, which the loop calls as it polls; the request's task
+    may resume much later. Fed by hand: stamped at the first bytes, kept through the rest of the
+    answer, reset when the next request's parameters are set."""
+    loop = asyncio.get_running_loop()
+    connector = _stamping_connector()
+    try:
+        protocol = connector._factory()
+    finally:
+        await connector.close()
+    assert isinstance(protocol, _StampingHandler)
+    protocol.connection_made(FakeTransport())
+    protocol.set_response_params()
+    assert protocol.first_bytes_at is None
+    protocol.data_received(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n")
+    first = protocol.first_bytes_at
+    assert first is not None and first <= time.monotonic()
+    time.sleep(0.01)
+    protocol.data_received(b"body")
+    assert protocol.first_bytes_at == first
+    protocol.set_response_params()
+    assert protocol.first_bytes_at is None
+    assert loop is asyncio.get_running_loop()
