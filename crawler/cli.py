@@ -42,7 +42,7 @@ from crawler.state import (
     state_files,
 )
 from crawler.store import output_files
-from crawler.tuning import run, tune_allocator
+from crawler.tuning import run, tune_allocator, tune_gc
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -392,6 +392,7 @@ def _crawl(argv: Sequence[str]) -> int:
         print(f"crawl: {problem}", file=sys.stderr)
     data_dir = args.data if args.data is not None else Path(config.output.data_dir)
     tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler/tuning.py)
+    tune_gc()  # and short pauses of the event loop: politeness is timed on it
     return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh))
 
 

@@ -4,10 +4,12 @@ asked for or when uvloop is missing."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 
 import pytest
 
+from crawler import tuning
 from crawler.tuning import event_loop_name, run
 
 
@@ -45,3 +47,27 @@ def test_run_returns_the_result_and_raises_the_error() -> None:
     assert run(answer()) == 42
     with pytest.raises(ValueError, match="boom"):
         run(fail())
+
+
+def test_tune_gc_freezes_what_exists_and_raises_the_young_threshold() -> None:
+    before = gc.get_threshold()
+    try:
+        tuning.tune_gc()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (tuning.GC_YOUNG_THRESHOLD, *before[1:])
+        # Garbage in cycles made after the freeze is still collected.
+        collected: list[str] = []
+
+        class Node:
+            def __init__(self) -> None:
+                self.me = self
+
+            def __del__(self) -> None:
+                collected.append("node")
+
+        Node()
+        gc.collect()
+        assert collected == ["node"]
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
