@@ -48,7 +48,7 @@ import signal
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -465,6 +465,17 @@ def completeness(log_entries: Iterable[dict[str, Any]], web: dict[str, Any]) -> 
 # Command line
 
 
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """The server runs on uvloop where it is installed, as the crawl does: a test server slow to
+    start its handlers would add its own delay to the gaps and spans its log shows."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -498,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.root}: {len(web['hosts'])} hosts, {pages} allowed pages, port {args.port}")
         return 0
     try:
-        asyncio.run(serve(args.root, args.log))
+        run_loop(serve(args.root, args.log))
     except OSError as error:
         print(f"testweb: cannot serve: {error}", file=sys.stderr)
         return 1
