@@ -63,8 +63,8 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
 HOST_SKIPPED = "host skipped"
 TIMER_SLACK = 0.001
-LAUNCH_BATCH = int(__import__("os").environ.get("LB", "16"))
-"""Most requests started in one iteration of the event loop."""
+LAUNCH_BATCH = 64
+"""Most requests started in one iteration of the event loop (crawler/turns.py says why)."""
 
 
 class Crawler:
