@@ -44,6 +44,7 @@ from typing import Any, TextIO
 from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.records import PageRecord, Skip
 from crawler.sqlrows import encode_rows, row_values, select_rows
+from crawler.tuning import background_thread
 
 __all__ = ["IndexSink", "SearchHit", "export_pages", "find_index", "search"]
 
@@ -237,6 +238,7 @@ class IndexSink:
 
     def _write_batches(self, opened: Future[None]) -> None:
         """The writer thread: the only code that touches the write connection."""
+        background_thread()
         try:
             connection = _open_for_writing(self.path)
         except Exception as error:  # the constructor waits on `opened`: it must hear of anything

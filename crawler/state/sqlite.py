@@ -41,6 +41,7 @@ from crawler.errors import StateError
 from crawler.robots import RobotsOptions
 from crawler.state.queue import SqliteFrontier, SqliteSeenSet
 from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
+from crawler.tuning import background_thread
 
 __all__ = ["STATE_NAME", "SqliteCrawlState", "StateDb", "open_state", "state_files"]
 
@@ -114,6 +115,7 @@ class _WalCheckpoints(threading.Thread):
         self._stopping = threading.Event()
 
     def run(self) -> None:
+        background_thread()
         try:
             connection = sqlite3.connect(self._path, isolation_level=None)
         except sqlite3.Error:
