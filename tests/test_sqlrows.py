@@ -34,8 +34,20 @@ def test_rows_come_back_exactly(rows: list[tuple[object, object, object]]) -> No
             if isinstance(expected, float):
                 # -0.0 is 0.0 to SQLite; every other double makes the trip bit for bit.
                 assert isinstance(value, float) and (value == expected or math.isclose(value, 0))
+            elif isinstance(expected, str):
+                assert value == expected.replace("\x00", "\ufffd")
             else:
                 assert value == expected
+
+
+def test_a_nul_becomes_a_replacement_character_and_nothing_else_changes() -> None:
+    texts = ["a\x00b", "\\u0000", "\\\x00", "\x00\x00", "\\\\u0000"]
+    connection = sqlite3.connect(":memory:")
+    try:
+        back = connection.execute(select_rows(1), (encode_rows([[t] for t in texts]),)).fetchall()
+    finally:
+        connection.close()
+    assert [value for (value,) in back] == [t.replace("\x00", "\ufffd") for t in texts]
 
 
 def test_row_values_name_each_position_of_the_row() -> None:
