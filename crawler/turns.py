@@ -29,12 +29,11 @@ class Turns:
     `await turns.take()` returns when the caller's turn has come; the caller then does its step
     without awaiting. A waiter cancelled before its turn gives the turn up."""
 
-    __slots__ = ("_granting", "_loop", "_waiting")
+    __slots__ = ("_granting", "_waiting")
 
     def __init__(self) -> None:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._granting = False
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
         """Waiters not yet granted a turn (cancelled ones included until their turn is skipped)."""
@@ -42,7 +41,6 @@ class Turns:
 
     async def take(self) -> None:
         loop = asyncio.get_running_loop()
-        self._loop = loop
         turn: asyncio.Future[None] = loop.create_future()
         self._waiting.append(turn)
         if not self._granting:
@@ -59,8 +57,8 @@ class Turns:
             if not turn.done():
                 turn.set_result(None)
                 break
-        if waiting and self._loop is not None:
-            self._loop.call_soon(self._grant)
+        if waiting:
+            asyncio.get_running_loop().call_soon(self._grant)
         else:
             self._granting = False
 
