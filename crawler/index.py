@@ -43,7 +43,7 @@ from typing import Any, TextIO
 
 from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.records import PageRecord, Skip
-from crawler.sqlrows import encode_rows, row_values, select_rows
+from crawler.sqlrows import write_rows
 from crawler.tuning import background_thread
 
 __all__ = ["IndexSink", "SearchHit", "export_pages", "find_index", "search"]
@@ -117,29 +117,26 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
-# A batch is written as one statement per table, its rows one JSON parameter (crawler/sqlrows.py
-# says why: the GIL).
+# A batch is written a few hundred rows to a statement, each statement's values bound in a
+# VALUES list (crawler/sqlrows.py says why: the GIL). `{values}` is that list.
 _UPSERT_PAGES = (
-    f"INSERT INTO pages ({', '.join(_PAGE_COLUMNS)}) "
-    # `WHERE true`: the parser's rule for an upsert whose values come from a SELECT
-    f"{select_rows(len(_PAGE_COLUMNS))} WHERE true "
+    f"INSERT INTO pages ({', '.join(_PAGE_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
     + ", ".join(f"{column} = excluded.{column}" for column in _PAGE_COLUMNS[1:])
 )
 _DELETE_TEXTS = (
-    "DELETE FROM pages_fts WHERE rowid IN "
-    "(SELECT pages.id FROM json_each(?) AS batch JOIN pages ON pages.url = batch.value)"
+    "DELETE FROM pages_fts WHERE rowid IN (SELECT id FROM pages WHERE url IN ({values}))"
 )
-_TEXT_URL, _TEXT_TITLE, _TEXT, _NOSNIPPET_TEXT = row_values(4)
 _INSERT_TEXTS = (
     "INSERT INTO pages_fts (rowid, title, text, nosnippet_text) "
-    f"SELECT pages.id, {_TEXT_TITLE}, {_TEXT}, {_NOSNIPPET_TEXT} "
-    f"FROM json_each(?) AS batch JOIN pages ON pages.url = {_TEXT_URL}"
+    "SELECT pages.id, batch.column2, batch.column3, batch.column4 "
+    "FROM ({values}) AS batch JOIN pages ON pages.url = batch.column1"
 )
 _UPSERT_SKIPS = (
-    f"INSERT INTO skips (url, reason, detail) {select_rows(3)} WHERE true "
+    "INSERT INTO skips (url, reason, detail) {values} "
     "ON CONFLICT (url) DO UPDATE SET reason = excluded.reason, detail = excluded.detail"
 )
+_json_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 _Batch = list[PageRecord | Skip]
 
@@ -273,7 +270,9 @@ class IndexSink:
 def _open_for_writing(path: Path) -> sqlite3.Connection:
     try:
         # Autocommit mode: transactions are begun and ended explicitly below.
-        connection = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        # Few statements cached: the batch's last chunk has a row count of its own each time, and
+        # a statement of a few thousand placeholders is worth keeping only while it recurs.
+        connection = sqlite3.connect(path, isolation_level=None, timeout=30.0, cached_statements=16)
     except sqlite3.Error as error:
         raise OutputError(f"cannot open index {path}: {error}") from error
     try:
@@ -332,12 +331,12 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         if pages:
-            connection.execute(_DELETE_TEXTS, (encode_rows(list(pages)),))
-            connection.execute(_UPSERT_PAGES, (encode_rows(page_rows),))
+            write_rows(connection, _DELETE_TEXTS, [(url,) for url in pages], 1)
+            write_rows(connection, _UPSERT_PAGES, page_rows, len(_PAGE_COLUMNS))
         if texts:
-            connection.execute(_INSERT_TEXTS, (encode_rows(texts),))
+            write_rows(connection, _INSERT_TEXTS, texts, 4)
         if skip_rows:
-            connection.execute(_UPSERT_SKIPS, (encode_rows(skip_rows),))
+            write_rows(connection, _UPSERT_SKIPS, skip_rows, 3)
         connection.execute("COMMIT")
     except BaseException:
         # SQLite may have rolled back already (a full disk, say); a second ROLLBACK would fail.
@@ -347,10 +346,12 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
 
 
 def _page_row(record: PageRecord) -> list[Any]:
-    # The record's own JSON form names every field once; the table calls `index` `indexed`. The
-    # JSON columns go in as JSON, and json_extract gives them back as their text.
+    # The record's own JSON form names every field once; the table calls `index` `indexed`, and
+    # keeps the lists as JSON text.
     fields = record.to_json()
     fields["indexed"] = fields["index"]
+    for column in _JSON_COLUMNS:
+        fields[column] = _json_text(fields[column])
     return [fields[column] for column in _PAGE_COLUMNS]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from crawler.frontier import QueuedUrl
@@ -63,6 +64,8 @@ def _window(value: Sequence[int] | None) -> TimeWindow | None:
     return None if value is None else TimeWindow(int(value[0]), int(value[1]))
 
 
+# Most hosts ask for the same few paces, and a host's timing is written at every commit it moved.
+@lru_cache(maxsize=4096)
 def rules_json(rules: HostRules) -> str:
     return _dumps(
         {

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from zlib import crc32
 
 from crawler.frontier import QueuedUrl
-from crawler.sqlrows import encode_rows, row_values, select_rows
+from crawler.sqlrows import write_rows
 from crawler.state.codec import item_from_row, item_row
 
 if TYPE_CHECKING:
@@ -52,26 +52,14 @@ _BUFFER_ROWS = 4096
 
 _INSERT = (
     "INSERT INTO queue (origin_id, id, url, depth, attempts, redirected_from, redirect_status) "
-    + select_rows(7)
+    "{values}"
 )
 _UPDATE = (
-    "UPDATE queue SET url = row.url, depth = row.depth, attempts = row.attempts, "
-    "redirected_from = row.redirected_from, redirect_status = row.redirect_status "
-    "FROM (SELECT "
-    + ", ".join(
-        f"{value} AS {name}"
-        for value, name in zip(
-            row_values(6),
-            ("url", "depth", "attempts", "redirected_from", "redirect_status", "id"),
-            strict=True,
-        )
-    )
-    + " FROM json_each(?) AS batch) AS row WHERE queue.id = row.id"
+    "UPDATE queue SET url = row.column1, depth = row.column2, attempts = row.column3, "
+    "redirected_from = row.column4, redirect_status = row.column5 "
+    "FROM ({values}) AS row WHERE queue.id = row.column6"
 )
-_DELETE = (
-    "DELETE FROM queue WHERE id IN (SELECT json_extract(batch.value, '$[0]') "
-    "FROM json_each(?) AS batch)"
-)
+_DELETE = "DELETE FROM queue WHERE id IN ({values})"
 _REFILL = (
     "SELECT id, url, depth, attempts, redirected_from, redirect_status FROM queue "
     "WHERE origin_id = ? AND id > ? ORDER BY id LIMIT ?"
@@ -250,23 +238,22 @@ class SqliteFrontier:
     def _write(self, connection: sqlite3.Connection) -> None:
         # Each row's statements come in this order (insert, updates, delete), so running each
         # kind in turn keeps every row's history.
-        # One statement per kind, rows as JSON (crawler/sqlrows.py). An id updated twice keeps
+        # A few statements per kind, rows bound (crawler/sqlrows.py). An id updated twice keeps
         # its last update: within one statement the order of its rows is not the order applied.
         if self._new_origins:
-            connection.execute(
-                f"INSERT INTO origins (id, origin) {select_rows(2)}",
-                (encode_rows(self._new_origins),),
+            write_rows(
+                connection, "INSERT INTO origins (id, origin) {values}", self._new_origins, 2
             )
             self._new_origins.clear()
         if self._inserts:
-            connection.execute(_INSERT, (encode_rows(self._inserts),))
+            write_rows(connection, _INSERT, self._inserts, 7)
             self._inserts.clear()
         if self._updates:
             last = {row[-1]: row for row in self._updates}
-            connection.execute(_UPDATE, (encode_rows(list(last.values())),))
+            write_rows(connection, _UPDATE, list(last.values()), 6)
             self._updates.clear()
         if self._deletes:
-            connection.execute(_DELETE, (encode_rows(self._deletes),))
+            write_rows(connection, _DELETE, self._deletes, 1)
             self._deletes.clear()
 
     def __repr__(self) -> str:
@@ -333,10 +320,8 @@ class SqliteSeenSet:
 
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._new:
-            connection.execute(
-                f"INSERT INTO seen (hash, url) {select_rows(2)}",
-                (encode_rows([(digest, url) for url, digest in self._new.items()]),),
-            )
+            rows = [(digest, url) for url, digest in self._new.items()]
+            write_rows(connection, "INSERT INTO seen (hash, url) {values}", rows, 2)
             for url in self._new:
                 self._remember(url)
             self._new.clear()

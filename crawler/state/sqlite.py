@@ -23,7 +23,7 @@ disk is busy with other writes (the index's, say): so checkpoints run in a threa
 (`_WalCheckpoints`), never on the crawl's.
 
 All of it runs on the crawl's thread: a store's `put` is a dict or list operation; the SQL runs
-in one statement per table per commit (crawler/sqlrows.py). Reads (a host's next URLs, a seen-set
+in a few statements per table per commit (crawler/sqlrows.py). Reads (a host's next URLs, a seen-set
 lookup, a host met again) run on the same connection and so see what is written but not yet
 committed.
 """

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from crawler.politeness import HostTiming
 from crawler.robots import RobotsOptions
 from crawler.robots_cache import RobotsEntry
-from crawler.sqlrows import encode_rows, select_rows
+from crawler.sqlrows import write_rows
 from crawler.state.codec import (
     deferred_from_json,
     deferred_json,
@@ -37,6 +37,11 @@ _ROBOTS_COLUMNS = (
 _TIMING_COLUMNS = (
     "origin, rules, next_start, backoff_until, failure_streak, requests, last_start, "
     "last_answer, shortest_gap, pages"
+)
+# An upsert changes the row in place; INSERT OR REPLACE would delete it and insert it anew.
+_UPSERT_TIMINGS = (
+    f"INSERT INTO timings ({_TIMING_COLUMNS}) {{values}} ON CONFLICT (origin) DO UPDATE SET "
+    + ", ".join(f"{name} = excluded.{name}" for name in _TIMING_COLUMNS.split(", ")[1:])
 )
 
 
@@ -143,10 +148,8 @@ class SqliteHostTimingStore:
 
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._dirty:
-            connection.execute(
-                f"INSERT OR REPLACE INTO timings ({_TIMING_COLUMNS}) {select_rows(10)}",
-                (encode_rows([timing_row(timing) for timing in self._dirty.values()]),),
-            )
+            rows = [timing_row(timing) for timing in self._dirty.values()]
+            write_rows(connection, _UPSERT_TIMINGS, rows, 10)
             self._dirty.clear()
 
 
