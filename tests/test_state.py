@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from crawler.state import (
     open_state,
     state_files,
 )
+from crawler.state.queue import _DigestFilter
 from crawler.stats import CrawlStats, DeferredHost
 
 A = "http://a.test"
@@ -297,6 +299,37 @@ def test_seen_set_tells_apart_urls_with_the_same_hash(reopen: Opener) -> None:
     assert first in state.seen and second in state.seen and len(state.seen) == 2
     assert not state.seen.add(second)
     state.close()
+
+
+def test_seen_set_queries_the_table_only_for_a_hash_it_may_hold(reopen: Opener) -> None:
+    state = reopen()
+    for n in range(500):
+        state.seen.add(f"{A}/page{n}")
+    state.close()
+    state = reopen()  # nothing in memory: what the table holds comes back through the filter
+    queries: list[str] = []
+    state.seen._db.connection.set_trace_callback(queries.append)  # type: ignore[attr-defined]
+    assert all(f"{A}/page{n}" in state.seen for n in range(500))
+    assert len(queries) == 500
+    assert not any(state.seen.add(f"{A}/page{n}") for n in range(500))
+    queries.clear()
+    fresh = [f"{B}/other{n}" for n in range(500)]
+    assert all(state.seen.add(url) for url in fresh)
+    # 1,000 hashes light at most 1,000 of 2**27 bits: a new URL all but never needs a query.
+    assert len(queries) <= 1
+    state.close()
+
+
+def test_digest_filter_holds_what_was_added_and_little_else() -> None:
+    digests = [zlib.crc32(f"{A}/{n}".encode()) for n in range(2_000)]
+    kept = _DigestFilter()
+    for digest in digests[:1_000]:
+        kept.add(digest)
+    assert all(digest in kept for digest in digests[:1_000])
+    assert sum(digest in kept for digest in digests[1_000:]) <= 2
+    assert 0 not in kept and 2**32 - 1 not in kept
+    kept.add(2**32 - 1)
+    assert 2**32 - 1 in kept
 
 
 # --- robots.txt, host timing, the run -------------------------------------------------------------

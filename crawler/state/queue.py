@@ -263,11 +263,34 @@ class SqliteFrontier:
         )
 
 
+class _DigestFilter:
+    """Which URL hashes the seen table may hold: a bit per hash, its top 27 bits (16 MiB). A clear
+    bit means no URL of that hash was ever added, so a URL never met costs no query; a set one
+    means look. With a million URLs seen, 0.7% of new URLs are looked up for nothing.
+
+    Why: a crawl meets new URLs all the time, and each lookup was a query on the event loop's
+    thread, one that gives up the GIL and must wait to take it back (crawler/sqlrows.py). On a
+    1,000-host run they cost 0.18 s of the loop's 4.8 s."""
+
+    __slots__ = ("_bits",)
+
+    def __init__(self) -> None:
+        self._bits = bytearray(1 << 24)
+
+    def add(self, digest: int) -> None:
+        position = digest >> 5
+        self._bits[position >> 3] |= 1 << (position & 7)
+
+    def __contains__(self, digest: int) -> bool:
+        position = digest >> 5
+        return bool(self._bits[position >> 3] & (1 << (position & 7)))
+
+
 class SqliteSeenSet:
     """A `SeenSet` on the state database. URLs added since the last write wait in a dict; the
     URLs met most recently (added or found) are remembered in two generations of sets, since a
     crawl meets the same links again and again (navigation, the next page); the rest are looked
-    up by hash."""
+    up by hash, when the `_DigestFilter` says the table may hold it."""
 
     def __init__(self, db: StateDb, *, remember: int = 1 << 16) -> None:
         self._db = db
@@ -276,8 +299,11 @@ class SqliteSeenSet:
         self._generation = remember // 2
         self._recent: set[str] = set()
         self._older: set[str] = set()
+        self._filter = _DigestFilter()
         try:
             self._size: int = db.connection.execute("SELECT count(*) FROM seen").fetchone()[0]
+            for (digest,) in db.connection.execute("SELECT hash FROM seen"):
+                self._filter.add(digest)
         except sqlite3.Error as error:
             raise db.failed(error) from error
         db.add_writer(self._write)
@@ -290,6 +316,7 @@ class SqliteSeenSet:
             self._remember(url)
             return False
         self._new[url] = digest
+        self._filter.add(digest)
         self._size += 1
         if len(self._new) >= _BUFFER_ROWS:
             self._db.write()
@@ -301,6 +328,8 @@ class SqliteSeenSet:
         return self._on_disk(url, crc32(url.encode()))
 
     def _on_disk(self, url: str, digest: int) -> bool:
+        if digest not in self._filter:
+            return False
         try:
             rows = self._db.connection.execute(
                 "SELECT url FROM seen WHERE hash = ?", (digest,)
