@@ -21,9 +21,16 @@ hosts, their timing, the modules it imported), and CPython's full collections wa
 Measured on 1,000 hosts at a 1 s Crawl-delay: four or five full collections of 45 to 82 ms each,
 every one a pause of the event loop during which no answer is stamped and no due host starts.
 `tune_gc()` moves what exists at start-up out of the collector's sight (`gc.freeze()`: it is never
-garbage) and runs a full collection after GC_OLDEST_THRESHOLD middle ones instead of 10. Young
-collections keep CPython's size: letting them grow to 10,000 objects made each one pause the loop
-for 8 to 23 ms. Garbage in cycles is still collected, the long-lived kind later.
+garbage) and runs a full collection after GC_OLDEST_THRESHOLD middle ones instead of 10.
+
+Young collections come after GC_YOUNG_THRESHOLD new objects instead of 700, and middle ones after
+GC_MIDDLE_THRESHOLD young ones instead of 10. The crawl makes objects by the million (requests,
+answers, links, records) and nearly all die young, by reference counting, before a collection
+could see them; each collection still walks every young container alive at that moment, often
+a batch of page rows. Measured on the same run, six times each way: 610 young and 55 middle
+collections took 0.35 to 0.55 s of the loop's thread at CPython's sizes; 71 and 6 took 0.05 s at
+these, for efficiency 0.898 on average against 0.883. The longest single pause grew from 9 to
+about 20 ms. Garbage in cycles is still collected, later.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
 KEEP_FREE_HEAP = 256 * 1024 * 1024
 HEAP_GROWTH = 64 * 1024 * 1024
+GC_YOUNG_THRESHOLD = 50_000
+"""New objects (less those freed) before a young collection (CPython's default is 700)."""
+GC_MIDDLE_THRESHOLD = 20
+"""Young collections before a middle one (CPython's default is 10)."""
 GC_OLDEST_THRESHOLD = 100
 """Middle-generation collections before a full one (CPython's default is 10)."""
 
@@ -92,12 +103,11 @@ def background_thread() -> bool:
 
 
 def tune_gc() -> None:
-    """Freeze the objects that exist now and make full collections rarer (see the module doc).
-    Call once, after start-up, before the crawl."""
+    """Freeze the objects that exist now and make collections rarer (see the module doc). Call
+    once, after start-up, before the crawl."""
     gc.collect()
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, GC_OLDEST_THRESHOLD)
+    gc.set_threshold(GC_YOUNG_THRESHOLD, GC_MIDDLE_THRESHOLD, GC_OLDEST_THRESHOLD)
 
 
 def event_loop_name() -> str:
