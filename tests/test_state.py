@@ -383,6 +383,23 @@ def test_robots_entries_come_back_answering_alike(state: CrawlState, reopen: Ope
     state.close()
 
 
+def test_an_origin_never_stored_is_answered_without_a_query(reopen: Opener) -> None:
+    state = reopen()
+    state.robots.put(robots_entries()[0])
+    state.timings.put(HostTiming(B))
+    state.close()
+    state = reopen()  # a new process: what the tables hold is known, nothing is cached
+    queries: list[str] = []
+    state.seen._db.connection.set_trace_callback(queries.append)  # type: ignore[attr-defined]
+    assert state.robots.get(C) is None and state.timings.get(C) is None
+    assert queries == []
+    entry = state.robots.get(A)
+    assert entry is not None and entry.origin == A
+    assert state.timings.get(B) == HostTiming(B)
+    assert len(queries) == 2
+    state.close()
+
+
 def test_host_timing_comes_back_as_put_with_nothing_in_flight(
     state: CrawlState, reopen: Opener
 ) -> None:
