@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crawler.politeness import HostTiming
 from crawler.robots import RobotsOptions
@@ -45,15 +45,39 @@ _UPSERT_TIMINGS = (
 )
 
 
-def _stored_origins(db: StateDb, table: str) -> set[str]:
-    """The origins `table` holds a row of. A store asked for an origin it has no row of answers
-    from this set, without a query: a crawl asks for every new host, and each query runs on the
-    event loop's thread and gives up the GIL (crawler/sqlrows.py). Measured: 1,000 new hosts'
-    robots.txt lookups held the loop for about 140 ms while their first requests waited."""
-    try:
-        return {origin for (origin,) in db.connection.execute(f"SELECT origin FROM {table}")}
-    except sqlite3.Error as error:
-        raise db.failed(error) from error
+class _RowsByOrigin:
+    """One row per origin in `table`, read by origin; and which origins the table holds. An origin
+    it holds no row of is answered from that set, without a query: a crawl asks for every new
+    host, and each query runs on the event loop's thread and gives up the GIL (crawler/sqlrows.py).
+    Measured: 1,000 new hosts' robots.txt lookups held the loop for about 140 ms while their first
+    requests waited."""
+
+    __slots__ = ("_columns", "_db", "_origins", "_table")
+
+    def __init__(self, db: StateDb, table: str, columns: str) -> None:
+        self._db = db
+        self._table = table
+        self._columns = columns
+        try:
+            rows = db.connection.execute(f"SELECT origin FROM {table}")
+            self._origins = {origin for (origin,) in rows}
+        except sqlite3.Error as error:
+            raise db.failed(error) from error
+
+    def add(self, origin: str) -> None:
+        """A row of `origin` is on its way to the table (written at the next commit)."""
+        self._origins.add(origin)
+
+    def row(self, origin: str) -> tuple[Any, ...] | None:
+        if origin not in self._origins:
+            return None
+        try:
+            row: tuple[Any, ...] | None = self._db.connection.execute(
+                f"SELECT {self._columns} FROM {self._table} WHERE origin = ?", (origin,)
+            ).fetchone()
+        except sqlite3.Error as error:
+            raise self._db.failed(error) from error
+        return row
 
 
 class SqliteRobotsStore:
@@ -66,7 +90,7 @@ class SqliteRobotsStore:
         self._cache_size = cache_size
         self._cache: OrderedDict[str, RobotsEntry] = OrderedDict()
         self._dirty: dict[str, RobotsEntry] = {}
-        self._stored = _stored_origins(db, "robots")
+        self._rows = _RowsByOrigin(db, "robots", _ROBOTS_COLUMNS)
         db.add_writer(self._write)
 
     def get(self, origin: str) -> RobotsEntry | None:
@@ -74,14 +98,7 @@ class SqliteRobotsStore:
         if entry is not None:
             self._cache.move_to_end(origin)
             return entry
-        if origin not in self._stored:
-            return None
-        try:
-            row = self._db.connection.execute(
-                f"SELECT {_ROBOTS_COLUMNS} FROM robots WHERE origin = ?", (origin,)
-            ).fetchone()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
+        row = self._rows.row(origin)
         if row is None:
             return None
         entry = robots_from_row(row, self._options)
@@ -90,7 +107,7 @@ class SqliteRobotsStore:
 
     def put(self, entry: RobotsEntry) -> None:
         self._dirty[entry.origin] = entry
-        self._stored.add(entry.origin)
+        self._rows.add(entry.origin)
         self._remember(entry)
 
     def _remember(self, entry: RobotsEntry) -> None:
@@ -128,21 +145,14 @@ class SqliteHostTimingStore:
         self._db = db
         self._live: dict[str, HostTiming] = {}
         self._dirty: dict[str, HostTiming] = {}
-        self._stored = _stored_origins(db, "timings")
+        self._rows = _RowsByOrigin(db, "timings", _TIMING_COLUMNS)
         db.add_writer(self._write)
 
     def get(self, origin: str) -> HostTiming | None:
         timing = self._live.get(origin)
         if timing is not None:
             return timing
-        if origin not in self._stored:
-            return None
-        try:
-            row = self._db.connection.execute(
-                f"SELECT {_TIMING_COLUMNS} FROM timings WHERE origin = ?", (origin,)
-            ).fetchone()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
+        row = self._rows.row(origin)  # a timing put is in _live: no need to tell _rows of it
         if row is None:
             return None
         timing = self._live[origin] = timing_from_row(row)
@@ -151,7 +161,6 @@ class SqliteHostTimingStore:
     def put(self, timing: HostTiming) -> None:
         self._live[timing.origin] = timing
         self._dirty[timing.origin] = timing
-        self._stored.add(timing.origin)
 
     def __iter__(self) -> Iterator[HostTiming]:
         self._db.write()
