@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from crawler.errors import ConfigError, OutputError, SearchError
-from crawler.records import PageRecord, Skip
+from crawler.records import PageRecord, Skip, compact_json
 from crawler.sqlrows import write_rows
 from crawler.tuning import background_thread
 
@@ -136,7 +136,6 @@ _UPSERT_SKIPS = (
     "INSERT INTO skips (url, reason, detail) {values} "
     "ON CONFLICT (url) DO UPDATE SET reason = excluded.reason, detail = excluded.detail"
 )
-_json_text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 _Batch = list[PageRecord | Skip]
 
@@ -351,7 +350,7 @@ def _page_row(record: PageRecord) -> list[Any]:
     fields = record.to_json()
     fields["indexed"] = fields["index"]
     for column in _JSON_COLUMNS:
-        fields[column] = _json_text(fields[column])
+        fields[column] = compact_json(fields[column])
     return [fields[column] for column in _PAGE_COLUMNS]
 
 
@@ -445,11 +444,10 @@ def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
         "FROM pages LEFT JOIN pages_fts ON pages_fts.rowid = pages.id "
         "ORDER BY pages.fetched_at, pages.id"
     )
-    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     count = 0
     with _reading(directory) as connection:
         for row in connection.execute(sql):  # a cursor: rows stream, never all in memory
-            out.write(encode(_export_object(row)) + "\n")
+            out.write(compact_json(_export_object(row)) + "\n")
             count += 1
     return count
 

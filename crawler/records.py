@@ -5,6 +5,7 @@ Plain values, shared by the crawl that makes them and the sinks that store them.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,11 @@ if TYPE_CHECKING:
     from crawler.fetch import Response
     from crawler.page import Page
 
-__all__ = ["PageRecord", "Skip", "record_of"]
+__all__ = ["PageRecord", "Skip", "compact_json", "record_of"]
+
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""JSON text as the crawl writes it everywhere (JSONL, the index, the state): characters as they
+are, no spaces."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,13 +12,12 @@ nothing the operating system has been given).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import IO, Protocol
 
 from crawler.errors import OutputError
 from crawler.index import INDEX_NAME, IndexSink
-from crawler.records import PageRecord, Skip
+from crawler.records import PageRecord, Skip, compact_json
 
 __all__ = ["JsonlSink", "PageSink", "open_sinks", "output_files"]
 
@@ -52,7 +51,6 @@ class JsonlSink:
         except OSError as error:
             raise OutputError(f"cannot write to data directory {directory}: {error}") from error
         self.directory = directory
-        self._encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
         self._written = 0
         self._stored = 0
 
@@ -61,10 +59,10 @@ class JsonlSink:
         return self._stored
 
     def page(self, record: PageRecord) -> None:
-        self._write(self._pages, self._encode(record.to_json()))
+        self._write(self._pages, compact_json(record.to_json()))
 
     def skip(self, skip: Skip) -> None:
-        self._write(self._skips, self._encode(skip.to_json()))
+        self._write(self._skips, compact_json(skip.to_json()))
 
     def flush(self) -> None:
         try:

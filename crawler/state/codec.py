@@ -16,6 +16,7 @@ from typing import Any
 
 from crawler.frontier import QueuedUrl
 from crawler.politeness import HostRules, HostTiming
+from crawler.records import compact_json
 from crawler.robots import Explanation, RobotsOptions, RobotsTxt
 from crawler.robots_cache import RobotsEntry
 from crawler.robots_rates import RequestRate, TimeWindow
@@ -38,11 +39,9 @@ __all__ = [
 QueueRow = tuple[str, int, int, str | None, int | None]
 """url, depth, attempts, redirected_from (JSON array, NULL when empty), redirect_status."""
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
 
 def item_row(item: QueuedUrl) -> QueueRow:
-    chain = _dumps(list(item.redirected_from)) if item.redirected_from else None
+    chain = compact_json(list(item.redirected_from)) if item.redirected_from else None
     return (item.url, item.depth, item.attempts, chain, item.redirect_status)
 
 
@@ -67,7 +66,7 @@ def _window(value: Sequence[int] | None) -> TimeWindow | None:
 # Most hosts ask for the same few paces, and a host's timing is written at every commit it moved.
 @lru_cache(maxsize=4096)
 def rules_json(rules: HostRules) -> str:
-    return _dumps(
+    return compact_json(
         {
             "crawl_delay": rules.crawl_delay,
             "request_rates": [
@@ -148,7 +147,7 @@ def robots_row(entry: RobotsEntry) -> RobotsRow:
         int(entry.unreachable),
         entry.failures,
         int(entry.stale),
-        _dumps(list(entry.hops)),
+        compact_json(list(entry.hops)),
     )
 
 
@@ -184,7 +183,7 @@ def stats_json(stats: CrawlStats) -> str:
     for name in _COUNTERS:
         # JSON keys are strings; statuses are ints, turned back on reading.
         data[name] = {str(key): count for key, count in getattr(stats, name).items()}
-    return _dumps(data)
+    return compact_json(data)
 
 
 def stats_from_json(text: str) -> CrawlStats:
@@ -198,7 +197,7 @@ def stats_from_json(text: str) -> CrawlStats:
 
 
 def deferred_json(hosts: Sequence[DeferredHost]) -> str:
-    return _dumps([[host.origin, host.until, host.pending, host.reason] for host in hosts])
+    return compact_json([[host.origin, host.until, host.pending, host.reason] for host in hosts])
 
 
 def deferred_from_json(text: str) -> tuple[DeferredHost, ...]:
