@@ -478,6 +478,9 @@ class Crawler:
         except Exception as error:  # a bug of ours must not end the crawl or lose the URL's fate
             log.exception("internal error on %s", item.url if item else host.origin)
             self.stats.errors["internal"] += 1
+            # The host backs off as after a network error: a bug that recurs on every try must
+            # not turn into requests at the host's full pace (with min_delay 0, a tight loop).
+            self._politeness.on_failure(host.timing, self._now())
             if item is not None:
                 self._emit(
                     self._record(item, self._now(), None, error=f"internal error: {error!r}")

@@ -575,3 +575,27 @@ async def test_per_host_concurrency_and_the_global_limit_hold() -> None:
         net.hits.clear()
         await run(make_config(concurrency=2, politeness={"per_host_concurrency": 3}), [a.url("/")])
     assert in_flight["most"] == 2
+
+
+async def test_an_internal_error_backs_the_host_off_instead_of_asking_again_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bug of ours that recurs on every try must not become requests at the host's full pace
+    (with min_delay 0: a tight loop)."""
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.page("/")
+
+        def broken(self: Crawler, *args: Any) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(Crawler, "_robots_known", broken)
+        config = make_config(
+            politeness={"backoff_initial": 3600.0, "backoff_max": 3600.0, "max_wait": 60.0}
+        )
+        _records, crawler = await run(config, [a.url("/")])
+    assert net.paths(A) == ["/robots.txt"]
+    assert crawler.stats.errors["internal"] == 1
+    assert crawler.stats.outcome == "deferred"
+    (deferred,) = crawler.deferred
+    assert deferred.reason == "backing off after errors"
