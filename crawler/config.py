@@ -88,6 +88,9 @@ class FetchConfig:
     max_redirects: int = _spec(5, minimum=0)
     max_retries: int = _spec(3, minimum=0)
     """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
+    client: str = _spec("auto", choices=("auto", "http1", "aiohttp"))
+    """The HTTP client: http1 (crawler/http1.py, on httptools), aiohttp, or auto: http1 where
+    httptools is installed, else aiohttp."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,21 +1,24 @@
-"""The HTTP client: one aiohttp session, timeouts, a cap on decoded bytes, no automatic redirects.
+"""The HTTP client: pooled connections, timeouts, a cap on decoded bytes, no automatic redirects.
 
-The one place aiohttp is called, so the one place its errors are translated: a request ends in a
-`Response` (any status) or a `FetchFailure` value whose `kind` names what went wrong (`timeout`,
-`dns`, `connection`, `payload`, `protocol`, `invalid-url`). Neither raises: a failed fetch is a
-value the crawl counts, retries or records. Redirects are returned, not followed: the crawl checks
-every hop against robots.txt and scope before it asks for it.
+Two clients do the GETs: the crawl's own HTTP/1.1 client on httptools (crawler/http1.py), five
+times lighter on the event loop, and aiohttp's ClientSession, where httptools is not installed or
+`fetch.client: aiohttp` asks for it. Both end a request in the same shape: a `Response` (any
+status) or a `FetchFailure` value whose `kind` names what went wrong (`timeout`, `dns`,
+`connection`, `payload`, `protocol`, `invalid-url`). Neither raises: a failed fetch is a value the
+crawl counts, retries or records. Redirects are returned, not followed: the crawl checks every hop
+against robots.txt and scope before it asks for it.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
@@ -23,6 +26,7 @@ from multidict import CIMultiDictProxy
 from yarl import URL
 
 from crawler.config import FetchConfig
+from crawler.errors import ConfigError
 
 __all__ = ["FetchFailure", "Fetcher", "Response", "is_html"]
 
@@ -132,39 +136,62 @@ def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
     return connector
 
 
+class _Client(Protocol):
+    async def get(
+        self, url: str, max_bytes: int, *, html_only: bool = False
+    ) -> Response | FetchFailure: ...
+
+    async def close(self) -> None: ...
+
+
+def http1_available() -> bool:
+    """Whether httptools, which the http1 client parses with, is installed."""
+    return importlib.util.find_spec("httptools") is not None
+
+
 class Fetcher:
-    """GET with the crawl's User-Agent over one pooled session. Use as an async context manager,
+    """GET with the crawl's User-Agent over pooled connections: the http1 client
+    (crawler/http1.py) or aiohttp's, as `fetch.client` says. Use as an async context manager,
     or call `open()` and `close()`."""
 
     def __init__(self, config: FetchConfig, user_agent: str, *, connections: int = 100) -> None:
         self._config = config
         self._user_agent = user_agent
         self._connections = connections
-        self._session: aiohttp.ClientSession | None = None
+        self._client: _Client | None = None
+
+    @property
+    def client_name(self) -> str:
+        """The client `fetch.client` comes to on this machine: 'http1' or 'aiohttp'."""
+        choice = self._config.client
+        if choice == "auto":
+            return "http1" if http1_available() else "aiohttp"
+        return choice
 
     async def open(self) -> None:
-        if self._session is not None:
+        if self._client is not None:
             return
-        connector = _stamping_connector(
-            limit=self._connections, limit_per_host=0, ttl_dns_cache=300
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            headers={"User-Agent": self._user_agent, "Accept": _ACCEPT},
-            timeout=aiohttp.ClientTimeout(
-                total=None,
-                sock_connect=self._config.connect_timeout,
-                sock_read=self._config.read_timeout,
-            ),
-            cookie_jar=aiohttp.DummyCookieJar(),
-            auto_decompress=True,
-            raise_for_status=False,
-        )
+        if self.client_name == "http1":
+            if not http1_available():
+                raise ConfigError(
+                    "fetch.client: http1 needs the httptools package; install it, or set "
+                    "fetch.client to auto or aiohttp"
+                )
+            from crawler.http1 import Http1Client, accept_encoding
+
+            headers = {
+                "User-Agent": self._user_agent,
+                "Accept": _ACCEPT,
+                "Accept-Encoding": accept_encoding(),
+            }
+            self._client = Http1Client(self._config, headers, limit=self._connections)
+        else:
+            self._client = _AiohttpClient(self._config, self._user_agent, self._connections)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
     async def __aenter__(self) -> Fetcher:
         await self.open()
@@ -183,9 +210,39 @@ class Fetcher:
     ) -> Response | FetchFailure:
         """One GET of `url`, redirects not followed. The body is read up to `max_bytes` decoded
         bytes (default: the config's cap); with `html_only`, only an HTML body is read."""
-        if self._session is None:
+        if self._client is None:
             raise RuntimeError("Fetcher.get() before open()")
         cap = self._config.max_body_bytes if max_bytes is None else max_bytes
+        return await self._client.get(url, cap, html_only=html_only)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._client is None else f"open, {self.client_name}"
+        return f"Fetcher({state}, user_agent={self._user_agent!r})"
+
+
+class _AiohttpClient:
+    """The same GETs through one aiohttp ClientSession."""
+
+    def __init__(self, config: FetchConfig, user_agent: str, connections: int) -> None:
+        self._config = config
+        connector = _stamping_connector(limit=connections, limit_per_host=0, ttl_dns_cache=300)
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            headers={"User-Agent": user_agent, "Accept": _ACCEPT},
+            timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=config.connect_timeout, sock_read=config.read_timeout
+            ),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=True,
+            raise_for_status=False,
+        )
+
+    async def close(self) -> None:
+        await self._session.close()
+
+    async def get(
+        self, url: str, max_bytes: int, *, html_only: bool = False
+    ) -> Response | FetchFailure:
         try:
             # A normal URL is already percent-encoded as it should go out (crawler/urls.py): yarl
             # need not parse and quote it again for every request.
@@ -198,7 +255,9 @@ class Fetcher:
                 if "Content-Type" not in answer.headers:
                     content_type = ""
                 want_body = not html_only or content_type in HTML_TYPES or not content_type
-                body, truncated = (await _read_capped(answer, cap)) if want_body else (b"", False)
+                body, truncated = (
+                    (await _read_capped(answer, max_bytes)) if want_body else (b"", False)
+                )
                 return Response(
                     url=url,
                     status=answer.status,
@@ -211,10 +270,6 @@ class Fetcher:
                 )
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
             return _failure(url, error)
-
-    def __repr__(self) -> str:
-        state = "open" if self._session is not None else "closed"
-        return f"Fetcher({state}, user_agent={self._user_agent!r})"
 
 
 async def _read_capped(answer: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:

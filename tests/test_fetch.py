@@ -6,14 +6,26 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from aiohttp import web
 from loopback import LoopbackWeb
 
 from crawler.config import FetchConfig
-from crawler.fetch import Fetcher, FetchFailure, Response, _stamping_connector, _StampingHandler
+from crawler.errors import ConfigError
+from crawler.fetch import (
+    Fetcher,
+    FetchFailure,
+    Response,
+    _stamping_connector,
+    _StampingHandler,
+    http1_available,
+)
 
 A = "127.0.1.1"
 UA = "TestBot/1.0"
+
+# Both clients the crawl may use must behave alike (crawler/fetch.py).
+clients = pytest.mark.parametrize("client", ["http1", "aiohttp"])
 
 
 class FakeTransport(asyncio.Transport):
@@ -26,7 +38,8 @@ class FakeTransport(asyncio.Transport):
         return default
 
 
-async def test_failures_are_values_with_a_kind() -> None:
+@clients
+async def test_failures_are_values_with_a_kind(client: str) -> None:
     async with LoopbackWeb(A) as net:
 
         async def slow(request: web.Request) -> web.Response:
@@ -34,7 +47,7 @@ async def test_failures_are_values_with_a_kind() -> None:
             return web.Response(text="late")
 
         net[A].routes["/slow"] = slow
-        config = FetchConfig(connect_timeout=1.0, read_timeout=0.2)
+        config = FetchConfig(connect_timeout=1.0, read_timeout=0.2, client=client)
         async with Fetcher(config, UA) as fetcher:
             timeout = await fetcher.get(net[A].url("/slow"))
             refused = await fetcher.get("http://127.0.1.9:9/")
@@ -42,12 +55,13 @@ async def test_failures_are_values_with_a_kind() -> None:
     assert isinstance(refused, FetchFailure) and refused.kind == "connection"
 
 
-async def test_redirects_are_returned_and_html_only_skips_other_bodies() -> None:
+@clients
+async def test_redirects_are_returned_and_html_only_skips_other_bodies(client: str) -> None:
     async with LoopbackWeb(A) as net:
         net[A].redirect("/old", "/new", status=301)
         net[A].text("/file", "binary", content_type="application/octet-stream")
         net[A].page("/page")
-        async with Fetcher(FetchConfig(), UA) as fetcher:
+        async with Fetcher(FetchConfig(client=client), UA) as fetcher:
             moved = await fetcher.get(net[A].url("/old"))
             other = await fetcher.get(net[A].url("/file"), html_only=True)
             page = await fetcher.get(net[A].url("/page"), html_only=True)
@@ -59,7 +73,8 @@ async def test_redirects_are_returned_and_html_only_skips_other_bodies() -> None
     assert [hit.user_agent for hit in net.hits] == [UA, UA, UA]
 
 
-async def test_body_cap_counts_decoded_bytes_even_when_compressed() -> None:
+@clients
+async def test_body_cap_counts_decoded_bytes_even_when_compressed(client: str) -> None:
     async with LoopbackWeb(A) as net:
 
         def bomb(request: web.Request) -> web.Response:
@@ -69,21 +84,22 @@ async def test_body_cap_counts_decoded_bytes_even_when_compressed() -> None:
 
         net[A].routes["/bomb"] = bomb
         net[A].text("/small", "x" * 100, content_type="text/html")
-        async with Fetcher(FetchConfig(max_body_bytes=1000), UA) as fetcher:
+        async with Fetcher(FetchConfig(max_body_bytes=1000, client=client), UA) as fetcher:
             capped = await fetcher.get(net[A].url("/bomb"))
             small = await fetcher.get(net[A].url("/small"))
     assert isinstance(capped, Response) and capped.truncated and len(capped.body) == 1000
     assert isinstance(small, Response) and not small.truncated and len(small.body) == 100
 
 
-async def test_the_answer_is_stamped_when_its_first_bytes_arrive() -> None:
+@clients
+async def test_the_answer_is_stamped_when_its_first_bytes_arrive(client: str) -> None:
     """Politeness counts a host's interval from its answer: the stamp must fall between the request
     going out and the crawl seeing the answer, and be taken afresh for every request on a reused
     connection."""
     async with LoopbackWeb(A) as net:
         net[A].page("/one")
         net[A].page("/two")
-        async with Fetcher(FetchConfig(), UA) as fetcher:
+        async with Fetcher(FetchConfig(client=client), UA) as fetcher:
             before = time.monotonic()
             one = await fetcher.get(net[A].url("/one"))
             between = time.monotonic()
@@ -118,3 +134,16 @@ async def test_the_stamp_is_taken_by_the_protocol_before_the_task_resumes() -> N
     protocol.set_response_params()
     assert protocol.first_bytes_at is None
     assert loop is asyncio.get_running_loop()
+
+
+async def test_auto_takes_http1_where_httptools_is_installed() -> None:
+    auto = Fetcher(FetchConfig(), UA)
+    assert auto.client_name == ("http1" if http1_available() else "aiohttp")
+    assert Fetcher(FetchConfig(client="aiohttp"), UA).client_name == "aiohttp"
+
+
+async def test_http1_without_httptools_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("crawler.fetch.http1_available", lambda: False)
+    assert Fetcher(FetchConfig(), UA).client_name == "aiohttp"
+    with pytest.raises(ConfigError, match=r"fetch\.client: http1 needs the httptools package"):
+        await Fetcher(FetchConfig(client="http1"), UA).open()
