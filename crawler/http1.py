@@ -54,6 +54,8 @@ KEEPALIVE_SECONDS = 15.0
 servers drop idle connections after a while, and one found dead costs a second attempt."""
 DNS_TTL = 300.0
 MAX_HEADER_BYTES = 64 * 1024
+MAX_ORIGINS_KEPT = 100_000
+"""Parsed origins kept for the next GET; past this many the cache starts afresh."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -153,21 +155,19 @@ class _StaleConnectionError(Exception):
     """A reused connection ended before the first byte of the answer."""
 
 
-class _Target:
-    """What a GET of one URL needs: where to connect and the request's first lines."""
+class _Origin:
+    """Where a GET connects and what its Host line says: one per origin, parsed once."""
 
-    __slots__ = ("host", "key", "port", "request_head", "tls")
+    __slots__ = ("host", "host_line", "key", "port", "tls")
 
-    def __init__(self, url: str) -> None:
-        parsed = URL(url, encoded=True)
+    def __init__(self, parsed: URL) -> None:
         scheme = parsed.scheme
         host = parsed.raw_host
         if scheme not in DEFAULT_PORTS or not host:
-            raise ValueError(f"not an http(s) URL with a host: {url!r}")
+            raise ValueError(f"not an http(s) URL with a host: {str(parsed)!r}")
+        if not _is_clean(host):
+            raise ValueError(f"whitespace or control characters in the host {host!r}")
         port = parsed.port or DEFAULT_PORTS[scheme]
-        target = parsed.raw_path_qs or "/"
-        if any(c in target or c in host for c in " \r\n\t\0"):
-            raise ValueError(f"whitespace or control characters in {url!r}")
         self.tls = scheme == "https"
         self.host = host
         self.port = port
@@ -175,7 +175,12 @@ class _Target:
         authority = f"[{host}]" if ":" in host else host
         if parsed.explicit_port is not None and port != DEFAULT_PORTS[scheme]:
             authority = f"{authority}:{port}"
-        self.request_head = f"GET {target} HTTP/1.1\r\nHost: {authority}".encode("ascii")
+        self.host_line = f" HTTP/1.1\r\nHost: {authority}".encode("ascii")
+
+
+def _is_clean(text: str) -> bool:
+    """Printable ASCII without spaces: nothing that could end a request line or inject one."""
+    return text.isascii() and text.isprintable() and " " not in text
 
 
 class _Connection(asyncio.Protocol):
@@ -477,6 +482,7 @@ class Http1Client:
         self._idle_order: OrderedDict[_Connection, None] = OrderedDict()
         self._open = 0
         self._room: list[asyncio.Future[None]] = []
+        self._origins: dict[str, _Origin] = {}
         self._dns: dict[tuple[str, int], tuple[float, list[tuple[Any, ...]]]] = {}
         self._closing = False
 
@@ -484,10 +490,10 @@ class Http1Client:
         self, url: str, max_bytes: int, *, html_only: bool = False
     ) -> Response | FetchFailure:
         try:
-            target = _Target(url)
+            target, request_target = self._target(url)
         except (ValueError, TypeError, UnicodeError) as error:
             return FetchFailure(url, "invalid-url", str(error))
-        request = target.request_head + self._request_tail
+        request = b"GET " + request_target + target.host_line + self._request_tail
         for attempt in (1, 2):
             try:
                 connection, reused = await self._acquire(target)
@@ -507,9 +513,31 @@ class Http1Client:
                 self._release(connection)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _target(self, url: str) -> tuple[_Origin, bytes]:
+        """The URL's origin and its request target (path and query, as the URL has them: a
+        normal URL is percent-encoded already, crawler/urls.py)."""
+        after_scheme = url.find("://") + 3
+        path_at = url.find("/", after_scheme) if after_scheme > 2 else -1
+        if path_at < 0 or any(mark in url[after_scheme:path_at] for mark in "?#"):
+            parsed = URL(url, encoded=True)  # no path, or an odd form: yarl reads it whole
+            origin_text = str(parsed.origin())
+            path = parsed.raw_path_qs or "/"
+        else:
+            origin_text = url[:path_at]
+            path = url[path_at:].partition("#")[0]
+        origin = self._origins.get(origin_text)
+        if origin is None:
+            origin = _Origin(URL(origin_text, encoded=True))
+            if len(self._origins) >= MAX_ORIGINS_KEPT:
+                self._origins.clear()
+            self._origins[origin_text] = origin
+        if not _is_clean(path):
+            raise ValueError(f"whitespace or control characters in {url!r}")
+        return origin, path.encode("ascii")
+
     # --- the pool -------------------------------------------------------------------------------
 
-    async def _acquire(self, target: _Target) -> tuple[_Connection, bool]:
+    async def _acquire(self, target: _Origin) -> tuple[_Connection, bool]:
         idle = self._idle.get(target.key)
         while idle:
             connection = idle.pop()
@@ -577,7 +605,7 @@ class Http1Client:
                 room.set_result(None)
                 return
 
-    async def _connect(self, target: _Target) -> _Connection:
+    async def _connect(self, target: _Origin) -> _Connection:
         config = self._config
         try:
             async with asyncio.timeout(config.connect_timeout):
@@ -601,7 +629,7 @@ class Http1Client:
             raise _ExchangeError("connection", f"cannot connect to {where}: {message}") from None
 
     async def _open_connection(
-        self, target: _Target, family: int, address: tuple[Any, ...]
+        self, target: _Origin, family: int, address: tuple[Any, ...]
     ) -> _Connection:
         tls: ssl.SSLContext | None = None
         if target.tls:
