@@ -70,11 +70,15 @@ class FetchFailure:
 
 def _failure(url: str, error: BaseException) -> FetchFailure:
     dns_error = getattr(aiohttp, "ClientConnectorDNSError", None)
+    # ftp:, mailto: and the like; not an InvalidURL in aiohttp 3.10 and later.
+    non_http = getattr(aiohttp, "NonHttpUrlClientError", None)
     if isinstance(error, TimeoutError):
         kind = "timeout"
     elif dns_error is not None and isinstance(error, dns_error):
         kind = "dns"
-    elif isinstance(error, aiohttp.InvalidURL):
+    elif isinstance(error, aiohttp.InvalidURL) or (
+        non_http is not None and isinstance(error, non_http)
+    ):
         kind = "invalid-url"
     elif isinstance(error, aiohttp.ClientPayloadError):
         kind = "payload"

@@ -208,6 +208,7 @@ class _Connection(asyncio.Protocol):
         self._first_bytes_at: float | None = None
         self._headers: list[tuple[str, str]] = []
         self._header_bytes = 0
+        self._field_bytes = 0
         self._header_name = ""
         self._headers_done = False
         self._eof_delimited = False
@@ -236,6 +237,7 @@ class _Connection(asyncio.Protocol):
         self._first_bytes_at = None
         self._headers = []
         self._header_bytes = 0
+        self._field_bytes = 0
         self._headers_done = False
         self._body = []
         self._size = 0
@@ -313,6 +315,9 @@ class _Connection(asyncio.Protocol):
             # When the host had answered by, for politeness (crawler/fetch.py, Response).
             self._first_bytes_at = time.monotonic()
         self._last_data_at = self._loop.time()
+        if not self._headers_done:
+            # httptools buffers a header line until it ends: bound the head here, by what came.
+            self._header_bytes += len(data)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserCallbackError as error:
@@ -321,6 +326,8 @@ class _Connection(asyncio.Protocol):
         except httptools.HttpParserError as error:
             kind = "payload" if self._headers_done else "protocol"
             self._error = _ExchangeError(kind, f"malformed answer: {error}")
+        if not self._headers_done and self._header_bytes > MAX_HEADER_BYTES:
+            self._error = _ExchangeError("protocol", f"headers over {MAX_HEADER_BYTES} bytes")
         if self._error is not None and not waiter.done():
             self._end(self._error)
             self.close()
@@ -351,12 +358,9 @@ class _Connection(asyncio.Protocol):
             self.reusable = False
             self._error = _ExchangeError("protocol", "more than one answer to one request")
 
-    def on_status(self, status: bytes) -> None:
-        self._header_bytes += len(status)
-
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._header_bytes += len(name) + len(value)
-        if self._header_bytes > MAX_HEADER_BYTES:
+        self._field_bytes += len(name) + len(value)
+        if self._field_bytes > MAX_HEADER_BYTES:
             self._error = _ExchangeError("protocol", f"headers over {MAX_HEADER_BYTES} bytes")
             return
         # As aiohttp reads them: UTF-8, undecodable bytes kept as surrogates.
@@ -538,21 +542,26 @@ class Http1Client:
     # --- the pool -------------------------------------------------------------------------------
 
     async def _acquire(self, target: _Origin) -> tuple[_Connection, bool]:
-        idle = self._idle.get(target.key)
-        while idle:
-            connection = idle.pop()
-            del self._idle_order[connection]
-            fresh = self.loop.time() - connection.idle_since < KEEPALIVE_SECONDS
-            if fresh and not connection.closed:
-                return connection, True
-            connection.close()
-            self.forget(connection)
-        while self._open >= self._limit:
+        """A connection to the origin, and whether it is one reused: an idle one if there is
+        one, else a new one once there is room (closing the least recently used idle one of
+        another origin if need be)."""
+        while True:
+            idle = self._idle.get(target.key)
+            while idle:
+                connection = idle.pop()
+                del self._idle_order[connection]
+                fresh = self.loop.time() - connection.idle_since < KEEPALIVE_SECONDS
+                if fresh and not connection.closed:
+                    return connection, True
+                connection.close()
+                self.forget(connection, wake=False)
+            if self._open < self._limit:
+                break
             if self._idle_order:
                 oldest, _ = self._idle_order.popitem(last=False)
                 self._idle[oldest.key].remove(oldest)
                 oldest.close()
-                self.forget(oldest)
+                self.forget(oldest, wake=False)  # its room is ours
                 break
             room: asyncio.Future[None] = self.loop.create_future()
             self._room.append(room)
@@ -585,8 +594,9 @@ class Http1Client:
         connection.close()
         self.forget(connection)
 
-    def forget(self, connection: _Connection) -> None:
-        """The connection is closed or closing: it no longer counts, nor waits idle."""
+    def forget(self, connection: _Connection, *, wake: bool = True) -> None:
+        """The connection is closed or closing: it no longer counts, nor waits idle. With
+        `wake`, a task waiting for room is told there is some."""
         if not connection.counted:
             return
         connection.counted = False
@@ -594,7 +604,8 @@ class Http1Client:
         if connection in self._idle_order:
             del self._idle_order[connection]
             self._idle[connection.key].remove(connection)
-        self._make_room()
+        if wake:
+            self._make_room()
 
     def _make_room(self) -> None:
         """Wake one task waiting for a connection: one closed, or one went idle (it may be

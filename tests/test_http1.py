@@ -1,0 +1,795 @@
+"""The lean HTTP/1.1 client (crawler/http1.py) against real servers on loopback: the bytes it
+sends, how it frames and decodes answers, its pool of keep-alive connections, and failures as
+values with the same kinds as aiohttp's path, which the tests compare where the two must agree.
+
+Most servers here are raw `asyncio.start_server` ones that write exactly the bytes a test gives
+them, so framing, interim answers and broken answers are what the test says they are."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+import time
+import zlib
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+
+import pytest
+from loopback import LoopbackWeb
+
+from crawler import http1
+from crawler.config import FetchConfig
+from crawler.fetch import _ACCEPT, Fetcher, FetchFailure, Response
+from crawler.http1 import MAX_HEADER_BYTES, accept_encoding, media_type
+
+A = "127.0.1.1"
+B = "127.0.1.2"
+C = "127.0.1.3"
+D = "127.0.1.4"
+UA = "TestBot/1.0"
+CLIENTS = ("http1", "aiohttp")
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 2\r\n\r\nok"
+
+
+class Gauge:
+    """Connections open at a set of servers, and the most that were open at once."""
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.most = 0
+
+
+Reply = bytes | Callable[[asyncio.StreamWriter], Awaitable[None]]
+"""Bytes are written and the connection waits for the next request; a function does what it
+likes with the connection, which is closed when it returns."""
+
+
+class RawServer:
+    """A server on a loopback address that answers each request for a path with the bytes the
+    test gives it (`routes`), or with `script` for the whole connection.
+
+    `requests` holds every request's head as received; `accepted` counts connections."""
+
+    def __init__(
+        self,
+        ip: str,
+        routes: dict[str, Reply] | None = None,
+        *,
+        script: Callable[[RawServer, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+        | None = None,
+        gauge: Gauge | None = None,
+    ) -> None:
+        self.ip = ip
+        self.routes = routes or {}
+        self.script = script or RawServer.answer_routes
+        self.gauge = gauge or Gauge()
+        self.port = 0
+        self.requests: list[bytes] = []
+        self.accepted = 0
+        self.released = asyncio.Event()
+        """Set when the test ends: whatever `hold()`s lets go."""
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    def url(self, path: str = "/") -> str:
+        host = f"[{self.ip}]" if ":" in self.ip else self.ip
+        return f"http://{host}:{self.port}{path}"
+
+    async def __aenter__(self) -> RawServer:
+        self._server = await asyncio.start_server(self._serve, self.ip, 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        assert self._server is not None
+        self._server.close()
+        self.released.set()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self._writers.add(writer)
+        self.accepted += 1
+        self.gauge.open += 1
+        try:
+            await self.script(self, reader, writer)
+        except ConnectionError:
+            pass
+        finally:
+            self.gauge.open -= 1
+            self._writers.discard(writer)
+            writer.close()
+
+    async def request(self, reader: asyncio.StreamReader) -> bytes | None:
+        """The next request's head, or None when the client closed the connection."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        self.requests.append(head)
+        # A connection the client closed before it sent this request is seen closed by now: the
+        # close went out first, and its end was read in this or an earlier turn of the loop.
+        await asyncio.sleep(0)
+        self.gauge.most = max(self.gauge.most, self.gauge.open)
+        return head
+
+    async def hold(self) -> None:
+        """Stall until the test ends."""
+        await self.released.wait()
+
+    async def answer_routes(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while (head := await self.request(reader)) is not None:
+            path = head.split(b" ", 2)[1].decode("ascii")
+            reply = self.routes.get(path, b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+            if isinstance(reply, bytes):
+                writer.write(reply)
+                await writer.drain()
+            else:
+                await reply(writer)
+                return
+
+
+def answer(body: bytes, *headers: str, status: str = "200 OK") -> bytes:
+    """An answer with a Content-Length, these header lines, and `body`."""
+    lines = "".join(f"{line}\r\n" for line in headers)
+    head = f"HTTP/1.1 {status}\r\n{lines}Content-Length: {len(body)}\r\n\r\n"
+    return head.encode("latin-1") + body
+
+
+def request_headers(head: bytes) -> dict[str, str]:
+    lines = head.decode("latin-1").split("\r\n")[1:]
+    return dict(line.split(": ", 1) for line in lines if line)
+
+
+def fetcher(client: str = "http1", *, connections: int = 100, **options: float) -> Fetcher:
+    """A Fetcher with short timeouts: every failure here comes fast."""
+    settings: dict[str, float] = {"connect_timeout": 1.0, "read_timeout": 0.2} | options
+    config = FetchConfig(client=client, **settings)  # type: ignore[arg-type]
+    return Fetcher(config, UA, connections=connections)
+
+
+def failure_kind(result: Response | FetchFailure) -> str:
+    assert isinstance(result, FetchFailure), result
+    return result.kind
+
+
+# --- the request and keep-alive --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_two_gets_share_one_connection_and_send_the_target_as_given(client: str) -> None:
+    async with RawServer(A, {"/a%20b?q=1": OK, "/c": OK}) as server, fetcher(client) as http:
+        one = await http.get(server.url("/a%20b?q=1"))
+        two = await http.get(server.url("/c"))
+    assert isinstance(one, Response) and one.status == 200 and one.body == b"ok"
+    assert isinstance(two, Response) and two.status == 200 and two.body == b"ok"
+    assert server.accepted == 1
+    assert server.requests[0].startswith(b"GET /a%20b?q=1 HTTP/1.1\r\n")
+    assert server.requests[1].startswith(b"GET /c HTTP/1.1\r\n")
+    headers = request_headers(server.requests[0])
+    assert headers["Host"] == f"{A}:{server.port}"
+    assert headers["User-Agent"] == UA
+    assert headers["Accept"] == _ACCEPT
+    assert {"gzip", "deflate"} <= {part.strip() for part in headers["Accept-Encoding"].split(",")}
+
+
+async def test_the_http1_request_head_is_exactly_these_lines() -> None:
+    async with RawServer(A, {"/x": OK}) as server, fetcher() as http:
+        await http.get(server.url("/x"))
+    assert server.requests == [
+        (
+            f"GET /x HTTP/1.1\r\nHost: {A}:{server.port}\r\nUser-Agent: {UA}\r\n"
+            f"Accept: {_ACCEPT}\r\nAccept-Encoding: {accept_encoding()}\r\n\r\n"
+        ).encode("ascii")
+    ]
+
+
+async def test_the_host_line_leaves_out_the_default_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with RawServer(A, {"/": OK}) as server:
+        # The server's port stands in for 80: binding 80 itself needs privileges.
+        monkeypatch.setitem(http1.DEFAULT_PORTS, "http", server.port)
+        async with fetcher() as http:
+            result = await http.get(server.url("/"))
+    assert isinstance(result, Response) and result.body == b"ok"
+    assert request_headers(server.requests[0])["Host"] == A
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_an_ipv6_host_is_bracketed_in_the_host_line(client: str) -> None:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    async with RawServer("::1", {"/": OK}) as server, fetcher(client) as http:
+        result = await http.get(server.url("/"))
+    assert isinstance(result, Response) and result.body == b"ok"
+    assert request_headers(server.requests[0])["Host"] == f"[::1]:{server.port}"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize(
+    ("tail", "target"),
+    [
+        ("", b"/"),
+        ("?q=1", b"/?q=1"),
+        ("#top", b"/"),
+        ("/a#top", b"/a"),
+        ("/p?x=/y&z=%2F#f/g", b"/p?x=/y&z=%2F"),
+        ("/%7Euser/caf%C3%A9?a=%20", b"/%7Euser/caf%C3%A9?a=%20"),
+        ("//double//slash", b"//double//slash"),
+    ],
+)
+async def test_the_request_target_is_the_urls_path_and_query(
+    client: str, tail: str, target: bytes
+) -> None:
+    async def any_path(
+        server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while await server.request(reader) is not None:
+            writer.write(OK)
+            await writer.drain()
+
+    async with RawServer(A, script=any_path) as server, fetcher(client) as http:
+        result = await http.get(f"http://{A}:{server.port}{tail}")
+    assert isinstance(result, Response) and result.body == b"ok"
+    assert server.requests[0].startswith(b"GET " + target + b" HTTP/1.1\r\n")
+    assert request_headers(server.requests[0])["Host"] == f"{A}:{server.port}"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_connection_close_is_not_reused(client: str) -> None:
+    closing = answer(b"ok", "Connection: close")
+    async with RawServer(A, {"/one": closing, "/two": OK}) as server, fetcher(client) as http:
+        one = await http.get(server.url("/one"))
+        two = await http.get(server.url("/two"))
+    assert isinstance(one, Response) and one.body == b"ok"
+    assert isinstance(two, Response) and two.body == b"ok"
+    assert server.accepted == 2
+
+
+async def test_an_idle_connection_past_its_keepalive_is_not_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(http1, "KEEPALIVE_SECONDS", 0.0)
+    async with RawServer(A, {"/": OK}) as server, fetcher() as http:
+        one = await http.get(server.url())
+        two = await http.get(server.url())
+    assert isinstance(one, Response) and isinstance(two, Response)
+    assert server.accepted == 2
+
+
+# --- framing -----------------------------------------------------------------------------------
+
+
+async def chunked(writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    for chunk in (b"hello", b" ", b"chunked ", b"world"):
+        writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        await writer.drain()
+        await asyncio.sleep(0.01)
+    writer.write(b"0\r\n\r\n")
+    await writer.drain()
+    await asyncio.sleep(0.01)  # then close: the answer was complete before
+
+
+async def until_close(writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+    for part in (b"all ", b"of ", b"it"):
+        writer.write(part)
+        await writer.drain()
+        await asyncio.sleep(0.01)
+
+
+async def cut_short(writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")
+    await writer.drain()
+
+
+async def no_answer(writer: asyncio.StreamWriter) -> None:
+    return
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_bodies_framed_by_length_chunks_or_close(client: str) -> None:
+    routes: dict[str, Reply] = {
+        "/length": answer(b"hello length", "Content-Type: text/plain"),
+        "/chunked": chunked,
+        "/close": until_close,
+        "/after": OK,
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        length = await http.get(server.url("/length"))
+        chunks = await http.get(server.url("/chunked"))
+        close = await http.get(server.url("/close"))
+        after = await http.get(server.url("/after"))
+    assert isinstance(length, Response) and length.body == b"hello length"
+    assert not length.truncated
+    assert isinstance(chunks, Response) and chunks.body == b"hello chunked world"
+    assert "chunked" in chunks.headers["Transfer-Encoding"]
+    assert isinstance(close, Response) and close.body == b"all of it"
+    assert close.content_type == "text/plain"
+    assert isinstance(after, Response) and after.body == b"ok"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_an_answer_cut_short_or_missing_is_a_failure(client: str) -> None:
+    async with (
+        RawServer(A, {"/short": cut_short, "/none": no_answer}) as server,
+        fetcher(client) as http,
+    ):
+        short = await http.get(server.url("/short"))
+        none = await http.get(server.url("/none"))
+    assert failure_kind(short) == "payload"
+    assert failure_kind(none) == "connection"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_a_connection_closed_while_idle_is_replaced(client: str) -> None:
+    async def answer_then_close(writer: asyncio.StreamWriter) -> None:
+        writer.write(OK)  # keep-alive by HTTP/1.1's default, yet the server closes
+        await writer.drain()
+
+    async with (
+        RawServer(A, {"/first": answer_then_close, "/second": OK}) as server,
+        fetcher(client) as http,
+    ):
+        first = await http.get(server.url("/first"))
+        await asyncio.sleep(0.05)  # the close arrives while the connection sits idle
+        second = await http.get(server.url("/second"))
+    assert isinstance(first, Response) and first.body == b"ok"
+    assert isinstance(second, Response) and second.body == b"ok"
+    assert server.accepted == 2
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_a_reused_connection_closed_before_the_answer_is_retried_once(client: str) -> None:
+    """The server takes the second request on the kept-alive connection and closes it without a
+    word, as a server does that times an idle connection out just as the request arrives: the
+    GET goes out again on a new connection."""
+
+    async def script(
+        server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        first_connection = server.accepted == 1
+        while await server.request(reader) is not None:
+            if first_connection and len(server.requests) == 2:
+                return
+            writer.write(OK)
+            await writer.drain()
+
+    async with RawServer(A, script=script) as server, fetcher(client) as http:
+        first = await http.get(server.url("/first"))
+        second = await http.get(server.url("/second"))
+    assert isinstance(first, Response) and first.body == b"ok"
+    assert isinstance(second, Response) and second.body == b"ok"
+    assert [head.split(b" ")[1] for head in server.requests] == [
+        b"/first",
+        b"/second",
+        b"/second",
+    ]
+    assert server.accepted == 2
+
+
+async def test_a_new_connection_closed_before_the_answer_is_not_retried() -> None:
+    async with RawServer(A, {"/": no_answer}) as server, fetcher() as http:
+        result = await http.get(server.url())
+    assert failure_kind(result) == "connection"
+    assert server.accepted == 1 and len(server.requests) == 1
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_an_http10_answer_without_keep_alive_is_read_to_the_close(client: str) -> None:
+    async def old_server(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<p>old</p>")
+        await writer.drain()
+
+    async with RawServer(A, {"/old": old_server, "/new": OK}) as server, fetcher(client) as http:
+        old = await http.get(server.url("/old"))
+        new = await http.get(server.url("/new"))
+    assert isinstance(old, Response) and old.body == b"<p>old</p>"
+    assert isinstance(new, Response) and new.body == b"ok"
+    assert server.accepted == 2
+
+
+# --- decoding and the cap ----------------------------------------------------------------------
+
+
+def raw_deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+ENCODINGS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
+    "gzip": ("gzip", gzip.compress),
+    "zlib": ("deflate", zlib.compress),
+    "raw-deflate": ("deflate", raw_deflate),
+}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("name", ENCODINGS)
+async def test_compressed_bodies_are_decoded_and_capped_decoded(client: str, name: str) -> None:
+    encoding, compress = ENCODINGS[name]
+    text = b"<p>" + b"decoded text " * 100 + b"</p>"
+    big = b"a" * 200_000
+    routes: dict[str, Reply] = {
+        "/small": answer(compress(text), f"Content-Encoding: {encoding}"),
+        "/big": answer(compress(big), f"Content-Encoding: {encoding}"),
+        "/after": OK,
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        small = await http.get(server.url("/small"))
+        capped = await http.get(server.url("/big"), max_bytes=1000)
+        after = await http.get(server.url("/after"))
+    assert isinstance(small, Response) and small.body == text and not small.truncated
+    assert isinstance(capped, Response) and capped.truncated
+    assert capped.body == b"a" * 1000
+    assert isinstance(after, Response) and after.body == b"ok"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_the_cap_on_an_identity_body(client: str) -> None:
+    routes: dict[str, Reply] = {
+        "/over": answer(b"x" * 5000),
+        "/exact": answer(b"y" * 1000),
+        "/chunked": chunked,
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        over = await http.get(server.url("/over"), max_bytes=1000)
+        exact = await http.get(server.url("/exact"), max_bytes=1000)
+        chunks = await http.get(server.url("/chunked"), max_bytes=7)
+    assert isinstance(over, Response) and over.truncated and over.body == b"x" * 1000
+    assert isinstance(exact, Response) and not exact.truncated and exact.body == b"y" * 1000
+    assert isinstance(chunks, Response) and chunks.truncated and chunks.body == b"hello c"
+
+
+async def test_the_config_cap_is_the_default() -> None:
+    routes: dict[str, Reply] = {"/": answer(gzip.compress(b"z" * 50_000), "Content-Encoding: gzip")}
+    async with RawServer(A, routes) as server, fetcher(max_body_bytes=300) as http:
+        result = await http.get(server.url())
+    assert isinstance(result, Response) and result.truncated and result.body == b"z" * 300
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_a_body_that_does_not_decode_is_a_payload_failure(client: str) -> None:
+    garbage = answer(b"this is not gzip at all", "Content-Encoding: gzip")
+    async with RawServer(A, {"/bad": garbage, "/after": OK}) as server, fetcher(client) as http:
+        bad = await http.get(server.url("/bad"))
+        after = await http.get(server.url("/after"))
+    assert failure_kind(bad) == "payload"
+    assert isinstance(after, Response) and after.body == b"ok"
+
+
+# --- html_only, content type and charset -------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_html_only_skips_other_bodies(client: str) -> None:
+    routes: dict[str, Reply] = {
+        "/file": answer(b"\0" * 10_000, "Content-Type: application/octet-stream"),
+        "/page": answer(b"<p>page</p>", "Content-Type: text/html; charset=utf-8"),
+        "/untyped": answer(b"<p>untyped</p>"),
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        other = await http.get(server.url("/file"), html_only=True)
+        page = await http.get(server.url("/page"), html_only=True)
+        untyped = await http.get(server.url("/untyped"), html_only=True)
+    assert isinstance(other, Response) and other.status == 200 and other.body == b""
+    assert other.content_type == "application/octet-stream" and not other.truncated
+    assert isinstance(page, Response) and page.body == b"<p>page</p>"
+    assert isinstance(untyped, Response) and untyped.body == b"<p>untyped</p>"
+    if client == "http1":
+        assert server.accepted == 2  # the skipped body's connection was not reused
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_content_type_and_charset(client: str) -> None:
+    routes: dict[str, Reply] = {
+        "/latin": answer(b"caf\xe9", 'Content-Type: text/HTML; Charset="ISO-8859-1"'),
+        "/none": answer(b"what"),
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        latin = await http.get(server.url("/latin"))
+        none = await http.get(server.url("/none"))
+    assert isinstance(latin, Response)
+    assert latin.content_type == "text/html" and latin.charset == "ISO-8859-1"
+    assert latin.headers["content-type"] == 'text/HTML; Charset="ISO-8859-1"'
+    assert isinstance(none, Response) and none.content_type == "" and none.charset is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("text/html", ("text/html", None)),
+        (" Text/HTML ; charset=UTF-8", ("text/html", "UTF-8")),
+        ('text/HTML; Charset="ISO-8859-1"', ("text/html", "ISO-8859-1")),
+        ("text/html; q=1; charset='latin-1'", ("text/html", "latin-1")),
+        ('text/plain;CHARSET = " utf-8 "', ("text/plain", "utf-8")),
+        ('text/html; charset="utf-8"; charset=ascii', ("text/html", "utf-8")),
+        ("text/html; charset=", ("text/html", None)),
+        ('text/html; charset=""', ("text/html", None)),
+        ("text/html; charset", ("text/html", None)),
+        ("text/html; nocharset=x", ("text/html", None)),
+        ("", ("", None)),
+    ],
+)
+def test_media_type(value: str, expected: tuple[str, str | None]) -> None:
+    assert media_type(value) == expected
+
+
+async def test_headers_keep_repeats_and_case_insensitive_lookup() -> None:
+    routes: dict[str, Reply] = {
+        "/": answer(
+            b"", "Set-Cookie: a=1", "set-cookie: b=2", "Location: /next", status="302 Found"
+        ),
+    }
+    async with RawServer(A, routes) as server, fetcher() as http:
+        result = await http.get(server.url())
+    assert isinstance(result, Response) and result.status == 302
+    assert result.location == "/next"
+    assert result.headers.getall("SET-COOKIE") == ["a=1", "b=2"]
+    assert len(server.requests) == 1  # returned, not followed
+
+
+# --- failures ----------------------------------------------------------------------------------
+
+
+async def too_many_headers(writer: asyncio.StreamWriter) -> None:
+    line = b"X-Filler: " + b"f" * 90 + b"\r\n"
+    writer.write(b"HTTP/1.1 200 OK\r\n" + line * (MAX_HEADER_BYTES // 90 + 10))
+    writer.write(b"Content-Length: 2\r\n\r\nok")
+    await writer.drain()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_failures_are_values_with_a_kind(client: str) -> None:
+    async def stall_after_head(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        await writer.drain()
+        await server.hold()
+
+    routes: dict[str, Reply] = {
+        "/status": b"HTTP/1.1 abc\r\nContent-Length: 0\r\n\r\n",
+        "/stall": stall_after_head,
+        "/after": OK,
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        malformed = await http.get(server.url("/status"))
+        stalled = await http.get(server.url("/stall"))
+        after = await http.get(server.url("/after"))
+        dns = await http.get("http://nonexistent.invalid/")
+        refused = await http.get("http://127.0.1.9:9/")
+    assert failure_kind(malformed) == "protocol"
+    assert failure_kind(stalled) == "timeout"
+    assert isinstance(after, Response) and after.body == b"ok"
+    assert failure_kind(dns) == "dns"
+    assert failure_kind(refused) == "connection"
+
+
+@pytest.mark.parametrize("client", ["http1", "aiohttp"])
+async def test_a_url_that_is_not_http_is_invalid(client: str) -> None:
+    async with fetcher(client) as http:
+        result = await http.get("ftp://x/")
+    assert failure_kind(result) == "invalid-url"
+
+
+async def test_headers_over_the_limit_are_a_protocol_failure() -> None:
+    async with RawServer(A, {"/": too_many_headers}) as server, fetcher() as http:
+        result = await http.get(server.url())
+    assert failure_kind(result) == "protocol"
+
+
+async def test_an_unended_header_line_over_the_limit_is_a_protocol_failure() -> None:
+    async def endless_header(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Endless: " + b"a" * (2 * MAX_HEADER_BYTES))
+        await writer.drain()
+        await server.hold()
+
+    async with RawServer(A, {"/": endless_header}) as server, fetcher() as http:
+        result = await http.get(server.url())
+    assert failure_kind(result) == "protocol"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://x/",
+        "mailto:someone@example.com",
+        "http:///no-host",
+        "/relative",
+        "http://127.0.1.1/a b",
+        "http://127.0.1.1/a\r\nX-Injected: 1",
+    ],
+)
+async def test_urls_the_client_cannot_send_are_invalid(url: str) -> None:
+    async with fetcher() as http:
+        result = await http.get(url)
+    assert failure_kind(result) == "invalid-url"
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_tls_with_a_server_that_does_not_speak_it_is_a_connection_failure(
+    client: str,
+) -> None:
+    async def plain(
+        server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        await reader.read(1024)
+        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+
+    async with RawServer(A, script=plain) as server, fetcher(client) as http:
+        result = await http.get(f"https://{A}:{server.port}/")
+    assert failure_kind(result) == "connection"
+
+
+# --- interim answers and answers without a body ------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_interim_answers_are_skipped(client: str) -> None:
+    continued = b"HTTP/1.1 100 Continue\r\n\r\n" + answer(b"final", "Content-Type: text/html")
+    hints = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" + OK
+    async with (
+        RawServer(A, {"/continue": continued, "/hints": hints}) as server,
+        fetcher(client) as http,
+    ):
+        one = await http.get(server.url("/continue"))
+        two = await http.get(server.url("/hints"))
+    assert isinstance(one, Response) and one.status == 200 and one.body == b"final"
+    assert isinstance(two, Response) and two.status == 200 and two.body == b"ok"
+    assert "Link" not in two.headers
+    assert server.accepted == 1
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_answers_without_a_body_end_at_their_head(client: str) -> None:
+    """204 and 304 have no body whatever their headers say: the answer ends at the blank line,
+    without waiting for a close (the server keeps the connection open)."""
+    routes: dict[str, Reply] = {
+        "/204": b"HTTP/1.1 204 No Content\r\n\r\n",
+        "/304": b'HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n',
+        "/empty": b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        "/after": OK,
+    }
+    async with RawServer(A, routes) as server, fetcher(client) as http:
+        results = [await http.get(server.url(path)) for path in routes]
+    statuses = [(result.status, result.body) for result in results if isinstance(result, Response)]
+    assert statuses == [(204, b""), (304, b""), (200, b""), (200, b"ok")]
+    assert server.accepted == 1
+
+
+# --- the answer's stamp ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_each_answer_on_a_reused_connection_is_stamped(client: str) -> None:
+    async with LoopbackWeb(A) as net:
+        net[A].page("/one")
+        net[A].page("/two")
+        async with fetcher(client) as http:
+            before = time.monotonic()
+            one = await http.get(net[A].url("/one"))
+            between = time.monotonic()
+            two = await http.get(net[A].url("/two"))
+            after = time.monotonic()
+    assert isinstance(one, Response) and isinstance(two, Response)
+    assert one.answered_at is not None and two.answered_at is not None
+    assert before <= one.answered_at <= between <= two.answered_at <= after
+    assert net.hits[0].at <= one.answered_at and net.hits[1].at <= two.answered_at
+
+
+# --- the connection limit ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_one_connection_serves_two_origins_in_turn(client: str) -> None:
+    async with (
+        RawServer(A, {"/": OK}) as a,
+        RawServer(B, {"/": OK}) as b,
+        fetcher(client, connections=1) as http,
+    ):
+        async with asyncio.timeout(1.5):  # a lost slot would hang, not fail
+            results = await asyncio.gather(http.get(a.url()), http.get(b.url()))
+        again = await http.get(a.url())
+    assert all(isinstance(result, Response) and result.body == b"ok" for result in results)
+    assert isinstance(again, Response) and again.body == b"ok"
+
+
+async def test_the_limit_holds_for_many_gets_to_many_origins() -> None:
+    gauge = Gauge()
+
+    async def script(
+        server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while await server.request(reader) is not None:
+            await asyncio.sleep(0.01)
+            writer.write(OK)
+            await writer.drain()
+
+    servers = [RawServer(ip, script=script, gauge=gauge) for ip in (A, B, C, D)]
+    async with servers[0], servers[1], servers[2], servers[3], fetcher(connections=2) as http:
+        urls = [server.url(f"/{n}") for n in range(5) for server in servers]
+        async with asyncio.timeout(1.5):
+            results = await asyncio.gather(*(http.get(url) for url in urls))
+    assert all(isinstance(result, Response) and result.body == b"ok" for result in results)
+    assert sum(len(server.requests) for server in servers) == 20
+    assert 1 <= gauge.most <= 2
+
+
+async def test_gets_waiting_for_room_reuse_an_idle_connection_to_their_origin() -> None:
+    async with (
+        RawServer(A, {f"/{n}": OK for n in range(5)}) as server,
+        fetcher(connections=1) as http,
+    ):
+        results = await asyncio.gather(*(http.get(server.url(f"/{n}")) for n in range(5)))
+    assert all(isinstance(result, Response) for result in results)
+    assert server.accepted == 1
+
+
+# --- cancellation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_a_cancelled_get_raises_and_the_origin_stays_usable(client: str) -> None:
+    asked = asyncio.Event()
+
+    async def stall(writer: asyncio.StreamWriter) -> None:
+        asked.set()
+        await server.hold()
+
+    async with (
+        RawServer(A, {"/stall": stall, "/after": OK}) as server,
+        fetcher(client, connections=1, read_timeout=5.0) as http,
+    ):
+        task = asyncio.create_task(http.get(server.url("/stall")))
+        await asked.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        async with asyncio.timeout(1.5):  # the cancelled GET's slot must come back
+            after = await http.get(server.url("/after"))
+    assert isinstance(after, Response) and after.body == b"ok"
+
+
+async def test_a_get_cancelled_while_waiting_for_room_gives_no_slot_away() -> None:
+    asked = asyncio.Event()
+
+    async def stall(writer: asyncio.StreamWriter) -> None:
+        asked.set()
+        await server.hold()
+
+    async with (
+        RawServer(A, {"/stall": stall, "/after": OK}) as server,
+        fetcher(connections=1, read_timeout=5.0) as http,
+    ):
+        holder = asyncio.create_task(http.get(server.url("/stall")))
+        await asked.wait()
+        waiter = asyncio.create_task(http.get(server.url("/after")))
+        await asyncio.sleep(0.01)
+        assert not waiter.done()
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        holder.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await holder
+        async with asyncio.timeout(1.5):
+            after = await asyncio.gather(*(http.get(server.url("/after")) for _ in range(3)))
+    assert all(isinstance(result, Response) and result.body == b"ok" for result in after)
