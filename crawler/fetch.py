@@ -181,7 +181,8 @@ class Fetcher:
                     "fetch.client: http1 needs the httptools package; install it, or set "
                     "fetch.client to auto or aiohttp"
                 )
-            from crawler.http1 import Http1Client, accept_encoding
+            from crawler.content_coding import accept_encoding
+            from crawler.http1 import Http1Client
 
             headers = {
                 "User-Agent": self._user_agent,

@@ -20,8 +20,9 @@ from loopback import LoopbackWeb
 
 from crawler import http1
 from crawler.config import FetchConfig
+from crawler.content_coding import accept_encoding, media_type
 from crawler.fetch import _ACCEPT, Fetcher, FetchFailure, Response
-from crawler.http1 import MAX_HEADER_BYTES, accept_encoding, media_type
+from crawler.http_connection import MAX_HEADER_BYTES
 
 A = "127.0.1.1"
 B = "127.0.1.2"
