@@ -8,6 +8,11 @@ RFC 9309 / SPEC and that build part ways, the disagreement has a name here:
 - "reserved-escape": a percent-escape of a reserved or other non-unreserved character (`%2F`,
   `%3F`, `%3D`, `%24`, `%2A`, `%25`, `%20`...) in the URL or a rule. SPEC section 4: never decode
   those; the oracle decodes them (`%2F` becomes `/`).
+- "lowercase-escape": a URL escape written in lower case (`%c3%a9`, `%7e`) and a rule holding a
+  letter a-f outside its escapes. We compare escapes case-insensitively (RFC 3986 6.2.2.1: `%c3`
+  is `%C3`), so a rule's `a` never meets the hex digit of `%a9`; the oracle matches the URL's
+  escapes as written, so `Disallow: /*a` blocks `/%c3%a9` but not `/%C3%A9`. The crawl never
+  asks about such a URL: its normal URLs write escapes in upper case (crawler/urls.py).
 - "empty-query": a URL ending in `?`; the oracle's URL parser drops the empty query.
 - "backslash": a `\\` in the URL; the oracle's browser-style parser reads it as `/`, RFC 3986 does
   not, so for us it is the character %5C (seen in the corpus benchmark, not generated here).
@@ -361,6 +366,8 @@ def _cases(segments: tuple[str, ...], *, triggers: bool) -> st.SearchStrategy[tu
             path += "?" + draw(query)
         # A URL parser strips spaces that end the URL; a link extractor never hands one over.
         path = path.rstrip(" ")
+        if not triggers:  # escapes as normal URLs write them: no "lowercase-escape" trigger
+            path = _ESCAPE_TEXT.sub(lambda escape: escape.group(0).upper(), path)
         if not triggers and path.endswith("?"):
             path += "q"
         fragment = draw(st.sampled_from(("", "", "", "#frag", "#a?b")))
@@ -410,6 +417,27 @@ def _has_reserved_escape(data: bytes) -> bool:
     return False
 
 
+_ESCAPE_TEXT = re.compile(r"%[0-9A-Fa-f]{2}")
+_LOWERCASE_ESCAPE = re.compile(r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f])")
+_RULE_LINE = re.compile(r"\s*([A-Za-z]+)\s*:?\s*(.*)")
+_RULE_KEYS_LOWER = frozenset(key.lower() for key in _RULE_KEYS)
+
+
+def _has_lowercase_escape_meeting_a_letter(body: bytes, url: str) -> bool:
+    """A URL escape in lower case, and a rule with a letter a-f outside its own escapes."""
+    if not _LOWERCASE_ESCAPE.search(url):
+        return False
+    for line in re.split(r"\r\n|\r|\n", body.decode("utf-8", "replace")):
+        match = _RULE_LINE.match(line.partition("#")[0])
+        if (
+            match
+            and match.group(1).lower() in _RULE_KEYS_LOWER
+            and re.search("[a-f]", _ESCAPE_TEXT.sub("", match.group(2)))
+        ):
+            return True
+    return False
+
+
 def classify_disagreement(body: bytes, url: str) -> str | None:
     """The documented divergence these inputs can trigger, read from their text alone; None when
     they hold no trigger. When several are present the first in this order names the case."""
@@ -418,6 +446,8 @@ def classify_disagreement(body: bytes, url: str) -> str | None:
         return "robots.txt-itself"
     if _has_reserved_escape(body) or _has_reserved_escape(url.encode()):
         return "reserved-escape"
+    if _has_lowercase_escape_meeting_a_letter(body, without_fragment):
+        return "lowercase-escape"
     if without_fragment.endswith("?"):
         return "empty-query"
     if "\\" in without_fragment:
@@ -505,8 +535,29 @@ def test_divergence_backslash(body: bytes, url: str, google: bool, ours: bool) -
     assert _both(body, url) == (google, ours)
 
 
+@pytest.mark.parametrize(
+    ("body", "url", "google", "ours"),
+    [
+        # For us `%c3%a9` is `%C3%A9`: no `a` in it. The oracle meets the `a` of `%a9`.
+        (b"User-agent: *\nDisallow: /*a\n", _HOST + "/%c3%a9", False, True),
+        (b"User-agent: *\nDisallow: /*e\n", _HOST + "/%7e", False, True),
+        # Written in upper case, as the crawl's normal URLs are, both sides agree.
+        (b"User-agent: *\nDisallow: /*a\n", _HOST + "/%C3%A9", True, True),
+    ],
+    ids=["letter-in-escape", "letter-in-unreserved-escape", "upper-case-agrees"],
+)
+def test_divergence_lowercase_escape(body: bytes, url: str, google: bool, ours: bool) -> None:
+    expected = "lowercase-escape" if google != ours else None
+    assert classify_disagreement(body, url) == expected
+    assert _both(body, url) == (google, ours)
+
+
 def test_classifier_names_nothing_without_a_trigger() -> None:
-    body = b"User-agent: *\nDisallow: /%7Ea/%C3%A9*$\n"
-    assert classify_disagreement(body, _HOST + "/~a/%c3%a9?q=1#x?") is None
+    body = b"User-agent: *\nDisallow: /%7Ex/%C3%A9*$\n"
+    assert classify_disagreement(body, _HOST + "/~x/%c3%a9?q=1#x?") is None
     assert classify_disagreement(body, _HOST + "/robots.txt?x") is None
-    assert _both(body, _HOST + "/~a/%c3%a9?q=1#x?") == (False, False)
+    assert _both(body, _HOST + "/~x/%c3%a9?q=1#x?") == (False, False)
+    # The agreeing generator's case that found "lowercase-escape", escapes now in upper case.
+    found = b"User-agent:FooBot\nAllow:/\nAllow:/*a\n\nUser-agent:FooBot\nDisallow:/*\n"
+    assert classify_disagreement(found, _HOST + "/%C3%A9") is None
+    assert classify_disagreement(found, _HOST + "/%c3%a9") == "lowercase-escape"
