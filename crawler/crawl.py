@@ -625,7 +625,10 @@ class Crawler:
         slot.release(self._answered_at(answer, now))
         if isinstance(answer, FetchFailure):
             self.stats.errors[answer.kind] += 1
-            self._failed(host, item, started_at, now, None, str(answer), None)
+            # A kept-alive connection the server closed as the request came is no sign of
+            # trouble: asked again at the host's pace, without a backoff (crawler/http1.py).
+            retry_after = 0.0 if answer.kind == "closed" else None
+            self._failed(host, item, started_at, now, None, str(answer), retry_after)
             return
         status = answer.status
         self.stats.statuses[status] += 1

@@ -4,7 +4,8 @@ Two clients do the GETs: the crawl's own HTTP/1.1 client on httptools (crawler/h
 times lighter on the event loop, and aiohttp's ClientSession, where httptools is not installed or
 `fetch.client: aiohttp` asks for it. Both end a request in the same shape: a `Response` (any
 status) or a `FetchFailure` value whose `kind` names what went wrong (`timeout`, `dns`,
-`connection`, `payload`, `protocol`, `invalid-url`). Neither raises: a failed fetch is a value the
+`connection`, `closed` (a kept-alive connection closed without an answer; http1 only), `payload`,
+`protocol`, `invalid-url`). Neither raises: a failed fetch is a value the
 crawl counts, retries or records. Redirects are returned, not followed: the crawl checks every hop
 against robots.txt and scope before it asks for it.
 """

@@ -13,8 +13,12 @@ What it does, as aiohttp did for the crawl:
 - One request at a time per connection. Idle connections wait per origin, the most recently used
   first; at most `limit` connections are open in all, and the least recently used idle one is
   closed to make room. One idle longer than `KEEPALIVE_SECONDS` is closed, not reused.
-- A reused connection that ends before the first byte of its answer was most likely closed by the
-  server while it sat idle: the GET is sent once more on a new connection.
+- A kept-alive connection found closed before the request goes out is replaced by a new one. One
+  that ends after the request went out and before the answer's first byte is a `closed` failure,
+  and the GET is not sent again here: most likely the server timed the idle connection out as
+  the request arrived, but it may have read it (one that drops connections under load does), and
+  a second request at once would break the host's interval. The crawl asks again at the host's
+  pace, without a backoff (crawler/crawl.py). On a new connection it is a `connection` failure.
 - Host names are looked up through the loop's resolver, answers kept `DNS_TTL` seconds; an IP
   literal is not looked up. TLS with the default context: certificates are verified.
 - `connect_timeout` bounds the look-up and the TCP (and TLS) set-up; `read_timeout` the longest
@@ -128,9 +132,12 @@ class Http1Client:
                 return await connection.exchange(
                     request, url, max_bytes, html_only, self._config.read_timeout
                 )
-            except StaleConnectionError:
-                if reused and attempt == 1:
-                    continue
+            except StaleConnectionError as stale:
+                if not stale.sent and attempt == 1:
+                    continue  # nothing went out: the host saw no request
+                if reused:
+                    message = "the server closed a kept-alive connection without an answer"
+                    return FetchFailure(url, "closed", message)
                 return FetchFailure(url, "connection", "the server closed without an answer")
             except ExchangeError as failure:
                 return FetchFailure(url, failure.kind, str(failure))

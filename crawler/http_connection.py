@@ -35,7 +35,12 @@ class ExchangeError(Exception):
 
 
 class StaleConnectionError(Exception):
-    """A reused connection ended before the first byte of the answer."""
+    """The connection ended before the first byte of the answer. `sent`: whether the request
+    had gone out on it (the server may have read it) or the connection was found closed first."""
+
+    def __init__(self, *, sent: bool) -> None:
+        super().__init__("the connection ended before the answer" if sent else "found closed")
+        self.sent = sent
 
 
 class Connection(asyncio.Protocol):
@@ -91,7 +96,7 @@ class Connection(asyncio.Protocol):
         assert self.transport is not None and self._waiter is None
         self._waiter = waiter = self._loop.create_future()
         if self.closed:  # lost between its set-up and now
-            waiter.set_exception(StaleConnectionError())
+            waiter.set_exception(StaleConnectionError(sent=False))
             return waiter
         self._url, self._cap, self._html_only = url, cap, html_only
         self._first_bytes_at = None
@@ -205,7 +210,7 @@ class Connection(asyncio.Protocol):
         if self._headers_done and self._eof_delimited and self._error is None:
             self._finish_body()
         elif self._first_bytes_at is None:
-            self._end(StaleConnectionError())
+            self._end(StaleConnectionError(sent=True))
         elif self._headers_done:
             self._end(ExchangeError("payload", "the connection closed before the answer ended"))
         else:

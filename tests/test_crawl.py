@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from aiohttp import web
 from loopback import LoopbackWeb
 
 from crawler import Config, Crawler
@@ -599,3 +600,37 @@ async def test_an_internal_error_backs_the_host_off_instead_of_asking_again_at_o
     assert crawler.stats.outcome == "deferred"
     (deferred,) = crawler.deferred
     assert deferred.reason == "backing off after errors"
+
+
+async def test_a_kept_alive_connection_closed_unanswered_is_asked_again_at_the_hosts_pace() -> None:
+    """The server closes the connection robots.txt came on as the next request arrives. The
+    fetcher does not send it again at once (the server may have read it); the crawl asks again
+    a full interval later, without a backoff."""
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nCrawl-delay: 0.2\n")
+
+        async def drop(request: web.Request) -> web.StreamResponse:
+            assert request.transport is not None
+            request.transport.close()
+            raise asyncio.CancelledError  # aiohttp's own way out of a lost connection
+
+        a.page("/again")
+        a.sequence(
+            "/",
+            drop,
+            lambda request: web.Response(text="<a href=/again>x</a>", content_type="text/html"),
+        )
+        config = make_config(
+            fetch={"client": "http1"},
+            politeness={"backoff_initial": 3600.0, "backoff_max": 3600.0, "max_wait": 60.0},
+        )
+        records, crawler = await run(config, [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/", "/", "/again"]
+    assert min(net.gaps(A)) >= 0.2 - EPSILON
+    assert crawler.stats.outcome == "finished"
+    assert crawler.stats.errors["closed"] == 1 and crawler.stats.retries == 1
+    assert [record.url for record in records if record.status == 200] == [
+        a.url("/"),
+        a.url("/again"),
+    ]

@@ -317,6 +317,9 @@ async def test_bodies_framed_by_length_chunks_or_close(client: str) -> None:
     async with RawServer(A, routes) as server, fetcher(client) as http:
         length = await http.get(server.url("/length"))
         chunks = await http.get(server.url("/chunked"))
+        # The server closes that connection just after the answer: let the close arrive, or the
+        # next GET may meet it in flight (test_a_reused_connection_closed_after_the_request...).
+        await asyncio.sleep(0.1)
         close = await http.get(server.url("/close"))
         after = await http.get(server.url("/after"))
     assert isinstance(length, Response) and length.body == b"hello length"
@@ -358,11 +361,11 @@ async def test_a_connection_closed_while_idle_is_replaced(client: str) -> None:
     assert server.accepted == 2
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-async def test_a_reused_connection_closed_before_the_answer_is_retried_once(client: str) -> None:
+async def test_a_reused_connection_closed_after_the_request_is_not_asked_again() -> None:
     """The server takes the second request on the kept-alive connection and closes it without a
-    word, as a server does that times an idle connection out just as the request arrives: the
-    GET goes out again on a new connection."""
+    word. It may have read the request (a server that drops connections under load does): the
+    client does not send it again at once, which would break the host's interval; the GET is a
+    `closed` failure, which the crawl asks again at the host's pace."""
 
     async def script(
         server: RawServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -374,16 +377,14 @@ async def test_a_reused_connection_closed_before_the_answer_is_retried_once(clie
             writer.write(OK)
             await writer.drain()
 
-    async with RawServer(A, script=script) as server, fetcher(client) as http:
+    async with RawServer(A, script=script) as server, fetcher("http1") as http:
         first = await http.get(server.url("/first"))
         second = await http.get(server.url("/second"))
+        third = await http.get(server.url("/third"))
     assert isinstance(first, Response) and first.body == b"ok"
-    assert isinstance(second, Response) and second.body == b"ok"
-    assert [head.split(b" ")[1] for head in server.requests] == [
-        b"/first",
-        b"/second",
-        b"/second",
-    ]
+    assert failure_kind(second) == "closed"
+    assert isinstance(third, Response) and third.body == b"ok"
+    assert [head.split(b" ")[1] for head in server.requests] == [b"/first", b"/second", b"/third"]
     assert server.accepted == 2
 
 
