@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
-import time
 import zlib
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 
 import pytest
-from loopback import LoopbackWeb
 
 from crawler import http1
 from crawler.config import FetchConfig
@@ -675,26 +673,6 @@ async def test_answers_without_a_body_end_at_their_head(client: str) -> None:
     statuses = [(result.status, result.body) for result in results if isinstance(result, Response)]
     assert statuses == [(204, b""), (304, b""), (200, b""), (200, b"ok")]
     assert server.accepted == 1
-
-
-# --- the answer's stamp ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("client", CLIENTS)
-async def test_each_answer_on_a_reused_connection_is_stamped(client: str) -> None:
-    async with LoopbackWeb(A) as net:
-        net[A].page("/one")
-        net[A].page("/two")
-        async with fetcher(client) as http:
-            before = time.monotonic()
-            one = await http.get(net[A].url("/one"))
-            between = time.monotonic()
-            two = await http.get(net[A].url("/two"))
-            after = time.monotonic()
-    assert isinstance(one, Response) and isinstance(two, Response)
-    assert one.answered_at is not None and two.answered_at is not None
-    assert before <= one.answered_at <= between <= two.answered_at <= after
-    assert net.hits[0].at <= one.answered_at and net.hits[1].at <= two.answered_at
 
 
 # --- the connection limit ----------------------------------------------------------------------
