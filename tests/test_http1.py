@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import ssl
 import zlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from types import TracebackType
 
 import pytest
@@ -773,3 +775,55 @@ async def test_a_get_cancelled_while_waiting_for_room_gives_no_slot_away() -> No
         async with asyncio.timeout(1.5):
             after = await asyncio.gather(*(http.get(server.url("/after")) for _ in range(3)))
     assert all(isinstance(result, Response) and result.body == b"ok" for result in after)
+
+
+# --- TLS ---------------------------------------------------------------------------------------
+
+# A self-signed certificate for tls.test, 127.0.1.1 and 127.0.1.2, valid until 2126: made once
+# with `openssl req -x509 -newkey rsa:2048 -nodes -days 36500 -subj /CN=tls.test
+# -addext subjectAltName=DNS:tls.test,IP:127.0.1.1,IP:127.0.1.2`. Its key is for these tests
+# only: nothing trusts the certificate but the test that loads it.
+TLS = Path(__file__).parent / "tls"
+
+
+async def test_https_is_verified_and_its_connection_kept_alive() -> None:
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(TLS / "cert.pem", TLS / "key.pem")
+    accepted = 0
+    heads: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        accepted += 1
+        try:
+            while True:
+                heads.append(await reader.readuntil(b"\r\n\r\n"))
+                writer.write(answer(b"<p>secret</p>", "Content-Type: text/html"))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, A, 0, ssl=server_context)
+    port = server.sockets[0].getsockname()[1]
+    trusting = ssl.create_default_context(cafile=str(TLS / "cert.pem"))
+    headers = {"User-Agent": UA}
+    try:
+        client = http1.Http1Client(FetchConfig(), headers, ssl_context=trusting)
+        one = await client.get(f"https://{A}:{port}/one", 1000)
+        two = await client.get(f"https://{A}:{port}/two", 1000)
+        await client.close()
+        # The default context does not know the certificate: no answer is read from it.
+        stranger = http1.Http1Client(FetchConfig(), headers)
+        refused = await stranger.get(f"https://{A}:{port}/three", 1000)
+        await stranger.close()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert isinstance(one, Response) and one.body == b"<p>secret</p>"
+    assert isinstance(two, Response) and two.status == 200
+    assert accepted == 1  # one connection for both; the stranger's handshake never completed
+    assert [head.split(b" ")[1] for head in heads] == [b"/one", b"/two"]
+    assert failure_kind(refused) == "connection"
+    assert isinstance(refused, FetchFailure) and "CERTIFICATE_VERIFY_FAILED" in refused.message
