@@ -12,27 +12,28 @@ against robots.txt and scope before it asks for it.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-import time
-from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
-import aiohttp
-from aiohttp.client_proto import ResponseHandler
 from multidict import CIMultiDictProxy
-from yarl import URL
 
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 
-__all__ = ["FetchFailure", "Fetcher", "Response", "is_html"]
+__all__ = [
+    "ACCEPT",
+    "HTML_TYPES",
+    "FetchFailure",
+    "Fetcher",
+    "Response",
+    "http1_available",
+    "is_html",
+]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 
 
 def is_html(content_type: str) -> bool:
@@ -67,78 +68,6 @@ class FetchFailure:
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
-
-
-def _failure(url: str, error: BaseException) -> FetchFailure:
-    dns_error = getattr(aiohttp, "ClientConnectorDNSError", None)
-    # ftp:, mailto: and the like; not an InvalidURL in aiohttp 3.10 and later.
-    non_http = getattr(aiohttp, "NonHttpUrlClientError", None)
-    if isinstance(error, TimeoutError):
-        kind = "timeout"
-    elif dns_error is not None and isinstance(error, dns_error):
-        kind = "dns"
-    elif isinstance(error, aiohttp.InvalidURL) or (
-        non_http is not None and isinstance(error, non_http)
-    ):
-        kind = "invalid-url"
-    elif isinstance(error, aiohttp.ClientPayloadError):
-        kind = "payload"
-    elif isinstance(error, aiohttp.ClientResponseError | ValueError | UnicodeError):
-        kind = "protocol"
-    else:
-        kind = "connection"
-    message = str(error) or type(error).__name__
-    return FetchFailure(url, kind, message)
-
-
-_answering: ContextVar[_StampingHandler | None] = ContextVar("answering", default=None)
-
-
-class _StampingHandler(ResponseHandler):
-    """aiohttp's connection protocol, noting when the first bytes of each answer arrive.
-
-    Why: politeness counts a host's interval from its answer (crawler/politeness.py), and the
-    event loop calls `data_received` as soon as it polls the socket, while the request's task may
-    resume much later, behind other work of the same iteration. The sooner stamp is still one the
-    host had answered by, so the interval it starts is never short at the host.
-
-    aiohttp calls `set_response_params` on the connection's protocol, in the requesting task,
-    before each request it sends on it (a connection carries one request at a time): the stamp is
-    reset there, and the protocol noted as the one answering this task (`_answering`), since a
-    small answer read whole gives its connection back before the task could ask for it. Should
-    the connection be reused before the task reads the stamp, the stamp is gone or later: never
-    earlier than this answer."""
-
-    first_bytes_at: float | None = None
-
-    def set_response_params(self, **params: Any) -> None:
-        self.first_bytes_at = None
-        _answering.set(self)
-        super().set_response_params(**params)
-
-    def data_received(self, data: bytes) -> None:
-        if self.first_bytes_at is None:
-            self.first_bytes_at = time.monotonic()
-        super().data_received(data)
-
-
-def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
-    """A TCPConnector whose connections are `_StampingHandler`s, where this aiohttp builds its
-    protocols as the code was written against (else a plain one: answers then carry no stamp, and
-    the crawl stamps them when it sees them, later but as safe)."""
-    connector = aiohttp.TCPConnector(**options)
-    factory = getattr(connector, "_factory", None)
-    if (
-        isinstance(factory, functools.partial)
-        and factory.func is ResponseHandler
-        and not factory.args
-        and set(factory.keywords) == {"loop"}
-    ):
-        stamping: Callable[[], ResponseHandler] = functools.partial(
-            _StampingHandler, **factory.keywords
-        )
-        connector._factory = stamping  # type: ignore[assignment]
-    return connector
 
 
 class _Client(Protocol):
@@ -187,12 +116,16 @@ class Fetcher:
 
             headers = {
                 "User-Agent": self._user_agent,
-                "Accept": _ACCEPT,
+                "Accept": ACCEPT,
                 "Accept-Encoding": accept_encoding(),
             }
             self._client = Http1Client(self._config, headers, limit=self._connections)
         else:
-            self._client = _AiohttpClient(self._config, self._user_agent, self._connections)
+            # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on
+            # the http1 client need not pay.
+            from crawler.aiohttp_client import AiohttpClient
+
+            self._client = AiohttpClient(self._config, self._user_agent, self._connections)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -224,72 +157,3 @@ class Fetcher:
     def __repr__(self) -> str:
         state = "closed" if self._client is None else f"open, {self.client_name}"
         return f"Fetcher({state}, user_agent={self._user_agent!r})"
-
-
-class _AiohttpClient:
-    """The same GETs through one aiohttp ClientSession."""
-
-    def __init__(self, config: FetchConfig, user_agent: str, connections: int) -> None:
-        self._config = config
-        connector = _stamping_connector(limit=connections, limit_per_host=0, ttl_dns_cache=300)
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            headers={"User-Agent": user_agent, "Accept": _ACCEPT},
-            timeout=aiohttp.ClientTimeout(
-                total=None, sock_connect=config.connect_timeout, sock_read=config.read_timeout
-            ),
-            cookie_jar=aiohttp.DummyCookieJar(),
-            auto_decompress=True,
-            raise_for_status=False,
-        )
-
-    async def close(self) -> None:
-        await self._session.close()
-
-    async def get(
-        self, url: str, max_bytes: int, *, html_only: bool = False
-    ) -> Response | FetchFailure:
-        try:
-            # A normal URL is already percent-encoded as it should go out (crawler/urls.py): yarl
-            # need not parse and quote it again for every request.
-            target = URL(url, encoded=True)
-            _answering.set(None)
-            async with self._session.get(target, allow_redirects=False) as answer:
-                protocol = _answering.get()
-                answered_at = None if protocol is None else protocol.first_bytes_at
-                content_type = answer.content_type.lower() if answer.content_type else ""
-                if "Content-Type" not in answer.headers:
-                    content_type = ""
-                want_body = not html_only or content_type in HTML_TYPES or not content_type
-                body, truncated = (
-                    (await _read_capped(answer, max_bytes)) if want_body else (b"", False)
-                )
-                return Response(
-                    url=url,
-                    status=answer.status,
-                    headers=answer.headers,
-                    content_type=content_type,
-                    charset=answer.charset,
-                    body=body,
-                    truncated=truncated,
-                    answered_at=answered_at,
-                )
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
-            return _failure(url, error)
-
-
-async def _read_capped(answer: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:
-    """At most `cap` decoded bytes of the body, and whether there was more. The cap is on decoded
-    bytes so a small compressed answer cannot unpack into gigabytes."""
-    length = answer.content_length
-    encoding = answer.headers.get("Content-Encoding", "identity").lower()
-    if length is not None and length <= cap and encoding == "identity":
-        return await answer.read(), False
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in answer.content.iter_any():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > cap:
-            return b"".join(chunks)[:cap], True
-    return b"".join(chunks), False

@@ -10,16 +10,10 @@ import pytest
 from aiohttp import web
 from loopback import LoopbackWeb
 
+from crawler.aiohttp_client import _stamping_connector, _StampingHandler
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
-from crawler.fetch import (
-    Fetcher,
-    FetchFailure,
-    Response,
-    _stamping_connector,
-    _StampingHandler,
-    http1_available,
-)
+from crawler.fetch import Fetcher, FetchFailure, Response, http1_available
 
 A = "127.0.1.1"
 UA = "TestBot/1.0"

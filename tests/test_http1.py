@@ -21,7 +21,7 @@ import pytest
 from crawler import http1
 from crawler.config import FetchConfig
 from crawler.content_coding import accept_encoding, media_type
-from crawler.fetch import _ACCEPT, Fetcher, FetchFailure, Response
+from crawler.fetch import ACCEPT, Fetcher, FetchFailure, Response
 from crawler.http_connection import MAX_HEADER_BYTES
 
 A = "127.0.1.1"
@@ -185,7 +185,7 @@ async def test_two_gets_share_one_connection_and_send_the_target_as_given(client
     headers = request_headers(server.requests[0])
     assert headers["Host"] == f"{A}:{server.port}"
     assert headers["User-Agent"] == UA
-    assert headers["Accept"] == _ACCEPT
+    assert headers["Accept"] == ACCEPT
     assert {"gzip", "deflate"} <= {part.strip() for part in headers["Accept-Encoding"].split(",")}
 
 
@@ -195,7 +195,7 @@ async def test_the_http1_request_head_is_exactly_these_lines() -> None:
     assert server.requests == [
         (
             f"GET /x HTTP/1.1\r\nHost: {A}:{server.port}\r\nUser-Agent: {UA}\r\n"
-            f"Accept: {_ACCEPT}\r\nAccept-Encoding: {accept_encoding()}\r\n\r\n"
+            f"Accept: {ACCEPT}\r\nAccept-Encoding: {accept_encoding()}\r\n\r\n"
         ).encode("ascii")
     ]
 
