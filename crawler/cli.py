@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from crawler.config import Config, load_config
-from crawler.crawl import Crawler
+from crawler.crawl import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, CrawlerError, OutputError, StateError
 from crawler.index import EXPORT_FORMATS, export_pages, find_index, search
 from crawler.report import Progress, resume_note, summary
@@ -42,7 +42,7 @@ from crawler.state import (
     state_files,
 )
 from crawler.store import output_files
-from crawler.tuning import run, tune_allocator, tune_gc
+from crawler.tuning import raise_open_files_limit, run, tune_allocator, tune_gc
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -393,6 +393,15 @@ def _crawl(argv: Sequence[str]) -> int:
     data_dir = args.data if args.data is not None else Path(config.output.data_dir)
     tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler/tuning.py)
     tune_gc()  # and short pauses of the event loop: politeness is timed on it
+    connections = config.concurrency + CONNECTIONS_SPARE
+    allowed, wanted = raise_open_files_limit(connections)
+    if allowed < wanted:
+        print(
+            f"crawl: this process may open {allowed} files, and concurrency "
+            f"{config.concurrency} wants about {wanted}; connections past the limit will fail. "
+            "Raise the hard limit (ulimit -Hn) or lower concurrency.",
+            file=sys.stderr,
+        )
     return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh))
 
 

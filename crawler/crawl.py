@@ -63,6 +63,9 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED = "disallowed by robots.txt"
 HOST_SKIPPED = "host skipped"
 TIMER_SLACK = 0.001
+CONNECTIONS_SPARE = 8
+"""Connections the fetcher may hold beyond `concurrency`: idle ones of hosts just answered, kept
+for their next request while others start."""
 LAUNCH_BATCH = 64
 """Most requests started in one iteration of the event loop (crawler/turns.py says why)."""
 
@@ -94,7 +97,9 @@ class Crawler:
         self._given_state = state
         self._lock: DataDirLock | None = None
         self._bind(state if state is not None else MemoryCrawlState())
-        self._fetcher = Fetcher(config.fetch, config.user_agent, connections=config.concurrency + 8)
+        self._fetcher = Fetcher(
+            config.fetch, config.user_agent, connections=config.concurrency + CONNECTIONS_SPARE
+        )
         self._start_time = start_time
         self._epoch0 = 0.0
         self._monotonic0 = 0.0

@@ -1,6 +1,6 @@
 """Process-wide tuning the crawl benefits from. Nothing here runs on import: the `crawl` command
-calls `tune_allocator()` and `tune_gc()` at start and runs its event loop with `run()`, and an
-application that embeds `Crawler` may do the same.
+calls `tune_allocator()`, `tune_gc()` and `raise_open_files_limit()` at start and runs its event
+loop with `run()`, and an application that embeds `Crawler` may do the same.
 
 Why uvloop: the crawl is many small requests on one event loop, and uvloop's loop (libuv) runs
 them with less overhead than asyncio's own. It is used where it is installed (a dependency on
@@ -108,6 +108,35 @@ def tune_gc() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, GC_MIDDLE_THRESHOLD, GC_OLDEST_THRESHOLD)
+
+
+OPEN_FILES_SPARE = 64
+"""Files the crawl keeps open beside its connections: its databases and their journals, the
+JSONL files, the loop's own descriptors, imports."""
+
+
+def raise_open_files_limit(connections: int) -> tuple[int, int]:
+    """Raise this process's soft limit on open files towards `connections` + OPEN_FILES_SPARE, as
+    far as the hard limit allows; returns (soft limit now, what was wanted).
+
+    Why: with one request in flight per host, a crawl keeps a connection per host it is busy
+    with (at most `concurrency` + 8, crawler/http1.py). Many systems start processes with a soft
+    limit of 1,024 open files, and at `concurrency` 1,000 every connection past it would fail
+    (EMFILE) and its host back off, though the hard limit (often 524,288) allows far more."""
+    wanted = connections + OPEN_FILES_SPARE
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows
+        return wanted, wanted
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    return (wanted if soft == resource.RLIM_INFINITY else soft), wanted
 
 
 def event_loop_name() -> str:

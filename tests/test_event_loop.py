@@ -1,16 +1,17 @@
-"""crawler.tuning.run: the crawl's event loop is uvloop's where it is installed, asyncio's when
-asked for or when uvloop is missing."""
+"""crawler.tuning: the crawl's event loop is uvloop's where it is installed, asyncio's when
+asked for or when uvloop is missing; the open files limit makes room for the connections."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import resource
 import sys
 
 import pytest
 
 from crawler import tuning
-from crawler.tuning import event_loop_name, run
+from crawler.tuning import event_loop_name, raise_open_files_limit, run
 
 
 async def loop_module() -> str:
@@ -75,3 +76,51 @@ def test_tune_gc_freezes_what_exists_and_makes_collections_rarer() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
+
+
+class FakeLimits:
+    """resource.getrlimit / setrlimit for RLIMIT_NOFILE, on numbers a test chooses."""
+
+    def __init__(self, soft: int, hard: int, *, refuse: bool = False) -> None:
+        self.soft, self.hard, self.refuse = soft, hard, refuse
+        self.set_to: list[tuple[int, int]] = []
+
+    def getrlimit(self, which: int) -> tuple[int, int]:
+        assert which == resource.RLIMIT_NOFILE
+        return self.soft, self.hard
+
+    def setrlimit(self, which: int, limits: tuple[int, int]) -> None:
+        assert which == resource.RLIMIT_NOFILE
+        if self.refuse:
+            raise ValueError("not allowed")
+        self.set_to.append(limits)
+        self.soft, self.hard = limits
+
+
+@pytest.mark.parametrize(
+    ("soft", "hard", "refuse", "expected", "set_to"),
+    [
+        # The common default: soft 1,024 under a high hard limit. Raised to what is wanted.
+        (1024, 524_288, False, (1072, 1072), [(1072, 524_288)]),
+        # The hard limit is the ceiling; the caller is told it falls short.
+        (1024, 1050, False, (1050, 1072), [(1050, 1050)]),
+        # Enough already: untouched.
+        (4096, 524_288, False, (4096, 1072), []),
+        # Refused: as it was.
+        (1024, 524_288, True, (1024, 1072), []),
+    ],
+    ids=["raised", "capped-by-hard", "enough", "refused"],
+)
+def test_the_open_files_limit_is_raised_for_the_connections(
+    monkeypatch: pytest.MonkeyPatch,
+    soft: int,
+    hard: int,
+    refuse: bool,
+    expected: tuple[int, int],
+    set_to: list[tuple[int, int]],
+) -> None:
+    limits = FakeLimits(soft, hard, refuse=refuse)
+    monkeypatch.setattr(resource, "getrlimit", limits.getrlimit)
+    monkeypatch.setattr(resource, "setrlimit", limits.setrlimit)
+    assert raise_open_files_limit(1008) == expected
+    assert limits.set_to == set_to
