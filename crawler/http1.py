@@ -59,6 +59,25 @@ DNS_TTL = 300.0
 MAX_ORIGINS_KEPT = 100_000
 """Parsed origins kept for the next GET; past this many the cache starts afresh."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
+ATTEMPT_SECONDS = 2.0
+"""Longest wait on one address of a host while others remain to be tried. (Happy Eyeballs,
+RFC 8305, races them 250 ms apart; one at a time, families taking turns, is simpler and ends
+the same way on a host whose IPv6 goes nowhere, a little later.)"""
+
+
+Address = tuple[int, tuple[Any, ...]]
+"""An address family and a socket address, as the resolver gives them."""
+
+
+def _interleaved(addresses: list[Address]) -> list[Address]:
+    """The resolver's addresses with the families taking turns, the first family first (RFC
+    8305 section 4): a broken family costs one attempt before the other is tried."""
+    first = [entry for entry in addresses if entry[0] == addresses[0][0]] if addresses else []
+    others = [entry for entry in addresses if entry[0] != addresses[0][0]] if addresses else []
+    turns: list[Address] = []
+    for index in range(max(len(first), len(others))):
+        turns += first[index : index + 1] + others[index : index + 1]
+    return turns
 
 
 class _Origin:
@@ -248,12 +267,17 @@ class Http1Client:
         config = self._config
         try:
             async with asyncio.timeout(config.connect_timeout):
-                addresses = await self._resolve(target.host, target.port)
+                addresses = _interleaved(await self._resolve(target.host, target.port))
                 error: Exception | None = None
-                for family, address in addresses:
+                for number, (family, address) in enumerate(addresses, 1):
                     try:
-                        return await self._open_connection(target, family, address)
-                    except OSError as failure:
+                        if number == len(addresses):
+                            return await self._open_connection(target, family, address)
+                        # More to try: a dead address (an IPv6 route that goes nowhere) may
+                        # cost this long, not the whole connect_timeout.
+                        async with asyncio.timeout(ATTEMPT_SECONDS):
+                            return await self._open_connection(target, family, address)
+                    except (OSError, TimeoutError) as failure:
                         error = failure
                 assert error is not None
                 raise error
@@ -286,7 +310,7 @@ class Http1Client:
         )
         return connection
 
-    async def _resolve(self, host: str, port: int) -> list[tuple[int, tuple[Any, ...]]]:
+    async def _resolve(self, host: str, port: int) -> list[Address]:
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:

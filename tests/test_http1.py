@@ -827,3 +827,45 @@ async def test_https_is_verified_and_its_connection_kept_alive() -> None:
     assert [head.split(b" ")[1] for head in heads] == [b"/one", b"/two"]
     assert failure_kind(refused) == "connection"
     assert isinstance(refused, FetchFailure) and "CERTIFICATE_VERIFY_FAILED" in refused.message
+
+
+# --- addresses ---------------------------------------------------------------------------------
+
+
+def test_address_families_take_turns_the_first_first() -> None:
+    six, four = socket.AF_INET6, socket.AF_INET
+    given = [(six, ("::1", 80)), (six, ("::2", 80)), (six, ("::3", 80)), (four, ("1.1.1.1", 80))]
+    assert [address for _, (address, _) in http1._interleaved(given)] == [
+        "::1",
+        "1.1.1.1",
+        "::2",
+        "::3",
+    ]
+    assert http1._interleaved([]) == []
+
+
+async def test_an_address_that_hangs_gives_way_to_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host with two addresses, the first going nowhere: the GET connects to the second once
+    the first has had its attempt, long before connect_timeout."""
+    async with RawServer(A, {"/": OK}) as server:
+        tried: list[str] = []
+        real_open = http1.Http1Client._open_connection
+
+        async def open_connection(
+            client: http1.Http1Client, target: object, family: int, address: tuple[str, int]
+        ) -> object:
+            tried.append(address[0])
+            if address[0] == "127.0.1.99":
+                await asyncio.sleep(3600)  # a route to nowhere
+            return await real_open(client, target, family, address)  # type: ignore[arg-type]
+
+        async def resolve(client: http1.Http1Client, host: str, port: int) -> list[http1.Address]:
+            return [(socket.AF_INET, ("127.0.1.99", port)), (socket.AF_INET, (A, port))]
+
+        monkeypatch.setattr(http1, "ATTEMPT_SECONDS", 0.05)
+        monkeypatch.setattr(http1.Http1Client, "_open_connection", open_connection)
+        monkeypatch.setattr(http1.Http1Client, "_resolve", resolve)
+        async with fetcher(connect_timeout=30.0) as http:
+            result = await http.get(f"http://bothways.test:{server.port}/")
+    assert isinstance(result, Response) and result.body == b"ok"
+    assert tried == ["127.0.1.99", A]
