@@ -8,11 +8,12 @@ them, so framing, interim answers and broken answers are what the test says they
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import socket
 import ssl
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -728,8 +729,10 @@ async def test_gets_waiting_for_room_reuse_an_idle_connection_to_their_origin() 
 # --- cancellation ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("client", CLIENTS)
-async def test_a_cancelled_get_raises_and_the_origin_stays_usable(client: str) -> None:
+@contextlib.asynccontextmanager
+async def stalling_server(client: str) -> AsyncIterator[tuple[RawServer, Fetcher, asyncio.Event]]:
+    """A server whose /stall never answers (the event is set once it was asked) and whose /after
+    does, and a one-connection fetcher for it."""
     asked = asyncio.Event()
 
     async def stall(writer: asyncio.StreamWriter) -> None:
@@ -740,6 +743,12 @@ async def test_a_cancelled_get_raises_and_the_origin_stays_usable(client: str) -
         RawServer(A, {"/stall": stall, "/after": OK}) as server,
         fetcher(client, connections=1, read_timeout=5.0) as http,
     ):
+        yield server, http, asked
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_a_cancelled_get_raises_and_the_origin_stays_usable(client: str) -> None:
+    async with stalling_server(client) as (server, http, asked):
         task = asyncio.create_task(http.get(server.url("/stall")))
         await asked.wait()
         task.cancel()
@@ -751,16 +760,7 @@ async def test_a_cancelled_get_raises_and_the_origin_stays_usable(client: str) -
 
 
 async def test_a_get_cancelled_while_waiting_for_room_gives_no_slot_away() -> None:
-    asked = asyncio.Event()
-
-    async def stall(writer: asyncio.StreamWriter) -> None:
-        asked.set()
-        await server.hold()
-
-    async with (
-        RawServer(A, {"/stall": stall, "/after": OK}) as server,
-        fetcher(connections=1, read_timeout=5.0) as http,
-    ):
+    async with stalling_server("http1") as (server, http, asked):
         holder = asyncio.create_task(http.get(server.url("/stall")))
         await asked.wait()
         waiter = asyncio.create_task(http.get(server.url("/after")))
