@@ -6,21 +6,28 @@ media type and charset.
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from typing import Protocol
 
-__all__ = ["DECODE_ERRORS", "accept_encoding", "body_decoder", "media_type"]
+__all__ = ["DECODE_ERRORS", "Decoder", "accept_encoding", "body_decoder", "media_type"]
 
 
 try:  # the same optional package aiohttp decodes br with
     import brotli  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    def _brotli() -> _BrotliDecoder | None:
-        return _BrotliDecoder()
-
+    BROTLI = True
 except ImportError:  # pragma: no cover - depends on what is installed
+    BROTLI = False
 
-    def _brotli() -> _BrotliDecoder | None:
-        return None
+
+class Decoder(Protocol):
+    """zlib's decompressor interface, which every decoder here has."""
+
+    def decompress(self, data: bytes, /, max_length: int = 0) -> bytes: ...
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    def flush(self) -> bytes: ...
 
 
 class _BrotliDecoder:
@@ -32,7 +39,7 @@ class _BrotliDecoder:
     def __init__(self) -> None:
         self._decompressor = brotli.Decompressor()
 
-    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+    def decompress(self, data: bytes, /, max_length: int = 0) -> bytes:
         return bytes(self._decompressor.process(data))
 
     @property
@@ -50,9 +57,9 @@ class _DeflateDecoder:
     __slots__ = ("_zlib",)
 
     def __init__(self) -> None:
-        self._zlib: Any = None
+        self._zlib: Decoder | None = None
 
-    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+    def decompress(self, data: bytes, /, max_length: int = 0) -> bytes:
         if self._zlib is None:
             zlib_header = bool(data) and data[0] & 0x0F == 8
             self._zlib = zlib.decompressobj(zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
@@ -66,20 +73,20 @@ class _DeflateDecoder:
         return b"" if self._zlib is None else bytes(self._zlib.flush())
 
 
-def body_decoder(encoding: str) -> Any:
+def body_decoder(encoding: str) -> Decoder | None:
     """A decompressor for the Content-Encoding, or None to take the body as it came (identity,
     or an encoding we did not ask for and cannot decode: aiohttp passes those through too)."""
     if encoding in ("gzip", "x-gzip"):
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
     if encoding == "deflate":
         return _DeflateDecoder()
-    if encoding == "br":
-        return _brotli()
+    if encoding == "br" and BROTLI:
+        return _BrotliDecoder()
     return None
 
 
 def accept_encoding() -> str:
-    return "gzip, deflate, br" if _brotli() is not None else "gzip, deflate"
+    return "gzip, deflate, br" if BROTLI else "gzip, deflate"
 
 
 def media_type(value: str) -> tuple[str, str | None]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from crawler.content_coding import DECODE_ERRORS, body_decoder, media_type
+from crawler.content_coding import DECODE_ERRORS, Decoder, body_decoder, media_type
 from crawler.fetch import HTML_TYPES, Response
 
 __all__ = ["MAX_HEADER_BYTES", "Connection", "ExchangeError", "StaleConnectionError"]
@@ -80,7 +80,7 @@ class Connection(asyncio.Protocol):
         self._status = 0
         self._content_type = ""
         self._charset: str | None = None
-        self._decoder: Any = None
+        self._decoder: Decoder | None = None
         self._body: list[bytes] = []
         self._size = 0
         self._keep_alive = False
