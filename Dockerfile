@@ -1,5 +1,5 @@
 # The crawler as a container: `docker run --rm -v "$PWD:/work" crawler robots /work/robots.txt /page`
-# Two stages: the wheel (with the compiled page walk, crawler/_pagescan.c) is built where a C
+# Two stages: the wheel (with the compiled page walk, crawler/page/_pagescan.c) is built where a C
 # compiler is, and only the wheel reaches the image.
 FROM python:3.11-slim AS build
 

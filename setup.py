@@ -1,4 +1,4 @@
-"""Build step for the one compiled part: crawler/_pagescan.c, the page step's walk over a parsed
+"""Build step for the one compiled part: crawler/page/_pagescan.c, the page step's walk over a parsed
 page (see crawler/pagescan.py). Everything else is in pyproject.toml.
 
 The extension is optional: where it does not build (no C compiler), the install goes on and the
@@ -10,8 +10,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "crawler._pagescan",
-            ["crawler/_pagescan.c"],
+            "crawler.page._pagescan",
+            ["crawler/page/_pagescan.c"],
             optional=True,
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
         )

@@ -1,14 +1,14 @@
 """crawler: a polite asynchronous web crawler."""
 
 from crawler.config import Config, load_config
-from crawler.crawl import Crawler
+from crawler.crawl.crawler import Crawler
 from crawler.errors import ConfigError, CrawlerError, SearchError
-from crawler.index import IndexSink, SearchHit, export_pages, search
-from crawler.page import Page, PageRules, read_page
-from crawler.records import PageRecord, Skip
-from crawler.robots import Explanation, RobotsOptions, RobotsTxt
+from crawler.output.index import IndexSink, SearchHit, export_pages, search
+from crawler.output.records import PageRecord, Skip
+from crawler.page.read import Page, PageRules, read_page
+from crawler.robots.txt import Explanation, RobotsOptions, RobotsTxt
+from crawler.runtime import tune_allocator
 from crawler.stats import CrawlStats, DeferredHost, HostReport
-from crawler.tuning import tune_allocator
 
 __all__ = [
     "Config",

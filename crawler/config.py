@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from crawler.errors import ConfigError
-from crawler.robots import RobotsOptions, product_token_from_user_agent, validate_product_token
+from crawler.robots.txt import RobotsOptions, product_token_from_user_agent, validate_product_token
 
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
@@ -89,7 +89,7 @@ class FetchConfig:
     max_retries: int = _spec(3, minimum=0)
     """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
     client: str = _spec("auto", choices=("auto", "http1", "aiohttp"))
-    """The HTTP client: http1 (crawler/http1.py, on httptools), aiohttp, or auto: http1 where
+    """The HTTP client: http1 (crawler/http/http1.py, on httptools), aiohttp, or auto: http1 where
     httptools is installed, else aiohttp."""
 
 

@@ -26,8 +26,8 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from crawler.config import PolitenessConfig
-from crawler.robots import RobotsTxt
-from crawler.robots_rates import RequestRate, TimeWindow, second_of_day
+from crawler.robots.rates import RequestRate, TimeWindow, second_of_day
+from crawler.robots.txt import RobotsTxt
 
 __all__ = [
     "HostRules",

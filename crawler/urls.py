@@ -29,7 +29,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # A URL or pattern made only of these characters is already canonical: the common case, decided by
 # one C-level regex call instead of a character loop.
 # Characters a canonical path keeps as they are (unreserved and reserved but `*` and `$`); a
-# canonical pattern may add `*` and a final `$`. crawler.robots_rules builds on it too.
+# canonical pattern may add `*` and a final `$`. crawler.robots.rules builds on it too.
 CANONICAL_CHARS = r"A-Za-z0-9\-._~!&'()+,;=:@/?\[\]"
 _CANONICAL_URL = re.compile(rf"[{CANONICAL_CHARS}]*").fullmatch
 _CANONICAL_PATTERN = re.compile(rf"[{CANONICAL_CHARS}*]*\$?").fullmatch
@@ -366,7 +366,7 @@ class LinkResolver:
     @property
     def join_parts(self) -> tuple[str, str]:
         """(origin, directory) of the base: the short path joins `/x` to the first and `x` to
-        the second (crawler/_pagescan.c takes the short path the same way)."""
+        the second (crawler/page/_pagescan.c takes the short path the same way)."""
         return self._origin, self._directory
 
     def __repr__(self) -> str:

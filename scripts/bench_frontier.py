@@ -38,7 +38,7 @@ from machine import machine
 
 from crawler.config import StateConfig
 from crawler.frontier import QueuedUrl
-from crawler.robots import RobotsOptions
+from crawler.robots.txt import RobotsOptions
 from crawler.state import CrawlState, MemoryCrawlState, open_state
 
 STORES = ("sqlite", "memory")

@@ -5,14 +5,14 @@
         [--rounds 3]
 
 It generates a test web (scripts/testweb.py: pages of about 12 KB) in a temporary directory,
-serves it in a subprocess, and in this process runs `crawler.fetch.Fetcher` with each client in
-turn (alternating, `--rounds` times each, so both meet the same machine noise): `--concurrency`
+serves it in a subprocess, and in this process runs `crawler.http.fetcher.Fetcher` with each client
+in turn (alternating, `--rounds` times each, so both meet the same machine noise): `--concurrency`
 tasks GET the web's pages (each task keeps to one host), keep-alive, until `--requests` answers.
 Per round it reads this process's CPU time (the server's is not counted) and the wall time.
 
 Figures: CPU µs per request (what the crawl's loop pays per GET, the figure that sets how late a
-thousand due hosts are started, crawler/turns.py), requests/s, and the ratio aiohttp / http1 of the
-medians. Every answer must be a 200 with a body; the script says so if not.
+thousand due hosts are started, crawler/crawl/turns.py), requests/s, and the ratio aiohttp / http1
+of the medians. Every answer must be a 200 with a body; the script says so if not.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from machine import machine
 from testweb import generate
 
 from crawler.config import FetchConfig
-from crawler.fetch import Fetcher, Response
-from crawler.tuning import run
+from crawler.http.fetcher import Fetcher, Response
+from crawler.runtime import run
 
 CLIENTS = ("http1", "aiohttp")
 PORT = 8797

@@ -22,9 +22,9 @@ A contender turns a page's bytes into its text and its links:
     bare    parse, with every href resolved by urljoin(url, href): the least a crawler does.
     scrapy  HtmlResponse(url, body, encoding); LinkExtractor().extract_links(response) (one
             extractor, its defaults); " ".join(response.xpath("//body//text()").getall())
-    ours    crawler.page.read_page(body, url, charset="utf-8", x_robots_tag=the page's headers,
+    ours    crawler.page.read.read_page(body, url, charset="utf-8", x_robots_tag=the page's headers,
             rules=PageRules(token="crawler")): META, X-Robots-Tag, sections, text, links; with
-            the page walk crawler.pagewalk chose (compiled unless CRAWLER_PAGE_WALK=python),
+            the page walk crawler.page.walk chose (compiled unless CRAWLER_PAGE_WALK=python),
             which the report names
 
 bare and scrapy ignore the robots signals (that is their gap); ours honours them. Before any
@@ -36,7 +36,7 @@ script exit 1, so the benchmark doubles as a smoke test of the page step.
 Method: all pages are generated first (not timed); then --rounds rounds, each running every
 contender over all pages, interleaved (parse, bare, scrapy, ours, parse, ...) so load on the
 machine hits them alike; gc.collect() before each contender's round; time.perf_counter(); the best
-round per contender counts. `crawler.tuning.tune_allocator()` is applied once at start for the
+round per contender counts. `crawler.runtime.tune_allocator()` is applied once at start for the
 whole process (so for every contender) unless --no-tune-allocator. --profile runs ours once more
 under cProfile and prints the top 25 functions by cumulative time.
 
@@ -126,7 +126,7 @@ def make_scrapy() -> Contender:
 
 
 def make_ours() -> Contender:
-    from crawler.page import PageRules, read_page
+    from crawler.page.read import PageRules, read_page
 
     rules = PageRules(token=TOKEN)
 
@@ -215,7 +215,7 @@ def check_page(number: int, gen: GenPage, page: Any, follow_rel: bool) -> list[M
 
 def sanity_check(pages: Sequence[GenPage]) -> tuple[list[Mismatch], int]:
     """Ours over every page, each compared with its generator's record; (mismatches, checks)."""
-    from crawler.page import PageRules, read_page
+    from crawler.page.read import PageRules, read_page
 
     rules = PageRules(token=TOKEN)
     follow_rel = bool(getattr(rules, "follow_rel_nofollow", False))
@@ -381,7 +381,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--no-tune-allocator",
         dest="tune_allocator",
         action="store_false",
-        help="leave glibc's malloc defaults (crawler.tuning.tune_allocator not called)",
+        help="leave glibc's malloc defaults (crawler.runtime.tune_allocator not called)",
     )
     parser.add_argument(
         "--profile", action="store_true", help="also run ours under cProfile, print the top 25"
@@ -462,15 +462,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     tuned: bool | None = None
     if args.tune_allocator:
-        from crawler.tuning import tune_allocator
+        from crawler.runtime import tune_allocator
 
         tuned = tune_allocator()
     allocator = {
-        True: "tuned, crawler.tuning.tune_allocator() for the whole process",
-        False: "defaults, crawler.tuning.tune_allocator() does not apply here (not glibc)",
+        True: "tuned, crawler.runtime.tune_allocator() for the whole process",
+        False: "defaults, crawler.runtime.tune_allocator() does not apply here (not glibc)",
         None: "defaults (--no-tune-allocator)",
     }
-    from crawler.pagewalk import WALK
+    from crawler.page.walk import WALK
 
     info = machine("selectolax", "scrapy", "lxml")
     report: dict[str, Any] = {

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from crawler.robots import RobotsTxt
+from crawler.robots.txt import RobotsTxt
 
 AGENTS = ("Googlebot", "PoliteBot")
 COMMON_PATHS = ("/", "/index.html", "/search?q=robots", "/about/team/", "/wp-admin/admin-ajax.php")

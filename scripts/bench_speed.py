@@ -137,7 +137,7 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
     }
     if args.extras:
         chosen["ours-index-memory"] = [*crawl, "-s", "state.durable=false"]
-        asyncio_loop = ["env", "CRAWLER_EVENT_LOOP=asyncio"]  # crawler/tuning.py
+        asyncio_loop = ["env", "CRAWLER_EVENT_LOOP=asyncio"]  # crawler/runtime.py
         chosen["ours-jsonl-asyncio"] = [*asyncio_loop, *chosen["ours-jsonl"]]
         chosen["bare-asyncio"] = [*bare, "--loop", "asyncio"]
     return chosen
@@ -384,7 +384,7 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     summary = summarise(runs, list(chosen))
     loops = {run.own.get("loop") for run in runs if run.contender == "bare"} - {None}
     try:
-        from crawler.tuning import event_loop_name
+        from crawler.runtime import event_loop_name
 
         ours_loop = event_loop_name()
     except ImportError:

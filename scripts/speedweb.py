@@ -228,8 +228,8 @@ def verify(root: Path, web: dict[str, Any]) -> dict[str, Any]:
     from selectolax.lexbor import LexborHTMLParser
 
     from crawler import load_config
-    from crawler.page import PageRules, read_page
-    from crawler.robots import RobotsTxt
+    from crawler.page.read import PageRules, read_page
+    from crawler.robots.txt import RobotsTxt
 
     token = load_config(None, []).product_token
     rules = PageRules(token)

@@ -1,11 +1,12 @@
-"""crawler.checkpoint: a finished URL is marked done only once every sink has stored its record;
+"""crawler.crawl.checkpoint: a finished URL is marked done only once every sink has stored its
+record;
 the state is committed at each checkpoint, and before requests that follow a robots.txt event."""
 
 from __future__ import annotations
 
-from crawler.checkpoint import Checkpointer
+from crawler.crawl.checkpoint import Checkpointer
 from crawler.frontier import QueuedUrl
-from crawler.records import PageRecord, Skip
+from crawler.output.records import PageRecord, Skip
 from crawler.state import MemoryCrawlState
 from crawler.stats import CrawlStats
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from crawler.cli.main import EXIT_BAD_INPUT, EXIT_OK, main
 
 ROBOTS = b"""User-agent: *
 Disallow: /private/

@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from loopback import LoopbackWeb
 
-from crawler.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, main
+from crawler.cli.main import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, main
 
 A = "127.0.1.1"
 
@@ -21,7 +21,7 @@ async def crawl_command(*args: str, interrupt_after: float | None = None) -> tup
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "crawler.cli",
+        "crawler",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from crawler.cli import EXIT_BAD_INPUT, EXIT_OK
-from crawler.index import IndexSink
-from crawler.records import PageRecord, Skip
+from crawler.cli.main import EXIT_BAD_INPUT, EXIT_OK
+from crawler.output.index import IndexSink
+from crawler.output.records import PageRecord, Skip
 
 
 def crawl_command(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
     done = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", *args],
+        [sys.executable, "-m", "crawler", *args],
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -16,7 +16,7 @@ from loopback import LoopbackWeb
 
 from crawler import Config, Crawler
 from crawler.config import FetchConfig, LimitsConfig, PolitenessConfig, RobotsConfig, ScopeConfig
-from crawler.records import PageRecord
+from crawler.output.records import PageRecord
 
 A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"
 UA = "PoliteBot/0.1 (+https://example.org/bot)"

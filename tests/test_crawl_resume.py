@@ -15,7 +15,7 @@ from test_crawl import EPSILON, make_config
 from crawler import Crawler
 from crawler.config import Config
 from crawler.errors import StateError
-from crawler.records import PageRecord
+from crawler.output.records import PageRecord
 from crawler.state import STATE_NAME
 
 A, B = "127.0.1.1", "127.0.1.2"

@@ -1,4 +1,4 @@
-"""crawler.tuning: the crawl's event loop is uvloop's where it is installed, asyncio's when
+"""crawler.runtime: the crawl's event loop is uvloop's where it is installed, asyncio's when
 asked for or when uvloop is missing; the open files limit makes room for the connections."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from crawler import tuning
-from crawler.tuning import event_loop_name, raise_open_files_limit, run
+from crawler import runtime as tuning
+from crawler.runtime import event_loop_name, raise_open_files_limit, run
 
 
 async def loop_module() -> str:

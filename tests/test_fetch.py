@@ -10,15 +10,15 @@ import pytest
 from aiohttp import web
 from loopback import LoopbackWeb
 
-from crawler.aiohttp_client import _stamping_connector, _StampingHandler
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
-from crawler.fetch import Fetcher, FetchFailure, Response, http1_available
+from crawler.http.aiohttp_client import _stamping_connector, _StampingHandler
+from crawler.http.fetcher import Fetcher, FetchFailure, Response, http1_available
 
 A = "127.0.1.1"
 UA = "TestBot/1.0"
 
-# Both clients the crawl may use must behave alike (crawler/fetch.py).
+# Both clients the crawl may use must behave alike (crawler/http/fetcher.py).
 clients = pytest.mark.parametrize("client", ["http1", "aiohttp"])
 
 
@@ -137,7 +137,7 @@ async def test_auto_takes_http1_where_httptools_is_installed() -> None:
 
 
 async def test_http1_without_httptools_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("crawler.fetch.http1_available", lambda: False)
+    monkeypatch.setattr("crawler.http.fetcher.http1_available", lambda: False)
     assert Fetcher(FetchConfig(), UA).client_name == "aiohttp"
     with pytest.raises(ConfigError, match=r"fetch\.client: http1 needs the httptools package"):
         await Fetcher(FetchConfig(client="http1"), UA).open()

@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 client (crawler/http1.py) against real servers on loopback: the bytes it
+"""The lean HTTP/1.1 client (crawler/http/http1.py) against real servers on loopback: the bytes it
 sends, how it frames and decodes answers, its pool of keep-alive connections, and failures as
 values with the same kinds as aiohttp's path, which the tests compare where the two must agree.
 
@@ -19,11 +19,11 @@ from types import TracebackType
 
 import pytest
 
-from crawler import http1
 from crawler.config import FetchConfig
-from crawler.content_coding import accept_encoding, media_type
-from crawler.fetch import ACCEPT, Fetcher, FetchFailure, Response
-from crawler.http_connection import MAX_HEADER_BYTES
+from crawler.http import http1
+from crawler.http.coding import accept_encoding, media_type
+from crawler.http.connection import MAX_HEADER_BYTES
+from crawler.http.fetcher import ACCEPT, Fetcher, FetchFailure, Response
 
 A = "127.0.1.1"
 B = "127.0.1.2"

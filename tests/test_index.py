@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-import crawler.index
+import crawler.output.index
 from crawler.errors import ConfigError, OutputError, SearchError
-from crawler.index import IndexSink, SearchHit, export_pages, search
-from crawler.records import PageRecord, Skip
+from crawler.output.index import IndexSink, SearchHit, export_pages, search
+from crawler.output.records import PageRecord, Skip
 
 FILLER = [
     "weather report for the coast tomorrow",
@@ -371,7 +371,8 @@ ODD_TEXTS = [
 
 @pytest.mark.parametrize("text", ODD_TEXTS)
 def test_every_value_comes_back_as_written(tmp_path: Path, text: str) -> None:
-    """A batch reaches SQLite as JSON (crawler/index.py): no value may come back changed, not even
+    """A batch reaches SQLite as JSON (crawler/output/index.py): no value may come back changed, not
+    even
     a string that is itself JSON."""
     write(
         tmp_path,
@@ -414,7 +415,7 @@ def test_the_writer_sets_the_fts_hash_size(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "index.sqlite") as connection:
         rows = dict(connection.execute("SELECT k, v FROM pages_fts_config").fetchall())
     connection.close()
-    assert rows.get("hashsize") == crawler.index.FTS_HASH_BYTES
+    assert rows.get("hashsize") == crawler.output.index.FTS_HASH_BYTES
 
 
 def test_unknown_export_format_is_refused(tmp_path: Path) -> None:
@@ -456,14 +457,14 @@ def test_a_slow_writer_fills_the_bounded_queue(
 ) -> None:
     release = threading.Event()
     writing = threading.Event()
-    write_batch = crawler.index._write_batch
+    write_batch = crawler.output.index._write_batch
 
     def slow(connection: sqlite3.Connection, batch: list[PageRecord | Skip]) -> None:
         writing.set()
         release.wait(timeout=10)
         write_batch(connection, batch)
 
-    monkeypatch.setattr(crawler.index, "_write_batch", slow)
+    monkeypatch.setattr(crawler.output.index, "_write_batch", slow)
     sink = IndexSink(tmp_path, batch_size=1, max_batches=2)
     sink.page(record("https://a.test/0", "zero"))
     assert writing.wait(timeout=10)  # the writer holds batch 0

@@ -1,4 +1,4 @@
-"""crawler.page: what a fetched HTML page lets the crawl do, and what it says (SPEC section 7).
+"""crawler.page.read: what a fetched HTML page lets the crawl do, and what it says (SPEC section 7).
 
 Distinctive words make the text checks exact: a `visible...` word must be in `Page.text`, a
 `hidden...` word must not. Links are written root-relative and compared as full URLs.
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import crawler.page
-from crawler import pagewalk
-from crawler.page import (
+import crawler.page.read
+from crawler.page import walk as pagewalk
+from crawler.page.read import (
     NOFOLLOW,
     NOINDEX,
     NOSNIPPET,
@@ -30,16 +30,16 @@ from crawler.page import (
 
 @pytest.fixture(autouse=True, params=["compiled", "python"])
 def page_walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every case runs on both walks: the compiled one (crawler/_pagescan.c) and the Python
+    """Every case runs on both walks: the compiled one (crawler/page/_pagescan.c) and the Python
     reference."""
     if request.param == "compiled":
         if pagewalk.compiled_walk is None or pagewalk.compiled_links is None:
             pytest.skip(f"the compiled walk is not loaded: {pagewalk.WALK}")
-        monkeypatch.setattr(crawler.page, "walk", pagewalk.compiled_walk)
-        monkeypatch.setattr(crawler.page, "links_of", pagewalk.compiled_links)
+        monkeypatch.setattr(crawler.page.read, "walk", pagewalk.compiled_walk)
+        monkeypatch.setattr(crawler.page.read, "links_of", pagewalk.compiled_links)
     else:
-        monkeypatch.setattr(crawler.page, "walk", pagewalk.python_walk)
-        monkeypatch.setattr(crawler.page, "links_of", pagewalk.python_links)
+        monkeypatch.setattr(crawler.page.read, "walk", pagewalk.python_walk)
+        monkeypatch.setattr(crawler.page.read, "links_of", pagewalk.python_links)
     return str(request.param)
 
 

@@ -1,4 +1,4 @@
-"""crawler.pagewalk: the compiled walk and links (crawler/_pagescan.c) give what the Python
+"""crawler.page.walk: the compiled walk and links (crawler/page/_pagescan.c) give what the Python
 reference gives, on documents written from a grammar of everything the walks read.
 
 The grammar writes HTML as source text: the parser's own repairs (elements closed early, text
@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-import crawler.page
-from crawler import pagewalk
-from crawler.page import Page, PageRules, read_page
-from crawler.pagewalk import PageFacts, python_links, python_walk
+import crawler.page.read
+from crawler.page import walk as pagewalk
+from crawler.page.read import Page, PageRules, read_page
+from crawler.page.walk import PageFacts, python_links, python_walk
 
 pytestmark = pytest.mark.skipif(
     pagewalk.compiled_walk is None, reason=f"the compiled walk is not loaded: {pagewalk.WALK}"
@@ -762,8 +762,8 @@ def read_with(
     **options: Any,
 ) -> Page:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(crawler.page, "walk", walk)
-        patch.setattr(crawler.page, "links_of", links_of)
+        patch.setattr(crawler.page.read, "walk", walk)
+        patch.setattr(crawler.page.read, "links_of", links_of)
         return read_page(body, url, **options)
 
 
@@ -841,7 +841,7 @@ def test_the_compiled_walk_is_loaded_and_chosen() -> None:
 
 
 def test_another_selectolax_release_falls_back_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    from crawler import _pagescan
+    from crawler.page import _pagescan
 
     monkeypatch.setattr(selectolax, "__version__", "0.0.1-other")
     walk, links_of, compiled, compiled_links_of, why = pagewalk._choose()

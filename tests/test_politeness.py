@@ -21,8 +21,8 @@ from crawler.politeness import (
     Politeness,
     parse_retry_after,
 )
-from crawler.robots import RobotsTxt
-from crawler.robots_rates import DAY_SECONDS, RequestRate, TimeWindow
+from crawler.robots.rates import DAY_SECONDS, RequestRate, TimeWindow
+from crawler.robots.txt import RobotsTxt
 
 HOUR = 3600
 # An epoch time at midnight UTC (2024-01-01): `MIDNIGHT + 7 * HOUR` is 07:00 UTC that day.

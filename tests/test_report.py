@@ -1,4 +1,5 @@
-"""crawler.report.summary and crawler.stats: the end-of-crawl text says how the crawl ended, what
+"""crawler.cli.report.summary and crawler.stats: the end-of-crawl text says how the crawl ended,
+what
 it skipped and why, how each host was paced, and which hosts still wait, until when and why."""
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from crawler.report import HOSTS_SHOWN, Progress, summary
+from crawler.cli.report import HOSTS_SHOWN, Progress, summary
+from crawler.output.sinks import output_files
 from crawler.stats import CrawlStats, DeferredHost, HostReport
-from crawler.store import output_files
 
 # 2024-01-01 00:00:00 UTC.
 STARTED = 1_704_067_200.0

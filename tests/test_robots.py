@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from crawler.errors import ConfigError, InvalidProductTokenError, InvalidRobotsOptionError
-from crawler.robots import (
+from crawler.robots.rates import DAY_SECONDS, RequestRate, TimeWindow
+from crawler.robots.txt import (
     MAX_BODY_BYTES,
     MAX_LINE_BYTES,
     MAX_REDIRECTS,
@@ -23,7 +24,6 @@ from crawler.robots import (
     robots_fetch_decision,
     validate_product_token,
 )
-from crawler.robots_rates import DAY_SECONDS, RequestRate, TimeWindow
 
 AGENT = "FooBot"
 HOUR = 3600

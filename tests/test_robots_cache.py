@@ -10,8 +10,8 @@ import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from crawler.config import RobotsConfig
-from crawler.fetch import FetchFailure, Response
-from crawler.robots_cache import RobotsCache
+from crawler.crawl.robots_cache import RobotsCache
+from crawler.http.fetcher import FetchFailure, Response
 
 ORIGIN = "http://a.test"
 Answer = tuple[int, str, dict[str, str]] | FetchFailure

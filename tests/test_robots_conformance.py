@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from crawler.errors import InvalidProductTokenError
-from crawler.robots import RobotsTxt, validate_product_token
+from crawler.robots.txt import RobotsTxt, validate_product_token
 
 TESTS = Path(__file__).resolve().parent
 VENDORED = TESTS / "conformance" / "robots_cases.jsonl"

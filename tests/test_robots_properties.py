@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from robotstxt import RobotsMatcher
 from robotstxt.robots import _lib
 
-from crawler.robots import MAX_LINE_BYTES, RobotsTxt
+from crawler.robots.txt import MAX_LINE_BYTES, RobotsTxt
 
 _MATCHER = RobotsMatcher()
 

@@ -1,4 +1,5 @@
-"""crawler.seeds: one URL a line; comments and blank lines allowed; bad lines reported by line and
+"""crawler.cli.seeds: one URL a line; comments and blank lines allowed; bad lines reported by line
+and
 skipped; a file with nothing to crawl is a SeedError naming the file."""
 
 from __future__ import annotations
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from crawler.cli.seeds import Seeds, parse_seeds, read_seeds
 from crawler.errors import ConfigError, SeedError
-from crawler.seeds import Seeds, parse_seeds, read_seeds
 
 WHERE = "seeds.txt"
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from crawler.sqlrows import CHUNK_ROWS, bound_chunks, values_list, write_rows
+from crawler._sqlite import CHUNK_ROWS, bound_chunks, values_list, write_rows
 
 VALUES = st.one_of(
     st.none(),

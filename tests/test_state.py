@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.config import StateConfig
+from crawler.crawl.robots_cache import RobotsEntry
 from crawler.errors import StateError
 from crawler.frontier import QueuedUrl
 from crawler.politeness import HostRules, HostTiming
-from crawler.robots import RobotsOptions, RobotsTxt
-from crawler.robots_cache import RobotsEntry
-from crawler.robots_rates import RequestRate, TimeWindow
+from crawler.robots.rates import RequestRate, TimeWindow
+from crawler.robots.txt import RobotsOptions, RobotsTxt
 from crawler.state import (
     STATE_NAME,
     CrawlState,
@@ -34,7 +34,7 @@ from crawler.state import (
     open_state,
     state_files,
 )
-from crawler.state.queue import _DigestFilter
+from crawler.state.frontier import _DigestFilter
 from crawler.stats import CrawlStats, DeferredHost
 
 A = "http://a.test"
@@ -478,7 +478,7 @@ import os, signal, sys
 from pathlib import Path
 from crawler.config import StateConfig
 from crawler.frontier import QueuedUrl
-from crawler.robots import RobotsOptions
+from crawler.robots.txt import RobotsOptions
 from crawler.state import open_state
 
 state = open_state(Path(sys.argv[1]), StateConfig(working_set=2), RobotsOptions())

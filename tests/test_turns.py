@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from crawler import tuning
-from crawler.turns import Turns
+from crawler import runtime as tuning
+from crawler.crawl.turns import Turns
 
 
 def start_iteration_counter(loop: asyncio.AbstractEventLoop) -> Callable[[], int]:

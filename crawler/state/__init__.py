@@ -32,9 +32,9 @@ The rules it keeps:
 - One crawl per data directory: `DataDirLock`. Many writers sharing a state (Redis) is later work.
 """
 
+from crawler.state.frontier import SqliteFrontier, SqliteSeenSet
 from crawler.state.interface import CrawlState, MemoryCrawlState, MemoryRunStore, RunStore
 from crawler.state.lock import LOCK_NAME, DataDirLock
-from crawler.state.queue import SqliteFrontier, SqliteSeenSet
 from crawler.state.sqlite import STATE_NAME, SqliteCrawlState, open_state, state_files
 from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
 

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from crawler.crawl.robots_cache import RobotsEntry
 from crawler.frontier import QueuedUrl
+from crawler.output.records import compact_json
 from crawler.politeness import HostRules, HostTiming
-from crawler.records import compact_json
-from crawler.robots import Explanation, RobotsOptions, RobotsTxt
-from crawler.robots_cache import RobotsEntry
-from crawler.robots_rates import RequestRate, TimeWindow
+from crawler.robots.rates import RequestRate, TimeWindow
+from crawler.robots.txt import Explanation, RobotsOptions, RobotsTxt
 from crawler.stats import CrawlStats, DeferredHost
 
 __all__ = [

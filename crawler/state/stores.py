@@ -1,6 +1,6 @@
 """The SQLite robots.txt, host timing and run stores of the crawl state (tables: see
 crawler/state/sqlite.py). Each buffers what it is given until the state writes, like the
-frontier (crawler/state/queue.py)."""
+frontier (crawler/state/frontier.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from crawler._sqlite import write_rows
+from crawler.crawl.robots_cache import RobotsEntry
 from crawler.politeness import HostTiming
-from crawler.robots import RobotsOptions
-from crawler.robots_cache import RobotsEntry
-from crawler.sqlrows import write_rows
+from crawler.robots.txt import RobotsOptions
 from crawler.state.codec import (
     deferred_from_json,
     deferred_json,
@@ -48,7 +48,7 @@ _UPSERT_TIMINGS = (
 class _RowsByOrigin:
     """One row per origin in `table`, read by origin; and which origins the table holds. An origin
     it holds no row of is answered from that set, without a query: a crawl asks for every new
-    host, and each query runs on the event loop's thread and gives up the GIL (crawler/sqlrows.py).
+    host, and each query runs on the event loop's thread and gives up the GIL (crawler/_sqlite.py).
     Measured: 1,000 new hosts' robots.txt lookups held the loop for about 140 ms while their first
     requests waited."""
 

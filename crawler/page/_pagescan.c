@@ -1,13 +1,13 @@
 /* The page step's walk over a parsed page, in C: one pass over selectolax's lexbor tree that
- * finds what crawler/page.py needs (links, META tags, title, base, language, section markers)
+ * finds what crawler/page/read.py needs (links, META tags, title, base, language, section markers)
  * and reads the text a section leaves indexable (`scan`); and the page's links resolved, checked
- * and made unique (`links`). crawler/pagewalk.py has both in Python: they are the reference, and
- * run wherever this module is not built or not trusted (crawler/pagewalk.py decides).
+ * and made unique (`links`). crawler/page/walk.py has both in Python: they are the reference, and
+ * run wherever this module is not built or not trusted (crawler/page/walk.py decides).
  *
  * The walk reads lexbor's nodes in place, by the address selectolax gives as `Node.mem_id`. It
  * relies on the layout of a handful of lexbor structs, copied below from lexbor 3.1.0 (the
  * version selectolax 1.0.2 bundles; lexbor is Apache-2.0, as this project is). It calls no
- * lexbor function. crawler/pagewalk.py only hands it a tree from a selectolax release whose
+ * lexbor function. crawler/page/walk.py only hands it a tree from a selectolax release whose
  * layout it was checked against, and compares it with the Python walk before trusting it.
  *
  * What it reads, in document order (pre-order, from the document node):
@@ -125,7 +125,7 @@ enum {
     ATTR_LAST_ENTRY = 0x0049,
 };
 
-/* The directive flags and marker actions of crawler/exclusion.py. */
+/* The directive flags and marker actions of crawler/page/exclusion.py. */
 enum { NOINDEX = 1, NOFOLLOW = 2, NOSNIPPET = 4 };
 enum { ACTION_OPEN = 0, ACTION_CLOSE = 1, ACTION_OFF = 2, ACTION_ON = 3 };
 
@@ -1010,8 +1010,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "crawler._pagescan",
-    .m_doc = "The page step's walk over a selectolax (lexbor) tree, in C; see crawler/pagewalk.py.",
+    .m_name = "crawler.page._pagescan",
+    .m_doc = "The page step's walk over a selectolax (lexbor) tree, in C; see crawler/page/walk.py.",
     .m_size = -1,
     .m_methods = methods,
 };

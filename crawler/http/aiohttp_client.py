@@ -1,4 +1,4 @@
-"""The aiohttp client of the fetcher (crawler/fetch.py): the same GETs through one aiohttp
+"""The aiohttp client of the fetcher (crawler/http/fetcher.py): the same GETs through one aiohttp
 ClientSession, where httptools is not installed or `fetch.client: aiohttp` asks for it. aiohttp's
 errors become `FetchFailure` kinds here, and its connections stamp each answer's first bytes.
 """
@@ -16,7 +16,7 @@ from aiohttp.client_proto import ResponseHandler
 from yarl import URL
 
 from crawler.config import FetchConfig
-from crawler.fetch import ACCEPT, HTML_TYPES, FetchFailure, Response
+from crawler.http.fetcher import ACCEPT, HTML_TYPES, FetchFailure, Response
 
 __all__ = ["AiohttpClient"]
 

@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from zlib import crc32
 
+from crawler._sqlite import write_rows
 from crawler.frontier import QueuedUrl
-from crawler.sqlrows import write_rows
 from crawler.state.codec import item_from_row, item_row
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ class SqliteFrontier:
     def _write(self, connection: sqlite3.Connection) -> None:
         # Each row's statements come in this order (insert, updates, delete), so running each
         # kind in turn keeps every row's history.
-        # A few statements per kind, rows bound (crawler/sqlrows.py). An id updated twice keeps
+        # A few statements per kind, rows bound (crawler/_sqlite.py). An id updated twice keeps
         # its last update: within one statement the order of its rows is not the order applied.
         if self._new_origins:
             write_rows(
@@ -269,7 +269,7 @@ class _DigestFilter:
     means look. With a million URLs seen, 0.7% of new URLs are looked up for nothing.
 
     Why: a crawl meets new URLs all the time, and each lookup was a query on the event loop's
-    thread, one that gives up the GIL and must wait to take it back (crawler/sqlrows.py). On a
+    thread, one that gives up the GIL and must wait to take it back (crawler/_sqlite.py). On a
     1,000-host run they cost 0.18 s of the loop's 4.8 s."""
 
     __slots__ = ("_bits",)

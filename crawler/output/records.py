@@ -9,11 +9,11 @@ import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from crawler.fetch import is_html
+from crawler.http.fetcher import is_html
 
 if TYPE_CHECKING:
-    from crawler.fetch import Response
-    from crawler.page import Page
+    from crawler.http.fetcher import Response
+    from crawler.page.read import Page
 
 __all__ = ["PageRecord", "Skip", "compact_json", "record_of"]
 

@@ -26,13 +26,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from crawler.cli.report import Progress, resume_note, summary
+from crawler.cli.seeds import Seeds, read_seeds
 from crawler.config import Config, load_config
-from crawler.crawl import CONNECTIONS_SPARE, Crawler
+from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, CrawlerError, OutputError, StateError
-from crawler.index import EXPORT_FORMATS, export_pages, find_index, search
-from crawler.report import Progress, resume_note, summary
-from crawler.robots import RobotsTxt
-from crawler.seeds import Seeds, read_seeds
+from crawler.output.index import EXPORT_FORMATS, export_pages, find_index, search
+from crawler.output.sinks import output_files
+from crawler.robots.txt import RobotsTxt
+from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
 from crawler.state import (
     STATE_NAME,
     CrawlState,
@@ -41,8 +43,6 @@ from crawler.state import (
     open_state,
     state_files,
 )
-from crawler.store import output_files
-from crawler.tuning import raise_open_files_limit, run, tune_allocator, tune_gc
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -391,7 +391,7 @@ def _crawl(argv: Sequence[str]) -> int:
     for problem in seeds.problems:
         print(f"crawl: {problem}", file=sys.stderr)
     data_dir = args.data if args.data is not None else Path(config.output.data_dir)
-    tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler/tuning.py)
+    tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler.runtime)
     tune_gc()  # and short pauses of the event loop: politeness is timed on it
     connections = config.concurrency + CONNECTIONS_SPARE
     allowed, wanted = raise_open_files_limit(connections)
@@ -430,7 +430,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())

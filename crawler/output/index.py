@@ -41,10 +41,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from crawler._sqlite import write_rows
 from crawler.errors import ConfigError, OutputError, SearchError
-from crawler.records import PageRecord, Skip, compact_json
-from crawler.sqlrows import write_rows
-from crawler.tuning import background_thread
+from crawler.output.records import PageRecord, Skip, compact_json
+from crawler.runtime import background_thread
 
 __all__ = ["IndexSink", "SearchHit", "export_pages", "find_index", "search"]
 
@@ -118,7 +118,7 @@ _SCHEMA = (
 )
 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
-# VALUES list (crawler/sqlrows.py says why: the GIL). `{values}` is that list.
+# VALUES list (crawler/_sqlite.py says why: the GIL). `{values}` is that list.
 _UPSERT_PAGES = (
     f"INSERT INTO pages ({', '.join(_PAGE_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "

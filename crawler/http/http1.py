@@ -6,8 +6,9 @@ a keep-alive GET of a 12 KB page cost the event loop's thread about 240 µs in a
 object, header merging, tracing hooks, the connector, the response object and its stream) and
 about 45 µs in a bare protocol with httptools (`scripts/bench_http_client.py`). With a thousand
 hosts due in the same second that difference is a fifth of a second of every host's pace: the
-loop answers, stamps and starts requests that much later (crawler/turns.py). aiohttp stays the
-client where httptools is not installed, or when `fetch.client` asks for it (crawler/fetch.py).
+loop answers, stamps and starts requests that much later (crawler/crawl/turns.py). aiohttp stays the
+client where httptools is not installed, or when `fetch.client` asks for it
+(crawler/http/fetcher.py).
 
 What it does, as aiohttp did for the crawl:
 - One request at a time per connection. Idle connections wait per origin, the most recently used
@@ -18,18 +19,19 @@ What it does, as aiohttp did for the crawl:
   and the GET is not sent again here: most likely the server timed the idle connection out as
   the request arrived, but it may have read it (one that drops connections under load does), and
   a second request at once would break the host's interval. The crawl asks again at the host's
-  pace, without a backoff (crawler/crawl.py). On a new connection it is a `connection` failure.
+  pace, without a backoff (crawler/crawl/crawler.py). On a new connection it is a `connection`
+  failure.
 - Host names are looked up through the loop's resolver, answers kept `DNS_TTL` seconds; an IP
   literal is not looked up. TLS with the default context: certificates are verified.
 - `connect_timeout` bounds the look-up and the TCP (and TLS) set-up; `read_timeout` the longest
   silence while the answer comes in.
 - Content-Encoding gzip and deflate (zlib or raw) are decoded, br where brotli is installed
-  (crawler/content_coding.py); the cap counts decoded bytes, so a small compressed answer cannot
+  (crawler/http/coding.py); the cap counts decoded bytes, so a small compressed answer cannot
   unpack into gigabytes.
 - An answer's head over `MAX_HEADER_BYTES` is a protocol failure, not memory; each connection is
-  a protocol of crawler/http_connection.py, which reads and stamps the answers.
+  a protocol of crawler/http/connection.py, which reads and stamps the answers.
 
-Failures are values (`FetchFailure`) with the kinds crawler/fetch.py names: `timeout`, `dns`,
+Failures are values (`FetchFailure`) with the kinds crawler/http/fetcher.py names: `timeout`, `dns`,
 `connection` (refused, reset, closed before the answer, TLS), `protocol` (malformed status line or
 headers), `payload` (the body broke off or could not be decoded), `invalid-url`.
 """
@@ -47,8 +49,8 @@ from typing import Any
 from yarl import URL
 
 from crawler.config import FetchConfig
-from crawler.fetch import FetchFailure, Response
-from crawler.http_connection import Connection, ExchangeError, StaleConnectionError
+from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
+from crawler.http.fetcher import FetchFailure, Response
 
 __all__ = ["DNS_TTL", "KEEPALIVE_SECONDS", "Http1Client"]
 

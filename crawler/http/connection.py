@@ -1,5 +1,6 @@
-"""One HTTP/1.1 connection of the http1 client (crawler/http1.py): an asyncio protocol that feeds
-what arrives to httptools' parser and turns it into the answer of the one exchange in progress.
+"""One HTTP/1.1 connection of the http1 client (crawler/http/http1.py): an asyncio protocol that
+feeds what arrives to httptools' parser and turns it into the answer of the one exchange in
+progress.
 
 It stamps the answer's first bytes as they arrive (`Response.answered_at`: politeness counts a
 host's interval from there, crawler/politeness.py), bounds the answer's head to
@@ -18,8 +19,8 @@ from typing import cast
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from crawler.content_coding import DECODE_ERRORS, Decoder, body_decoder, media_type
-from crawler.fetch import HTML_TYPES, Response
+from crawler.http.coding import DECODE_ERRORS, Decoder, body_decoder, media_type
+from crawler.http.fetcher import HTML_TYPES, Response
 
 __all__ = ["MAX_HEADER_BYTES", "Connection", "ExchangeError", "StaleConnectionError"]
 
@@ -177,7 +178,7 @@ class Connection(asyncio.Protocol):
             self.close()
             return
         if self._first_bytes_at is None:
-            # When the host had answered by, for politeness (crawler/fetch.py, Response).
+            # When the host had answered by, for politeness (crawler/http/fetcher.py, Response).
             self._first_bytes_at = time.monotonic()
         self._last_data_at = self._loop.time()
         if not self._headers_done:

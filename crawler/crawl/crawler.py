@@ -22,9 +22,9 @@ How the crawl runs:
   URLs to the frontier. Nothing queued is lost either way.
 - The crawl state (crawler/state) holds the frontier, the seen set, robots.txt entries, host
   timing and the run record. With a data directory it is durable by default: DIR/state.sqlite,
-  locked for the crawl's lifetime, committed by the `Checkpointer` (crawler/checkpoint.py). A crawl
-  on a state left by an earlier run resumes it: its figures, seeds and scope, and its hosts with
-  URLs queued, each host's timing as that run left it (`Politeness.resumed`).
+  locked for the crawl's lifetime, committed by the `Checkpointer` (crawler/crawl/checkpoint.py). A
+  crawl on a state left by an earlier run resumes it: its figures, seeds and scope, and its hosts
+  with URLs queued, each host's timing as that run left it (`Politeness.resumed`).
 """
 
 from __future__ import annotations
@@ -38,20 +38,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from crawler.checkpoint import Checkpointer
 from crawler.config import Config
+from crawler.crawl.checkpoint import Checkpointer
+from crawler.crawl.hosts import Host, Slot, deferral_reason, host_report
+from crawler.crawl.robots_cache import RobotsCache, RobotsEntry
+from crawler.crawl.turns import Turns
 from crawler.errors import OutputError
-from crawler.fetch import Fetcher, FetchFailure, Response, is_html
 from crawler.frontier import QueuedUrl
-from crawler.hosts import Host, Slot, deferral_reason, host_report
-from crawler.page import Page, PageRules, read_page
+from crawler.http.fetcher import Fetcher, FetchFailure, Response, is_html
+from crawler.output.records import PageRecord, Skip, record_of
+from crawler.output.sinks import PageSink, open_sinks
+from crawler.page.read import Page, PageRules, read_page
 from crawler.politeness import HostRules, HostSchedule, HostTiming, Politeness, parse_retry_after
-from crawler.records import PageRecord, Skip, record_of
-from crawler.robots_cache import RobotsCache, RobotsEntry
 from crawler.state import CrawlState, DataDirLock, MemoryCrawlState, open_state
 from crawler.stats import CrawlStats, DeferredHost, HostReport
-from crawler.store import PageSink, open_sinks
-from crawler.turns import Turns
 from crawler.urls import InvalidUrlError, Scope, normalize_url, origin_of, resolve_url
 
 __all__ = ["Crawler"]
@@ -67,7 +67,7 @@ CONNECTIONS_SPARE = 8
 """Connections the fetcher may hold beyond `concurrency`: idle ones of hosts just answered, kept
 for their next request while others start."""
 LAUNCH_BATCH = 64
-"""Most requests started in one iteration of the event loop (crawler/turns.py says why)."""
+"""Most requests started in one iteration of the event loop (crawler/crawl/turns.py says why)."""
 
 
 class Crawler:
@@ -223,7 +223,8 @@ class Crawler:
 
     def _answered_at(self, answer: Response | FetchFailure | None, now: float) -> float:
         """When the host answered, on the crawl's clock: when the answer's first bytes arrived
-        where the fetcher could tell (crawler/fetch.py), else `now`, when the crawl saw it."""
+        where the fetcher could tell (crawler/http/fetcher.py), else `now`, when the crawl saw
+        it."""
         if isinstance(answer, Response) and answer.answered_at is not None:
             return min(now, self._epoch0 + (answer.answered_at - self._monotonic0))
         return now
@@ -385,7 +386,7 @@ class Crawler:
         while self._may_launch():
             if launched == LAUNCH_BATCH:
                 # More are due: go on in the next iteration, once the loop has polled
-                # (crawler/turns.py says why a long iteration costs every host its pace).
+                # (crawler/crawl/turns.py says why a long iteration costs every host its pace).
                 self._wake.set()
                 break
             launched += 1
@@ -631,7 +632,7 @@ class Crawler:
         if isinstance(answer, FetchFailure):
             self.stats.errors[answer.kind] += 1
             # A kept-alive connection the server closed as the request came is no sign of
-            # trouble: asked again at the host's pace, without a backoff (crawler/http1.py).
+            # trouble: asked again at the host's pace, without a backoff (crawler/http/http1.py).
             retry_after = 0.0 if answer.kind == "closed" else None
             self._failed(host, item, started_at, now, None, str(answer), retry_after)
             return
@@ -646,7 +647,7 @@ class Crawler:
             return
         self._politeness.on_success(host.timing)
         # The host's pace is settled (no backoff), so it may go on while this answer waits its
-        # turn at the CPU (crawler/turns.py).
+        # turn at the CPU (crawler/crawl/turns.py).
         self._reschedule(host, now)
         await self._turns.take()
         if 300 <= status < 400 and answer.location:

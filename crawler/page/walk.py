@@ -3,10 +3,11 @@
 
 Two walks give the same facts:
 - `python_walk`, the reference: one traversal of the tree finds the links, the META tags, the
-  title and the section markers; a section is then a stretch of the tree (crawler/exclusion.py),
-  a noindex stretch is cut out before the text is read in one selectolax call, and a nofollow
-  stretch marks the links in it.
-- the compiled walk, `crawler._pagescan.scan` (crawler/_pagescan.c): the same in one pass of C
+  title and the section markers; a section is then a stretch of the tree
+  (crawler/page/exclusion.py), a noindex stretch is cut out before the text is read in one
+  selectolax call, and a nofollow stretch marks the links in it.
+- the compiled walk, `crawler.page._pagescan.scan` (crawler/page/_pagescan.c): the same in one pass
+of C
   over lexbor's nodes, with the sections as a state that changes at each marker. About four
   times faster than the Python walk. It reads lexbor's structs in place, so it is only used
   with the selectolax release its layout was copied from, and only after it gave the same facts
@@ -37,7 +38,7 @@ from typing import Any, NamedTuple
 import selectolax
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from crawler.exclusion import (
+from crawler.page.exclusion import (
     NOFOLLOW,
     NOINDEX,
     NOSNIPPET,
@@ -393,7 +394,7 @@ def _self_check(walk: Walk, links_of: LinksOf) -> bool:
 def _choose() -> tuple[Walk, LinksOf, Walk | None, LinksOf | None, str]:
     """(the walk and links to use, the compiled ones if they load, why)."""
     try:
-        from crawler import _pagescan
+        from crawler.page import _pagescan
     except ImportError:
         return python_walk, python_links, None, None, "python (the compiled walk is not built)"
     if selectolax.__version__ != _pagescan.SELECTOLAX:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from crawler.errors import InvalidRobotsOptionError
-from crawler.robots_lines import WHITESPACE, Group
+from crawler.robots.lines import WHITESPACE, Group
 from crawler.urls import CANONICAL_CHARS, canonical_pattern
 
 AgentMatch = Literal["rfc", "substring"]

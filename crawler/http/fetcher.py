@@ -1,6 +1,6 @@
 """The HTTP client: pooled connections, timeouts, a cap on decoded bytes, no automatic redirects.
 
-Two clients do the GETs: the crawl's own HTTP/1.1 client on httptools (crawler/http1.py), five
+Two clients do the GETs: the crawl's own HTTP/1.1 client on httptools (crawler/http/http1.py), five
 times lighter on the event loop, and aiohttp's ClientSession, where httptools is not installed or
 `fetch.client: aiohttp` asks for it. Both end a request in the same shape: a `Response` (any
 status) or a `FetchFailure` value whose `kind` names what went wrong (`timeout`, `dns`,
@@ -85,7 +85,7 @@ def http1_available() -> bool:
 
 class Fetcher:
     """GET with the crawl's User-Agent over pooled connections: the http1 client
-    (crawler/http1.py) or aiohttp's, as `fetch.client` says. Use as an async context manager,
+    (crawler/http/http1.py) or aiohttp's, as `fetch.client` says. Use as an async context manager,
     or call `open()` and `close()`."""
 
     def __init__(self, config: FetchConfig, user_agent: str, *, connections: int = 100) -> None:
@@ -111,8 +111,8 @@ class Fetcher:
                     "fetch.client: http1 needs the httptools package; install it, or set "
                     "fetch.client to auto or aiohttp"
                 )
-            from crawler.content_coding import accept_encoding
-            from crawler.http1 import Http1Client
+            from crawler.http.coding import accept_encoding
+            from crawler.http.http1 import Http1Client
 
             headers = {
                 "User-Agent": self._user_agent,
@@ -123,7 +123,7 @@ class Fetcher:
         else:
             # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on
             # the http1 client need not pay.
-            from crawler.aiohttp_client import AiohttpClient
+            from crawler.http.aiohttp_client import AiohttpClient
 
             self._client = AiohttpClient(self._config, self._user_agent, self._connections)
 

@@ -23,9 +23,9 @@ from collections import deque
 from collections.abc import Sequence
 
 from crawler.frontier import QueuedUrl
+from crawler.output.sinks import PageSink
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost
-from crawler.store import PageSink
 
 __all__ = ["Checkpointer"]
 

@@ -1,4 +1,4 @@
-"""Types of crawler/_pagescan.c, the compiled page walk (see crawler/pagewalk.py)."""
+"""Types of crawler/page/_pagescan.c, the compiled page walk (see crawler/page/walk.py)."""
 
 from collections.abc import Callable
 

@@ -120,8 +120,8 @@ def raise_open_files_limit(connections: int) -> tuple[int, int]:
     far as the hard limit allows; returns (soft limit now, what was wanted).
 
     Why: with one request in flight per host, a crawl keeps a connection per host it is busy
-    with (at most `concurrency` + 8, crawler/http1.py). Many systems start processes with a soft
-    limit of 1,024 open files, and at `concurrency` 1,000 every connection past it would fail
+    with (at most `concurrency` + 8, crawler/http/http1.py). Many systems start processes with a
+    soft limit of 1,024 open files, and at `concurrency` 1,000 every connection past it would fail
     (EMFILE) and its host back off, though the hard limit (often 524,288) allows far more."""
     wanted = connections + OPEN_FILES_SPARE
     try:

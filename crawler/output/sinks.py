@@ -1,7 +1,7 @@
 """Where crawl output goes: sinks that take page records and skips.
 
-`open_sinks` opens those `output.format` names: the full-text index (crawler/index.py), the JSONL
-files, or both.
+`open_sinks` opens those `output.format` names: the full-text index (crawler/output/index.py), the
+JSONL files, or both.
 
 `JsonlSink` writes `pages.jsonl` (one object per fetched URL) and `skips.jsonl` (one per URL not
 fetched, with its reason) into the data directory. Files are appended to, never truncated, so an
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from crawler.errors import OutputError
-from crawler.index import INDEX_NAME, IndexSink
-from crawler.records import PageRecord, Skip, compact_json
+from crawler.output.index import INDEX_NAME, IndexSink
+from crawler.output.records import PageRecord, Skip, compact_json
 
 __all__ = ["JsonlSink", "PageSink", "open_sinks", "output_files"]
 

@@ -3,7 +3,7 @@
 The rules this module keeps:
 - One fetch per origin at a time: every caller that wants an origin while its fetch runs awaits
   that same fetch.
-- The outcome of the last hop decides (`crawler.robots.robots_fetch_decision`): 2xx parses the
+- The outcome of the last hop decides (`crawler.robots.txt.robots_fetch_decision`): 2xx parses the
   first 500 KiB, 3xx is followed up to 5 hops (across hosts too; the rules apply to the origin
   asked for), 4xx allows everything, 429/5xx/network errors disallow everything for now and
   ask for a retry after a backoff that doubles up to `retry_max`.
@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from crawler.config import RobotsConfig
-from crawler.fetch import FetchFailure, Response
-from crawler.robots import (
+from crawler.http.fetcher import FetchFailure, Response
+from crawler.robots.txt import (
     MAX_BODY_BYTES,
     RobotsPolicy,
     RobotsTxt,

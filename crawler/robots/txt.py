@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from crawler.errors import InvalidProductTokenError, InvalidRobotsOptionError
-from crawler.robots_lines import (
+from crawler.robots.lines import (
     CRAWL_DELAY,
     MAX_BODY_BYTES,
     MAX_LINE_BYTES,
@@ -36,7 +36,7 @@ from crawler.robots_lines import (
     product_token_of,
     scan,
 )
-from crawler.robots_rates import (
+from crawler.robots.rates import (
     RequestRate,
     TimeWindow,
     parse_crawl_delay,
@@ -44,7 +44,7 @@ from crawler.robots_rates import (
     parse_visit_time,
     second_of_day,
 )
-from crawler.robots_rules import DEFAULT_OPTIONS, AgentView, Names, RobotsOptions, Substrings
+from crawler.robots.rules import DEFAULT_OPTIONS, AgentView, Names, RobotsOptions, Substrings
 from crawler.urls import match_target
 
 __all__ = [

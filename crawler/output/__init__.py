@@ -1,0 +1,17 @@
+"""What a crawl writes (the full-text index, JSONL files) and reading it back (search, export)."""
+
+from crawler.output.index import IndexSink, SearchHit, export_pages, search
+from crawler.output.records import PageRecord, Skip
+from crawler.output.sinks import JsonlSink, PageSink, open_sinks
+
+__all__ = [
+    "IndexSink",
+    "JsonlSink",
+    "PageRecord",
+    "PageSink",
+    "SearchHit",
+    "Skip",
+    "export_pages",
+    "open_sinks",
+    "search",
+]
