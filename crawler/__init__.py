@@ -3,8 +3,9 @@
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import Crawler
 from crawler.errors import ConfigError, CrawlerError, SearchError
-from crawler.output.index import IndexSink, SearchHit, export_pages, search
+from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
+from crawler.output.search import SearchHit, export_pages, search
 from crawler.page.read import Page, PageRules, read_page
 from crawler.robots.txt import Explanation, RobotsOptions, RobotsTxt
 from crawler.runtime import tune_allocator

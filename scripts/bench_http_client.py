@@ -32,7 +32,8 @@ from machine import machine
 from testweb import generate
 
 from crawler.config import FetchConfig
-from crawler.http.fetcher import Fetcher, Response
+from crawler.http.answer import Response
+from crawler.http.fetcher import Fetcher
 from crawler.runtime import run
 
 CLIENTS = ("http1", "aiohttp")

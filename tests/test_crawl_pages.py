@@ -12,7 +12,7 @@ from loopback import LoopbackWeb
 from test_crawl import make_config, run
 
 from crawler import Crawler
-from crawler.output.index import export_pages, search
+from crawler.output.search import export_pages, search
 
 A = "127.0.1.1"
 # Pages speak to the crawler by its product token, PoliteBot (from the default user_agent).

@@ -13,7 +13,8 @@ from loopback import LoopbackWeb
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 from crawler.http.aiohttp_client import _stamping_connector, _StampingHandler
-from crawler.http.fetcher import Fetcher, FetchFailure, Response, http1_available
+from crawler.http.answer import FetchFailure, Response
+from crawler.http.fetcher import Fetcher, http1_available
 
 A = "127.0.1.1"
 UA = "TestBot/1.0"

@@ -21,9 +21,10 @@ import pytest
 
 from crawler.config import FetchConfig
 from crawler.http import http1
+from crawler.http.answer import ACCEPT, FetchFailure, Response
 from crawler.http.coding import accept_encoding, media_type
 from crawler.http.connection import MAX_HEADER_BYTES
-from crawler.http.fetcher import ACCEPT, Fetcher, FetchFailure, Response
+from crawler.http.fetcher import Fetcher
 
 A = "127.0.1.1"
 B = "127.0.1.2"

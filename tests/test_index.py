@@ -15,8 +15,9 @@ import pytest
 
 import crawler.output.index
 from crawler.errors import ConfigError, OutputError, SearchError
-from crawler.output.index import IndexSink, SearchHit, export_pages, search
+from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
+from crawler.output.search import SearchHit, export_pages, search
 
 FILLER = [
     "weather report for the coast tomorrow",

@@ -10,18 +10,15 @@ from __future__ import annotations
 import pytest
 
 from crawler.errors import ConfigError, InvalidProductTokenError, InvalidRobotsOptionError
+from crawler.robots.outcome import MAX_REDIRECTS, FetchDecision, RobotsPolicy, robots_fetch_decision
 from crawler.robots.rates import DAY_SECONDS, RequestRate, TimeWindow
 from crawler.robots.txt import (
     MAX_BODY_BYTES,
     MAX_LINE_BYTES,
-    MAX_REDIRECTS,
     Explanation,
-    FetchDecision,
     RobotsOptions,
-    RobotsPolicy,
     RobotsTxt,
     product_token_from_user_agent,
-    robots_fetch_decision,
     validate_product_token,
 )
 

@@ -11,7 +11,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from crawler.config import RobotsConfig
 from crawler.crawl.robots_cache import RobotsCache
-from crawler.http.fetcher import FetchFailure, Response
+from crawler.http.answer import FetchFailure, Response
 
 ORIGIN = "http://a.test"
 Answer = tuple[int, str, dict[str, str]] | FetchFailure

@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.config import StateConfig
-from crawler.crawl.robots_cache import RobotsEntry
 from crawler.errors import StateError
 from crawler.frontier import QueuedUrl
 from crawler.politeness import HostRules, HostTiming
+from crawler.robots.entry import RobotsEntry
 from crawler.robots.rates import RequestRate, TimeWindow
 from crawler.robots.txt import RobotsOptions, RobotsTxt
 from crawler.state import (
@@ -34,7 +34,7 @@ from crawler.state import (
     open_state,
     state_files,
 )
-from crawler.state.frontier import _DigestFilter
+from crawler.state.seen import _DigestFilter
 from crawler.stats import CrawlStats, DeferredHost
 
 A = "http://a.test"

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crawler.crawl.scope import Scope
 from crawler.urls import (
     InvalidUrlError,
     LinkResolver,
-    Scope,
     canonical_path,
     canonical_pattern,
     host_of,

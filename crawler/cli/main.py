@@ -31,7 +31,7 @@ from crawler.cli.seeds import Seeds, read_seeds
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, CrawlerError, OutputError, StateError
-from crawler.output.index import EXPORT_FORMATS, export_pages, find_index, search
+from crawler.output.search import EXPORT_FORMATS, export_pages, find_index, search
 from crawler.output.sinks import output_files
 from crawler.robots.txt import RobotsTxt
 from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc

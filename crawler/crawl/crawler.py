@@ -41,18 +41,21 @@ from typing import Any
 from crawler.config import Config
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.hosts import Host, Slot, deferral_reason, host_report
-from crawler.crawl.robots_cache import RobotsCache, RobotsEntry
+from crawler.crawl.robots_cache import RobotsCache
+from crawler.crawl.scope import Scope
 from crawler.crawl.turns import Turns
 from crawler.errors import OutputError
 from crawler.frontier import QueuedUrl
-from crawler.http.fetcher import Fetcher, FetchFailure, Response, is_html
+from crawler.http.answer import FetchFailure, Response, is_html
+from crawler.http.fetcher import Fetcher
 from crawler.output.records import PageRecord, Skip, record_of
 from crawler.output.sinks import PageSink, open_sinks
 from crawler.page.read import Page, PageRules, read_page
 from crawler.politeness import HostRules, HostSchedule, HostTiming, Politeness, parse_retry_after
+from crawler.robots.entry import RobotsEntry
 from crawler.state import CrawlState, DataDirLock, MemoryCrawlState, open_state
 from crawler.stats import CrawlStats, DeferredHost, HostReport
-from crawler.urls import InvalidUrlError, Scope, normalize_url, origin_of, resolve_url
+from crawler.urls import InvalidUrlError, normalize_url, origin_of, resolve_url
 
 __all__ = ["Crawler"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from crawler.crawl.robots_cache import RobotsEntry
 from crawler.politeness import HostTiming, Politeness
+from crawler.robots.entry import RobotsEntry
 from crawler.stats import HostReport
 
 __all__ = ["Host", "Slot", "deferral_reason", "host_report"]

@@ -3,88 +3,33 @@
 The rules this module keeps:
 - One fetch per origin at a time: every caller that wants an origin while its fetch runs awaits
   that same fetch.
-- The outcome of the last hop decides (`crawler.robots.txt.robots_fetch_decision`): 2xx parses the
-  first 500 KiB, 3xx is followed up to 5 hops (across hosts too; the rules apply to the origin
-  asked for), 4xx allows everything, 429/5xx/network errors disallow everything for now and
-  ask for a retry after a backoff that doubles up to `retry_max`.
+- The outcome of the last hop decides (crawler.robots.outcome): 2xx parses the first 500 KiB, 3xx is
+  followed up to 5 hops (across hosts too; the rules apply to the origin asked for), 4xx allows
+  everything, 429/5xx/network errors disallow everything for now and ask for a retry after a backoff
+  that doubles up to `retry_max`.
 - A copy stays fresh for `cache_ttl`. While an origin is unreachable, the last good copy is used
   past its expiry (RFC 9309 section 2.4), and the retry is still scheduled.
-- Entries live in a `RobotsStore`: memory here, SQLite in crawler/state (with their fetch and
-  expiry times, so a resumed crawl keeps its cache).
+- Entries (crawler.robots.entry) live in a `RobotsStore`: memory by default, SQLite in
+  crawler.state (with their fetch and expiry times, so a resumed crawl keeps its cache).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import asdict, dataclass
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 
 from crawler.config import RobotsConfig
-from crawler.http.fetcher import FetchFailure, Response
-from crawler.robots.txt import (
-    MAX_BODY_BYTES,
-    RobotsPolicy,
-    RobotsTxt,
-    robots_fetch_decision,
-)
+from crawler.http.answer import FetchFailure, Response
+from crawler.robots.entry import MemoryRobotsStore, RobotsEntry, RobotsStore
+from crawler.robots.outcome import RobotsPolicy, robots_fetch_decision
+from crawler.robots.txt import MAX_BODY_BYTES, RobotsTxt
 from crawler.urls import InvalidUrlError, resolve_url, robots_url_of
 
-__all__ = ["MemoryRobotsStore", "RobotsCache", "RobotsEntry", "RobotsStore"]
+__all__ = ["RobotsCache"]
 
 Get = Callable[[str, int], Awaitable[Response | FetchFailure]]
 """`get(url, max_bytes)`: one request, redirects not followed."""
-
-
-@dataclass(frozen=True, slots=True)
-class RobotsEntry:
-    origin: str
-    robots: RobotsTxt
-    fetched_at: float
-    expires_at: float
-    reason: str
-    """How the rules came about: 'status 200', 'status 404: unavailable', 'unreachable: ...'."""
-    unreachable: bool = False
-    """The last attempt failed (429, 5xx, network): retry at `expires_at`."""
-    failures: int = 0
-    """Consecutive unreachable attempts."""
-    stale: bool = False
-    """Unreachable, but the rules are the last good copy's, used past its expiry."""
-    hops: tuple[str, ...] = ()
-    """URLs requested for this entry, robots.txt of the origin first, then redirect targets."""
-
-    def fresh(self, now: float) -> bool:
-        return now < self.expires_at
-
-    @property
-    def blocks(self) -> bool:
-        """No rules to crawl by until `expires_at`: unreachable and no earlier copy."""
-        return self.unreachable and not self.stale
-
-
-class RobotsStore(Protocol):
-    def get(self, origin: str) -> RobotsEntry | None: ...
-
-    def put(self, entry: RobotsEntry) -> None: ...
-
-    def __iter__(self) -> Iterator[RobotsEntry]: ...
-
-
-class MemoryRobotsStore:
-    def __init__(self) -> None:
-        self._entries: dict[str, RobotsEntry] = {}
-
-    def get(self, origin: str) -> RobotsEntry | None:
-        return self._entries.get(origin)
-
-    def put(self, entry: RobotsEntry) -> None:
-        self._entries[entry.origin] = entry
-
-    def __iter__(self) -> Iterator[RobotsEntry]:
-        return iter(list(self._entries.values()))
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class RobotsCache:

@@ -1,5 +1,6 @@
 """HTTP: one GET in, a `Response` or a `FetchFailure` out; never raises, follows no redirect."""
 
-from crawler.http.fetcher import Fetcher, FetchFailure, Response
+from crawler.http.answer import FetchFailure, Response
+from crawler.http.fetcher import Fetcher
 
 __all__ = ["FetchFailure", "Fetcher", "Response"]

@@ -16,29 +16,41 @@ from aiohttp.client_proto import ResponseHandler
 from yarl import URL
 
 from crawler.config import FetchConfig
-from crawler.http.fetcher import ACCEPT, HTML_TYPES, FetchFailure, Response
+from crawler.http.answer import ACCEPT, HTML_TYPES, FailureKind, FetchFailure, Response
 
 __all__ = ["AiohttpClient"]
 
 
-def _failure(url: str, error: BaseException) -> FetchFailure:
+def _error_kinds() -> tuple[
+    tuple[type[BaseException] | tuple[type[BaseException], ...], FailureKind], ...
+]:
+    """aiohttp's errors and the failure kind each is, in the order they are tried (a subclass
+    before its base). Classes an older aiohttp lacks are left out."""
     dns_error = getattr(aiohttp, "ClientConnectorDNSError", None)
     # ftp:, mailto: and the like; not an InvalidURL in aiohttp 3.10 and later.
     non_http = getattr(aiohttp, "NonHttpUrlClientError", None)
-    if isinstance(error, TimeoutError):
-        kind = "timeout"
-    elif dns_error is not None and isinstance(error, dns_error):
-        kind = "dns"
-    elif isinstance(error, aiohttp.InvalidURL) or (
-        non_http is not None and isinstance(error, non_http)
-    ):
-        kind = "invalid-url"
-    elif isinstance(error, aiohttp.ClientPayloadError):
-        kind = "payload"
-    elif isinstance(error, aiohttp.ClientResponseError | ValueError | UnicodeError):
-        kind = "protocol"
-    else:
-        kind = "connection"
+    optional: tuple[tuple[type[BaseException] | None, FailureKind], ...] = (
+        (dns_error, "dns"),
+        (non_http, "invalid-url"),
+    )
+    return (
+        (TimeoutError, "timeout"),
+        *((cls, kind) for cls, kind in optional if cls is not None),
+        (aiohttp.InvalidURL, "invalid-url"),
+        (aiohttp.ClientPayloadError, "payload"),
+        ((aiohttp.ClientResponseError, ValueError, UnicodeError), "protocol"),
+    )
+
+
+_ERROR_KINDS = _error_kinds()
+
+
+def _failure(url: str, error: BaseException) -> FetchFailure:
+    """`error` as the failure it is: the first kind of `_ERROR_KINDS` it is an instance of, else
+    `connection`."""
+    kind: FailureKind = next(
+        (kind for classes, kind in _ERROR_KINDS if isinstance(error, classes)), "connection"
+    )
     message = str(error) or type(error).__name__
     return FetchFailure(url, kind, message)
 

@@ -19,8 +19,8 @@ from typing import cast
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from crawler.http.answer import HTML_TYPES, FailureKind, Response
 from crawler.http.coding import DECODE_ERRORS, Decoder, body_decoder, media_type
-from crawler.http.fetcher import HTML_TYPES, Response
 
 __all__ = ["MAX_HEADER_BYTES", "Connection", "ExchangeError", "StaleConnectionError"]
 
@@ -30,9 +30,9 @@ MAX_HEADER_BYTES = 64 * 1024
 class ExchangeError(Exception):
     """An exchange ended without an answer: `kind` and `message` become the `FetchFailure`."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: FailureKind, message: str) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.kind: FailureKind = kind
 
 
 class StaleConnectionError(Exception):
@@ -190,7 +190,7 @@ class Connection(asyncio.Protocol):
             cause = error.__context__
             self._error = ExchangeError("protocol", str(cause or error))
         except httptools.HttpParserError as error:
-            kind = "payload" if self._headers_done else "protocol"
+            kind: FailureKind = "payload" if self._headers_done else "protocol"
             self._error = ExchangeError(kind, f"malformed answer: {error}")
         if not self._headers_done and self._header_bytes > MAX_HEADER_BYTES:
             self._error = ExchangeError("protocol", f"headers over {MAX_HEADER_BYTES} bytes")

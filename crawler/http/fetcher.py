@@ -1,76 +1,31 @@
 """The HTTP client: pooled connections, timeouts, a cap on decoded bytes, no automatic redirects.
 
-Two clients do the GETs: the crawl's own HTTP/1.1 client on httptools (crawler/http/http1.py), five
-times lighter on the event loop, and aiohttp's ClientSession, where httptools is not installed or
-`fetch.client: aiohttp` asks for it. Both end a request in the same shape: a `Response` (any
-status) or a `FetchFailure` value whose `kind` names what went wrong (`timeout`, `dns`,
-`connection`, `closed` (a kept-alive connection closed without an answer; http1 only), `payload`,
-`protocol`, `invalid-url`). Neither raises: a failed fetch is a value the
-crawl counts, retries or records. Redirects are returned, not followed: the crawl checks every hop
-against robots.txt and scope before it asks for it.
+Two clients do the GETs: the crawl's own HTTP/1.1 client on httptools (crawler.http.http1), lighter
+on the event loop, and aiohttp's ClientSession (crawler.http.aiohttp_client), where httptools is
+not installed or `fetch.client: aiohttp` asks for it. Both end a request in the same shape
+(crawler.http.answer): a `Response` (any status) or a `FetchFailure` value whose `kind` names what
+went wrong. Neither raises: a failed fetch is a value the crawl counts, retries or records.
+Redirects are returned, not followed: the crawl checks every hop against robots.txt and scope
+before it asks for it.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol
 
-from multidict import CIMultiDictProxy
-
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
+from crawler.http.answer import ACCEPT, FetchFailure, Response
 
-__all__ = [
-    "ACCEPT",
-    "HTML_TYPES",
-    "FetchFailure",
-    "Fetcher",
-    "Response",
-    "http1_available",
-    "is_html",
-]
-
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+__all__ = ["Client", "Fetcher", "http1_available"]
 
 
-def is_html(content_type: str) -> bool:
-    return content_type in HTML_TYPES
+class Client(Protocol):
+    """What the `Fetcher` asks of a client: one GET, redirects not followed, never raising; and
+    closing its connections. A test or an embedder may hand one in (`Fetcher(client=...)`)."""
 
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    url: str
-    status: int
-    headers: CIMultiDictProxy[str]
-    content_type: str
-    """Media type, lower case, without parameters; empty when the server sent none."""
-    charset: str | None
-    body: bytes
-    """Decoded (decompressed) body, at most the cap; empty when it was not asked for."""
-    truncated: bool = False
-    answered_at: float | None = None
-    """`time.monotonic()` when the answer's first bytes reached the process, when the client
-    could tell (see `_StampingHandler`); the host had answered by then."""
-
-    @property
-    def location(self) -> str | None:
-        return self.headers.get("Location")
-
-
-@dataclass(frozen=True, slots=True)
-class FetchFailure:
-    url: str
-    kind: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.message}"
-
-
-class _Client(Protocol):
     async def get(
         self, url: str, max_bytes: int, *, html_only: bool = False
     ) -> Response | FetchFailure: ...
@@ -85,18 +40,29 @@ def http1_available() -> bool:
 
 class Fetcher:
     """GET with the crawl's User-Agent over pooled connections: the http1 client
-    (crawler/http/http1.py) or aiohttp's, as `fetch.client` says. Use as an async context manager,
-    or call `open()` and `close()`."""
+    (crawler.http.http1) or aiohttp's, as `fetch.client` says, or the `client` given. Use as an
+    async context manager, or call `open()` and `close()`."""
 
-    def __init__(self, config: FetchConfig, user_agent: str, *, connections: int = 100) -> None:
+    def __init__(
+        self,
+        config: FetchConfig,
+        user_agent: str,
+        *,
+        connections: int = 100,
+        client: Client | None = None,
+    ) -> None:
         self._config = config
         self._user_agent = user_agent
         self._connections = connections
-        self._client: _Client | None = None
+        self._given = client
+        self._client: Client | None = None
 
     @property
     def client_name(self) -> str:
-        """The client `fetch.client` comes to on this machine: 'http1' or 'aiohttp'."""
+        """The client `fetch.client` comes to on this machine: 'http1' or 'aiohttp' (or the
+        class name of the client given)."""
+        if self._given is not None:
+            return type(self._given).__name__
         choice = self._config.client
         if choice == "auto":
             return "http1" if http1_available() else "aiohttp"
@@ -105,12 +71,15 @@ class Fetcher:
     async def open(self) -> None:
         if self._client is not None:
             return
-        if self.client_name == "http1":
+        if self._given is not None:
+            self._client = self._given
+        elif self.client_name == "http1":
             if not http1_available():
                 raise ConfigError(
                     "fetch.client: http1 needs the httptools package; install it, or set "
                     "fetch.client to auto or aiohttp"
                 )
+            # Imported here: httptools, which they need, is optional.
             from crawler.http.coding import accept_encoding
             from crawler.http.http1 import Http1Client
 

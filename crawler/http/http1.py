@@ -49,8 +49,8 @@ from typing import Any
 from yarl import URL
 
 from crawler.config import FetchConfig
+from crawler.http.answer import FetchFailure, Response
 from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
-from crawler.http.fetcher import FetchFailure, Response
 
 __all__ = ["DNS_TTL", "KEEPALIVE_SECONDS", "Http1Client"]
 

@@ -1,8 +1,10 @@
 """What a crawl writes (the full-text index, JSONL files) and reading it back (search, export)."""
 
-from crawler.output.index import IndexSink, SearchHit, export_pages, search
+from crawler.output.index import IndexSink
+from crawler.output.jsonl import JsonlSink
 from crawler.output.records import PageRecord, Skip
-from crawler.output.sinks import JsonlSink, PageSink, open_sinks
+from crawler.output.search import SearchHit, export_pages, search
+from crawler.output.sinks import PageSink, open_sinks
 
 __all__ = [
     "IndexSink",

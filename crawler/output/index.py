@@ -1,5 +1,5 @@
-"""The crawl's full-text index: `IndexSink` writes DIR/index.sqlite; `search` and `export_pages`
-read it.
+"""The crawl's full-text index: `IndexSink` writes DIR/index.sqlite (crawler.output.search reads
+it).
 
 Schema (version 1, kept in `PRAGMA user_version` so a later version can migrate):
 
@@ -29,33 +29,33 @@ Readers open the file read-only; WAL lets them search while a crawl writes.
 from __future__ import annotations
 
 import contextlib
-import json
 import queue
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any
 
 from crawler._sqlite import write_rows
-from crawler.errors import ConfigError, OutputError, SearchError
+from crawler.errors import OutputError
 from crawler.output.records import PageRecord, Skip, compact_json
 from crawler.runtime import background_thread
 
-__all__ = ["IndexSink", "SearchHit", "export_pages", "find_index", "search"]
+__all__ = [
+    "BOOL_COLUMNS",
+    "INDEX_NAME",
+    "JSON_COLUMNS",
+    "PAGE_COLUMNS",
+    "SCHEMA_VERSION",
+    "IndexSink",
+    "version_message",
+]
 
 INDEX_NAME = "index.sqlite"
 SCHEMA_VERSION = 1
-EXPORT_FORMATS = ("jsonl",)
-HIGHLIGHT = ("[", "]")
-"""Snippet markers around each matched token."""
-ELLIPSIS = "…"
 
-_PAGE_COLUMNS = (
+PAGE_COLUMNS = (
     "url",
     "final_url",
     "status",
@@ -77,8 +77,8 @@ _PAGE_COLUMNS = (
     "nofollow_links",
     "redirects",
 )
-_JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
-_BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow"})
+JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
+BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow"})
 
 _SCHEMA = (
     """CREATE TABLE pages (
@@ -120,9 +120,9 @@ _SCHEMA = (
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler/_sqlite.py says why: the GIL). `{values}` is that list.
 _UPSERT_PAGES = (
-    f"INSERT INTO pages ({', '.join(_PAGE_COLUMNS)}) {{values}} "
+    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in _PAGE_COLUMNS[1:])
+    + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:])
 )
 _DELETE_TEXTS = (
     "DELETE FROM pages_fts WHERE rowid IN (SELECT id FROM pages WHERE url IN ({values}))"
@@ -284,7 +284,7 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
                 for statement in _SCHEMA:
                     connection.execute(statement)
             elif version != SCHEMA_VERSION:
-                raise OutputError(_version_message(path, version))
+                raise OutputError(version_message(path, version))
             _tune_fts(connection)
             connection.execute("COMMIT")
         except BaseException:
@@ -331,7 +331,7 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
     try:
         if pages:
             write_rows(connection, _DELETE_TEXTS, [(url,) for url in pages], 1)
-            write_rows(connection, _UPSERT_PAGES, page_rows, len(_PAGE_COLUMNS))
+            write_rows(connection, _UPSERT_PAGES, page_rows, len(PAGE_COLUMNS))
         if texts:
             write_rows(connection, _INSERT_TEXTS, texts, 4)
         if skip_rows:
@@ -349,121 +349,10 @@ def _page_row(record: PageRecord) -> list[Any]:
     # keeps the lists as JSON text.
     fields = record.to_json()
     fields["indexed"] = fields["index"]
-    for column in _JSON_COLUMNS:
+    for column in JSON_COLUMNS:
         fields[column] = compact_json(fields[column])
-    return [fields[column] for column in _PAGE_COLUMNS]
+    return [fields[column] for column in PAGE_COLUMNS]
 
 
-def _version_message(path: Path, version: int) -> str:
+def version_message(path: Path, version: int) -> str:
     return f"index {path} has schema version {version}; this crawler reads version {SCHEMA_VERSION}"
-
-
-# --- reading ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One page matching a search."""
-
-    url: str
-    """Where the text was found: the page record's `final_url`."""
-    title: str | None
-    snippet: str
-    """A few words of the page's text around the matches, matches between the highlight marks."""
-    score: float
-    """Relevance, higher is better (negated bm25; title matches weigh 10 times text matches)."""
-
-
-def find_index(directory: Path) -> Path:
-    """The index file in `directory`; OutputError if there is none."""
-    path = directory / INDEX_NAME
-    if not path.is_file():
-        raise OutputError(f"no index in {directory} (crawl with output.format index first)")
-    return path
-
-
-@contextmanager
-def _reading(directory: Path) -> Iterator[sqlite3.Connection]:
-    path = find_index(directory)
-    try:
-        # Read-only, so a search never takes a write lock from a crawl writing the same file.
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise OutputError(f"cannot read index {path}: {error}") from error
-    try:
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
-            raise OutputError(_version_message(path, version))
-        yield connection
-    except sqlite3.Error as error:
-        raise OutputError(f"cannot read index {path}: {error}") from error
-    finally:
-        connection.close()
-
-
-def search(
-    directory: Path,
-    query: str,
-    *,
-    limit: int = 10,
-    highlight: tuple[str, str] = HIGHLIGHT,
-    tokens: int = 12,
-) -> list[SearchHit]:
-    """The pages best matching `query` (FTS5 syntax: "a phrase", AND/OR/NOT, prefix*, title:word),
-    best first. SearchError for a malformed query, OutputError for a missing or unreadable index."""
-    if limit < 1:
-        raise ConfigError(f"search limit must be at least 1, not {limit}")
-    if not 1 <= tokens <= 64:  # FTS5 would quietly clamp the count to its bounds
-        raise ConfigError(f"snippet tokens must be from 1 to 64, not {tokens}")
-    sql = (
-        "SELECT pages.final_url, pages.title, snippet(pages_fts, 1, ?, ?, ?, ?), "
-        "bm25(pages_fts, 10.0, 1.0, 1.0) AS rank "
-        "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
-        "WHERE pages_fts MATCH ? ORDER BY rank LIMIT ?"
-    )
-    parameters = (*highlight, ELLIPSIS, tokens, query, limit)
-    with _reading(directory) as connection:
-        try:
-            rows = connection.execute(sql, parameters).fetchall()
-        except sqlite3.OperationalError as error:
-            # The schema was checked on open, so a plain SQL error here is the query's.
-            if error.sqlite_errorname != "SQLITE_ERROR":
-                raise
-            raise SearchError(f"bad search query {query!r}: {error}") from error
-    return [SearchHit(url, title, snippet or "", -rank) for url, title, snippet, rank in rows]
-
-
-def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
-    """Write every fetched page to `out`, in fetch order, one JSON object a line; returns the
-    count. `text` and `nosnippet_text` are null unless the page is indexed."""
-    if format not in EXPORT_FORMATS:
-        raise ConfigError(f"unknown export format {format!r} (known: {', '.join(EXPORT_FORMATS)})")
-    columns = ", ".join(f"pages.{column}" for column in _PAGE_COLUMNS)
-    sql = (
-        f"SELECT {columns}, pages_fts.text, pages_fts.nosnippet_text "
-        "FROM pages LEFT JOIN pages_fts ON pages_fts.rowid = pages.id "
-        "ORDER BY pages.fetched_at, pages.id"
-    )
-    count = 0
-    with _reading(directory) as connection:
-        for row in connection.execute(sql):  # a cursor: rows stream, never all in memory
-            out.write(compact_json(_export_object(row)) + "\n")
-            count += 1
-    return count
-
-
-def _export_object(row: Sequence[Any]) -> dict[str, Any]:
-    page: dict[str, Any] = {}
-    for column, value in zip(_PAGE_COLUMNS, row, strict=False):
-        if column in _JSON_COLUMNS:
-            page[column] = json.loads(value)
-        elif column in _BOOL_COLUMNS:
-            page[column] = bool(value)
-        elif column == "fetched_at":
-            page[column] = round(value, 3)
-        else:
-            page[column] = value
-    indexed = page["indexed"]
-    page["text"] = row[-2] if indexed else None
-    page["nosnippet_text"] = row[-1] if indexed else None
-    return page

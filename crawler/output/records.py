@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from crawler.http.fetcher import is_html
-
-if TYPE_CHECKING:
-    from crawler.http.fetcher import Response
-    from crawler.page.read import Page
+from crawler.http.answer import Response, is_html
+from crawler.page.read import Page
 
 __all__ = ["PageRecord", "Skip", "compact_json", "record_of"]
 

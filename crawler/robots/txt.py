@@ -6,21 +6,20 @@ The public face of the engine (SPEC sections 1 to 5):
 - Defaults follow RFC 9309: groups apply by exact product token, else the `*` groups, else none;
   the longest pattern wins, Allow on a tie; `/robots.txt` is always allowed. The legacy options
   from the seeds (`RobotsOptions`) each change exactly one of these decisions.
-- `robots_fetch_decision` maps a robots.txt fetch outcome to parse, allow-all, disallow-all or
-  follow; `validate_product_token` says why a token cannot be matched.
+- `validate_product_token` says why a token cannot be matched. What a fetch outcome means is
+  crawler.robots.outcome's.
 
-How the work is split, for speed: `robots_lines` sorts lines into groups at parse time;
-`robots_rules` compiles the rules of the groups that apply to an agent on the first question about
-it, and keeps them; `robots_rates` reads the rate and time extensions.
+How the work is split, for speed: `lines` sorts lines into groups at parse time; `rules`
+compiles the rules of the groups that apply to an agent on the first question about it, and
+keeps them; `rates` reads the rate and time extensions.
 """
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 from crawler.errors import InvalidProductTokenError, InvalidRobotsOptionError
 from crawler.robots.lines import (
@@ -50,18 +49,12 @@ from crawler.urls import match_target
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_LINE_BYTES",
-    "MAX_REDIRECTS",
     "Explanation",
-    "FetchDecision",
     "RobotsOptions",
-    "RobotsPolicy",
     "RobotsTxt",
     "product_token_from_user_agent",
-    "robots_fetch_decision",
     "validate_product_token",
 ]
-
-MAX_REDIRECTS: Final = 5
 
 Agent = str | Sequence[str]
 _VALID_TOKEN = re.compile(r"[A-Za-z_-]+")
@@ -87,61 +80,6 @@ def product_token_from_user_agent(user_agent: str) -> str:
     `PoliteBot`."""
     first_product = user_agent.strip().split(" ", 1)[0]
     return validate_product_token(first_product.split("/", 1)[0])
-
-
-# --- what a robots.txt fetch outcome means (SPEC section 1) --------------------------------------
-
-
-class RobotsPolicy(enum.Enum):
-    PARSE = "parse"
-    ALLOW_ALL = "allow-all"
-    DISALLOW_ALL = "disallow-all"
-    FOLLOW = "follow-redirect"
-
-
-@dataclass(frozen=True, slots=True)
-class FetchDecision:
-    policy: RobotsPolicy
-    reason: str
-    retry: bool = False
-    """True when the origin is unreachable: fetch robots.txt again later, with backoff."""
-
-
-def robots_fetch_decision(
-    status: int | None,
-    *,
-    redirects: int = 0,
-    error: str | None = None,
-    has_location: bool = True,
-    auth_disallows: bool = False,
-) -> FetchDecision:
-    """Map one robots.txt response (or network `error`) to what the crawler does next (RFC 9309
-    section 2.3.1). `redirects` counts the hops already followed to get this response."""
-    if error is not None or status is None:
-        return FetchDecision(
-            RobotsPolicy.DISALLOW_ALL, f"unreachable: {error or 'no response'}", retry=True
-        )
-    if 200 <= status < 300:
-        return FetchDecision(RobotsPolicy.PARSE, f"status {status}")
-    if 300 <= status < 400:
-        if not has_location:
-            return FetchDecision(
-                RobotsPolicy.ALLOW_ALL, f"status {status} without Location: unavailable"
-            )
-        if redirects >= MAX_REDIRECTS:
-            return FetchDecision(
-                RobotsPolicy.ALLOW_ALL, f"more than {MAX_REDIRECTS} redirects: unavailable"
-            )
-        return FetchDecision(RobotsPolicy.FOLLOW, f"status {status}: redirect {redirects + 1}")
-    if status == 429:
-        return FetchDecision(RobotsPolicy.DISALLOW_ALL, "status 429: unreachable", retry=True)
-    if status in (401, 403) and auth_disallows:
-        return FetchDecision(
-            RobotsPolicy.DISALLOW_ALL, f"status {status}: access denied, read as disallow-all"
-        )
-    if 400 <= status < 500:
-        return FetchDecision(RobotsPolicy.ALLOW_ALL, f"status {status}: unavailable")
-    return FetchDecision(RobotsPolicy.DISALLOW_ALL, f"status {status}: unreachable", retry=True)
 
 
 # --- the public face -----------------------------------------------------------------------------

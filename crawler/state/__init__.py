@@ -2,8 +2,10 @@
 where it was, fetching nothing twice beyond what was in flight.
 
     interface.py  CrawlState (the five stores and `commit`), RunStore, the memory versions
-    sqlite.py     the same in DIR/state.sqlite: the schema, StateDb, open_state
-    queue.py      the SQLite frontier (pending URLs on disk, a working set per host) and seen set
+    db.py         DIR/state.sqlite: the schema, the connection and the commit (StateDb)
+    sqlite.py     the same stores on it (SqliteCrawlState), open_state
+    frontier.py   the SQLite frontier (pending URLs on disk, a working set per host)
+    seen.py       the SQLite seen set
     stores.py     the SQLite robots.txt, host timing and run stores
     codec.py      values as rows and back
     lock.py       one crawl per data directory (flock)
@@ -32,9 +34,10 @@ The rules it keeps:
 - One crawl per data directory: `DataDirLock`. Many writers sharing a state (Redis) is later work.
 """
 
-from crawler.state.frontier import SqliteFrontier, SqliteSeenSet
+from crawler.state.frontier import SqliteFrontier
 from crawler.state.interface import CrawlState, MemoryCrawlState, MemoryRunStore, RunStore
 from crawler.state.lock import LOCK_NAME, DataDirLock
+from crawler.state.seen import SqliteSeenSet
 from crawler.state.sqlite import STATE_NAME, SqliteCrawlState, open_state, state_files
 from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
 

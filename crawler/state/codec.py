@@ -1,9 +1,9 @@
 """The crawl state's values as rows and JSON, and back. Pure: no database, no clock.
 
-Each `*_row` function gives the columns one table keeps (crawler/state/sqlite.py names them);
-each `*_from_row` takes them back. A value read back equals the value written, except that a
-host's requests in flight are zero (a new process has none) and robots.txt rules are read again
-with the options of the crawl reading them.
+Each `*_row` function gives the columns one table keeps (crawler.state.db names them); each
+`*_from_row` takes them back. A value read back equals the value written, except that a host's
+requests in flight are zero (a new process has none) and robots.txt rules are read again with the
+options of the crawl reading them.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from crawler.crawl.robots_cache import RobotsEntry
 from crawler.frontier import QueuedUrl
 from crawler.output.records import compact_json
 from crawler.politeness import HostRules, HostTiming
+from crawler.robots.entry import RobotsEntry
 from crawler.robots.rates import RequestRate, TimeWindow
 from crawler.robots.txt import Explanation, RobotsOptions, RobotsTxt
 from crawler.stats import CrawlStats, DeferredHost

@@ -1,17 +1,15 @@
-"""The frontier and the seen set on SQLite: pending URLs on disk, a working set per host in memory.
+"""The frontier on SQLite: pending URLs on disk, a working set per host in memory.
 
-Tables (crawler/state/sqlite.py creates them):
+Tables (crawler.state.db creates them; the seen set is crawler.state.seen's):
 
     origins  id INTEGER PRIMARY KEY, origin UNIQUE
     queue    id INTEGER PRIMARY KEY, origin_id, url, depth, attempts, redirected_from,
              redirect_status; index on (origin_id, id)
-    seen     id INTEGER PRIMARY KEY, hash (CRC-32 of the URL), url; index on hash
 
-Why this shape: rows are appended in id order, so the tables grow at their ends, and the only
-trees that take inserts all over are the two small indexes of integers, which stay in SQLite's
-cache. (A table keyed by URL, or by origin, takes each insert on a different page of a tree
-ten times larger: every commit then writes most of the tree again.) A seen-set lookup of a new
-URL reads the hash index alone; a hash that matches reads the row to compare the URL itself.
+Why this shape: rows are appended in id order, so the tables grow at their ends, and the only trees
+that take inserts all over are two small indexes of integers (this one and the seen set's), which
+stay in SQLite's cache. (A table keyed by URL, or by origin, takes each insert on a different page
+of a tree ten times larger: every commit then writes most of the tree again.)
 
 A URL's row stays in `queue` from `push` until `done`: popping it (a lease) changes nothing on
 disk, so whatever was leased when a crawl was killed is queued again when the state is opened.
@@ -33,21 +31,17 @@ from __future__ import annotations
 import sqlite3
 from collections import deque
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
-from zlib import crc32
 
 from crawler._sqlite import write_rows
 from crawler.frontier import QueuedUrl
 from crawler.state.codec import item_from_row, item_row
+from crawler.state.db import StateDb
 
-if TYPE_CHECKING:
-    from crawler.state.sqlite import StateDb
-
-__all__ = ["SqliteFrontier", "SqliteSeenSet"]
+__all__ = ["BUFFER_ROWS", "SqliteFrontier"]
 
 _BEFORE_ALL = -(2**62)
 """`loaded_to` of an origin none of whose rows has been read."""
-_BUFFER_ROWS = 4096
+BUFFER_ROWS = 4096
 """Buffered rows past which the buffer is written out: memory stays bounded between commits."""
 
 _INSERT = (
@@ -180,7 +174,7 @@ class SqliteFrontier:
         row_id, queue, _ = lease
         queue.leased -= 1
         self._deletes.append((row_id,))
-        if len(self._deletes) >= _BUFFER_ROWS:
+        if len(self._deletes) >= BUFFER_ROWS:
             self._db.write()
         if not queue.pending and not queue.leased:
             # Safe to forget `loaded_to`: the origin has no row left that was read.
@@ -214,7 +208,7 @@ class SqliteFrontier:
 
     def _insert(self, queue: _Origin, row_id: int, item: QueuedUrl) -> None:
         self._inserts.append((queue.id, row_id, *item_row(item)))
-        if len(self._inserts) >= _BUFFER_ROWS:
+        if len(self._inserts) >= BUFFER_ROWS:
             self._db.write()
 
     def _refill(self, queue: _Origin) -> None:
@@ -261,99 +255,3 @@ class SqliteFrontier:
             f"SqliteFrontier({self._size} URLs in {len(self._origins)} origins, "
             f"{len(self._leases)} leased)"
         )
-
-
-class _DigestFilter:
-    """Which URL hashes the seen table may hold: a bit per hash, its top 27 bits (16 MiB). A clear
-    bit means no URL of that hash was ever added, so a URL never met costs no query; a set one
-    means look. With a million URLs seen, 0.7% of new URLs are looked up for nothing.
-
-    Why: a crawl meets new URLs all the time, and each lookup was a query on the event loop's
-    thread, one that gives up the GIL and must wait to take it back (crawler/_sqlite.py). On a
-    1,000-host run they cost 0.18 s of the loop's 4.8 s."""
-
-    __slots__ = ("_bits",)
-
-    def __init__(self) -> None:
-        self._bits = bytearray(1 << 24)
-
-    def add(self, digest: int) -> None:
-        position = digest >> 5
-        self._bits[position >> 3] |= 1 << (position & 7)
-
-    def __contains__(self, digest: int) -> bool:
-        position = digest >> 5
-        return bool(self._bits[position >> 3] & (1 << (position & 7)))
-
-
-class SqliteSeenSet:
-    """A `SeenSet` on the state database. URLs added since the last write wait in a dict; the
-    URLs met most recently (added or found) are remembered in two generations of sets, since a
-    crawl meets the same links again and again (navigation, the next page); the rest are looked
-    up by hash, when the `_DigestFilter` says the table may hold it."""
-
-    def __init__(self, db: StateDb, *, remember: int = 1 << 16) -> None:
-        self._db = db
-        self._new: dict[str, int] = {}
-        """URL -> hash, added since the last write, in order."""
-        self._generation = remember // 2
-        self._recent: set[str] = set()
-        self._older: set[str] = set()
-        self._filter = _DigestFilter()
-        try:
-            self._size: int = db.connection.execute("SELECT count(*) FROM seen").fetchone()[0]
-            for (digest,) in db.connection.execute("SELECT hash FROM seen"):
-                self._filter.add(digest)
-        except sqlite3.Error as error:
-            raise db.failed(error) from error
-        db.add_writer(self._write)
-
-    def add(self, url: str) -> bool:
-        if url in self._recent or url in self._older or url in self._new:
-            return False
-        digest = crc32(url.encode())
-        if self._on_disk(url, digest):
-            self._remember(url)
-            return False
-        self._new[url] = digest
-        self._filter.add(digest)
-        self._size += 1
-        if len(self._new) >= _BUFFER_ROWS:
-            self._db.write()
-        return True
-
-    def __contains__(self, url: str) -> bool:
-        if url in self._recent or url in self._older or url in self._new:
-            return True
-        return self._on_disk(url, crc32(url.encode()))
-
-    def _on_disk(self, url: str, digest: int) -> bool:
-        if digest not in self._filter:
-            return False
-        try:
-            rows = self._db.connection.execute(
-                "SELECT url FROM seen WHERE hash = ?", (digest,)
-            ).fetchall()
-        except sqlite3.Error as error:
-            raise self._db.failed(error) from error
-        return any(found == url for (found,) in rows)
-
-    def _remember(self, url: str) -> None:
-        recent = self._recent
-        recent.add(url)
-        if len(recent) >= self._generation:
-            self._older, self._recent = recent, set()
-
-    def __len__(self) -> int:
-        return self._size
-
-    def _write(self, connection: sqlite3.Connection) -> None:
-        if self._new:
-            rows = [(digest, url) for url, digest in self._new.items()]
-            write_rows(connection, "INSERT INTO seen (hash, url) {values}", rows, 2)
-            for url in self._new:
-                self._remember(url)
-            self._new.clear()
-
-    def __repr__(self) -> str:
-        return f"SqliteSeenSet({self._size} URLs, {len(self._new)} not written)"

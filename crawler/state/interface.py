@@ -19,9 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from crawler.crawl.robots_cache import MemoryRobotsStore, RobotsStore
 from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, SeenSet
 from crawler.politeness import HostTimingStore, MemoryHostTimingStore
+from crawler.robots.entry import MemoryRobotsStore, RobotsStore
 from crawler.stats import CrawlStats, DeferredHost
 
 __all__ = ["CrawlState", "MemoryCrawlState", "MemoryRunStore", "RunStore"]

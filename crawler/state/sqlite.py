@@ -1,100 +1,22 @@
-"""The crawl state in DIR/state.sqlite: one database, one connection, committed in batches.
-
-Schema (version 1, in `PRAGMA user_version`); the frontier and the seen set are in
-crawler/state/frontier.py, the other stores in crawler/state/stores.py:
-
-    origins, queue, seen    the frontier and the seen set
-    robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
-                            fetch and expiry times, why, failures, redirect hops
-    timings                 one row per origin: rules (JSON), next start, backoff, failure streak,
-                            requests, last start and answer, shortest gap, pages
-    seeds                   every seed given, in order
-    run                     key/value: runs (begun), clean (the last run ended cleanly), stats
-                            (JSON), deferred (JSON)
-
-Every store buffers what it is given and writes it when `StateDb.commit()` runs (the crawl
-commits every `state.commit_interval` seconds, before a robots.txt request starts or after its
-answer, and at the end). Everything between two commits lands in one transaction, so a kill
-leaves the file as it was at the last commit: never a URL marked seen but not queued, never a
-queue without its origin. WAL with synchronous=NORMAL: a commit survives the process being
-killed; a power cut may lose the last commits, never the file's consistency. With NORMAL only a
-checkpoint (copying the WAL into the database) waits for the disk, and it can wait long when the
-disk is busy with other writes (the index's, say): so checkpoints run in a thread of their own
-(`_WalCheckpoints`), never on the crawl's.
-
-All of it runs on the crawl's thread: a store's `put` is a dict or list operation; the SQL runs
-in a few statements per table per commit (crawler/_sqlite.py). Reads (a host's next URLs, a seen-set
-lookup, a host met again) run on the same connection and so see what is written but not yet
-committed.
+"""The crawl state in DIR/state.sqlite: `SqliteCrawlState` builds every store on one `StateDb`
+(crawler.state.db, which holds the schema and the commit).
 """
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from crawler.config import StateConfig
 from crawler.errors import StateError
-from crawler.robots.txt import RobotsOptions
-from crawler.runtime import background_thread
-from crawler.state.frontier import SqliteFrontier, SqliteSeenSet
+from crawler.robots.rules import RobotsOptions
+from crawler.state.db import StateDb
+from crawler.state.frontier import SqliteFrontier
+from crawler.state.seen import SqliteSeenSet
 from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
 
-__all__ = ["STATE_NAME", "SqliteCrawlState", "StateDb", "open_state", "state_files"]
+__all__ = ["STATE_NAME", "SqliteCrawlState", "open_state", "state_files"]
 
 STATE_NAME = "state.sqlite"
-SCHEMA_VERSION = 1
-CACHE_KIB = 64 * 1024
-"""SQLite's page cache: the rest of the state is read from the OS's file cache."""
-CHECKPOINT_EVERY_S = 1.0
-
-_SCHEMA = (
-    "CREATE TABLE origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
-    """CREATE TABLE queue (
-        id INTEGER PRIMARY KEY,
-        origin_id INTEGER NOT NULL,
-        url TEXT NOT NULL,
-        depth INTEGER NOT NULL,
-        attempts INTEGER NOT NULL,
-        redirected_from TEXT,
-        redirect_status INTEGER
-    )""",
-    "CREATE INDEX queue_origin ON queue (origin_id, id)",
-    "CREATE TABLE seen (id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, url TEXT NOT NULL)",
-    "CREATE INDEX seen_hash ON seen (hash)",
-    """CREATE TABLE robots (
-        origin TEXT PRIMARY KEY,
-        text BLOB NOT NULL,
-        policy INTEGER,
-        policy_message TEXT,
-        fetched_at REAL NOT NULL,
-        expires_at REAL NOT NULL,
-        reason TEXT NOT NULL,
-        unreachable INTEGER NOT NULL,
-        failures INTEGER NOT NULL,
-        stale INTEGER NOT NULL,
-        hops TEXT NOT NULL
-    )""",
-    """CREATE TABLE timings (
-        origin TEXT PRIMARY KEY,
-        rules TEXT NOT NULL,
-        next_start REAL NOT NULL,
-        backoff_until REAL NOT NULL,
-        failure_streak INTEGER NOT NULL,
-        requests INTEGER NOT NULL,
-        last_start REAL,
-        last_answer REAL,
-        shortest_gap REAL,
-        pages INTEGER NOT NULL
-    )""",
-    "CREATE TABLE seeds (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE)",
-    "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
-)
-Writer = Callable[[sqlite3.Connection], None]
 
 
 def state_files(directory: Path) -> list[Path]:
@@ -102,124 +24,6 @@ def state_files(directory: Path) -> list[Path]:
     path = directory / STATE_NAME
     candidates = [path, path.with_name(STATE_NAME + "-wal"), path.with_name(STATE_NAME + "-shm")]
     return [candidate for candidate in candidates if candidate.exists()]
-
-
-class _WalCheckpoints(threading.Thread):
-    """Copies the WAL into the database every `interval` seconds, on a connection of its own. A
-    passive checkpoint never waits for the writer, nor the writer for it."""
-
-    def __init__(self, path: Path, interval: float) -> None:
-        super().__init__(name="state-checkpoints", daemon=True)
-        self._path = path
-        self._interval = interval
-        self._stopping = threading.Event()
-
-    def run(self) -> None:
-        background_thread()
-        try:
-            connection = sqlite3.connect(self._path, isolation_level=None)
-        except sqlite3.Error:
-            return  # the crawl's connection checkpoints when it closes
-        try:
-            while not self._stopping.wait(self._interval):
-                # Busy, or the disk failed: the next round, or the close, copies it in.
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            connection.close()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.join()
-
-
-class StateDb:
-    """The connection, the schema, and the commit that writes every store's buffer."""
-
-    def __init__(self, path: Path, *, cache_kib: int = CACHE_KIB) -> None:
-        self.path = path
-        self._writers: list[Writer] = []
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Autocommit mode: transactions are begun and ended explicitly below.
-            self.connection = sqlite3.connect(path, isolation_level=None)
-        except (OSError, sqlite3.Error) as error:
-            raise StateError(f"cannot open crawl state {path}: {error}") from error
-        try:
-            self._prepare(cache_kib)
-        except BaseException:
-            self.connection.close()
-            raise
-        self._checkpoints = _WalCheckpoints(path, CHECKPOINT_EVERY_S)
-        self._checkpoints.start()
-
-    def _prepare(self, cache_kib: int) -> None:
-        connection = self.connection
-        try:
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("PRAGMA wal_autocheckpoint = 0")  # _WalCheckpoints does it
-            connection.execute(f"PRAGMA cache_size = -{cache_kib}")
-            connection.execute("BEGIN IMMEDIATE")
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                for statement in _SCHEMA:
-                    connection.execute(statement)
-            elif version != SCHEMA_VERSION:
-                raise StateError(
-                    f"crawl state {self.path} has schema version {version}; this crawler reads "
-                    f"version {SCHEMA_VERSION} (crawl with --fresh to start over)"
-                )
-            connection.execute("COMMIT")
-        except sqlite3.DatabaseError as error:
-            raise StateError(
-                f"{self.path} is not a crawl state this crawler can use: {error}"
-            ) from error
-        finally:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-
-    def add_writer(self, writer: Writer) -> None:
-        """`writer(connection)` runs a store's buffered statements at every write."""
-        self._writers.append(writer)
-
-    def write(self) -> None:
-        """Run every store's buffered statements in the open transaction, not committed yet."""
-        connection = self.connection
-        try:
-            if not connection.in_transaction:
-                connection.execute("BEGIN IMMEDIATE")
-            for writer in self._writers:
-                writer(connection)
-        except sqlite3.Error as error:
-            raise self.failed(error) from error
-
-    def commit(self) -> None:
-        self.write()
-        try:
-            self.connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            raise self.failed(error) from error
-
-    def failed(self, error: Exception) -> StateError:
-        """The error to raise for `error`; the transaction since the last commit is dropped, so
-        the file stays as it was then."""
-        try:
-            if self.connection.in_transaction:
-                self.connection.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass  # the first error is the one worth reporting
-        return StateError(f"cannot use crawl state {self.path}: {error}")
-
-    def close(self) -> None:
-        """Close; the last connection to go copies the WAL in and removes it."""
-        try:
-            self._checkpoints.stop()
-        finally:
-            self.connection.close()
-
-    def __repr__(self) -> str:
-        return f"StateDb({self.path}, {len(self._writers)} stores)"
 
 
 class SqliteCrawlState:

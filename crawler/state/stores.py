@@ -1,5 +1,5 @@
 """The SQLite robots.txt, host timing and run stores of the crawl state (tables: see
-crawler/state/sqlite.py). Each buffers what it is given until the state writes, like the
+crawler.state.db). Each buffers what it is given until the state writes, like the
 frontier (crawler/state/frontier.py)."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from crawler._sqlite import write_rows
-from crawler.crawl.robots_cache import RobotsEntry
 from crawler.politeness import HostTiming
+from crawler.robots.entry import RobotsEntry
 from crawler.robots.txt import RobotsOptions
 from crawler.state.codec import (
     deferred_from_json,
@@ -23,10 +23,8 @@ from crawler.state.codec import (
     timing_from_row,
     timing_row,
 )
+from crawler.state.db import StateDb
 from crawler.stats import CrawlStats, DeferredHost
-
-if TYPE_CHECKING:
-    from crawler.state.sqlite import StateDb
 
 __all__ = ["SqliteHostTimingStore", "SqliteRobotsStore", "SqliteRunStore"]
 

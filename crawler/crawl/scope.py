@@ -1,0 +1,72 @@
+"""Which URLs belong to a crawl (`Scope`): the seeds' hosts, optionally their subdomains, allowed
+domains, and allow and deny patterns (the `scope.*` config). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from crawler.urls import domain_to_ascii, host_of
+
+__all__ = ["Scope"]
+
+
+class Scope:
+    """Which normal URLs belong to a crawl: by host (the seeds' hosts, optionally their
+    subdomains, plus allowed domains with theirs), then by pattern (deny wins, then allow).
+
+    `reason_out(url)` is None for a URL in scope, else the reason it is out, as a skip value."""
+
+    __slots__ = ("_allow", "_deny", "_domains", "_hosts", "_known")
+
+    def __init__(
+        self,
+        hosts: frozenset[str] = frozenset(),
+        domains: tuple[str, ...] = (),
+        allow: tuple[str, ...] = (),
+        deny: tuple[str, ...] = (),
+    ) -> None:
+        self._hosts = hosts
+        self._domains = tuple(domain_to_ascii(domain) for domain in domains)
+        # One regex each: joined into one, flags, group names and back-references would clash.
+        self._allow = tuple(re.compile(pattern).search for pattern in allow)
+        self._deny = tuple(re.compile(pattern).search for pattern in deny)
+        # Host decisions are few and asked often: one dict probe per URL after the first.
+        self._known: dict[str, bool] = {}
+
+    @classmethod
+    def for_seeds(
+        cls,
+        seeds: tuple[str, ...],
+        *,
+        seed_hosts: bool = True,
+        include_subdomains: bool = False,
+        allow_domains: tuple[str, ...] = (),
+        allow: tuple[str, ...] = (),
+        deny: tuple[str, ...] = (),
+    ) -> Scope:
+        hosts = frozenset(host_of(seed) for seed in seeds) if seed_hosts else frozenset()
+        domains = allow_domains + (tuple(hosts) if include_subdomains else ())
+        return cls(hosts, domains, allow, deny)
+
+    def host_in_scope(self, host: str) -> bool:
+        known = self._known.get(host)
+        if known is None:
+            known = host in self._hosts or any(
+                host == domain or host.endswith("." + domain) for domain in self._domains
+            )
+            if len(self._known) < 100_000:
+                self._known[host] = known
+        return known
+
+    def reason_out(self, url: str) -> str | None:
+        if not self.host_in_scope(host_of(url)):
+            return "out of scope: host"
+        if self._deny and any(search(url) for search in self._deny):
+            return "out of scope: deny pattern"
+        if self._allow and not any(search(url) for search in self._allow):
+            return "out of scope: no allow pattern"
+        return None
+
+    def __repr__(self) -> str:
+        return f"Scope(hosts={sorted(self._hosts)}, domains={list(self._domains)})"

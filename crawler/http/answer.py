@@ -1,0 +1,64 @@
+"""What a GET comes to: a `Response` (any status) or a `FetchFailure` value. Plain values, shared
+by both clients, the crawl and the records; no I/O.
+
+A failure's `kind` says what went wrong:
+
+    timeout      no answer, or no more of it, within fetch.connect_timeout or fetch.read_timeout
+    dns          the host name does not resolve
+    connection   refused, reset, TLS failed, or closed before an answer on a new connection
+    closed       a kept-alive connection closed without an answer (http1 only): the server may
+                 have read the request, so it is asked again at the host's pace, not at once
+    payload      the body broke off or did not decode
+    protocol     not HTTP the client can read
+    invalid-url  a URL the client cannot ask for
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from multidict import CIMultiDictProxy
+
+__all__ = ["ACCEPT", "HTML_TYPES", "FailureKind", "FetchFailure", "Response", "is_html"]
+
+FailureKind: TypeAlias = Literal[
+    "timeout", "dns", "connection", "closed", "payload", "protocol", "invalid-url"
+]
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+
+
+def is_html(content_type: str) -> bool:
+    return content_type in HTML_TYPES
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    url: str
+    status: int
+    headers: CIMultiDictProxy[str]
+    content_type: str
+    """Media type, lower case, without parameters; empty when the server sent none."""
+    charset: str | None
+    body: bytes
+    """Decoded (decompressed) body, at most the cap; empty when it was not asked for."""
+    truncated: bool = False
+    answered_at: float | None = None
+    """`time.monotonic()` when the answer's first bytes reached the process, when the client
+    could tell (see `_StampingHandler`); the host had answered by then."""
+
+    @property
+    def location(self) -> str | None:
+        return self.headers.get("Location")
+
+
+@dataclass(frozen=True, slots=True)
+class FetchFailure:
+    url: str
+    kind: FailureKind
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"

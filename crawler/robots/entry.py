@@ -1,0 +1,65 @@
+"""A robots.txt entry: an origin's rules with when and how they were fetched, and the stores that
+keep entries (memory here; SQLite in crawler.state). Pure values; the fetching is
+crawler.crawl.robots_cache's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from crawler.robots.txt import RobotsTxt
+
+__all__ = ["MemoryRobotsStore", "RobotsEntry", "RobotsStore"]
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsEntry:
+    origin: str
+    robots: RobotsTxt
+    fetched_at: float
+    expires_at: float
+    reason: str
+    """How the rules came about: 'status 200', 'status 404: unavailable', 'unreachable: ...'."""
+    unreachable: bool = False
+    """The last attempt failed (429, 5xx, network): retry at `expires_at`."""
+    failures: int = 0
+    """Consecutive unreachable attempts."""
+    stale: bool = False
+    """Unreachable, but the rules are the last good copy's, used past its expiry."""
+    hops: tuple[str, ...] = ()
+    """URLs requested for this entry, robots.txt of the origin first, then redirect targets."""
+
+    def fresh(self, now: float) -> bool:
+        return now < self.expires_at
+
+    @property
+    def blocks(self) -> bool:
+        """No rules to crawl by until `expires_at`: unreachable and no earlier copy."""
+        return self.unreachable and not self.stale
+
+
+class RobotsStore(Protocol):
+    def get(self, origin: str) -> RobotsEntry | None: ...
+
+    def put(self, entry: RobotsEntry) -> None: ...
+
+    def __iter__(self) -> Iterator[RobotsEntry]: ...
+
+
+class MemoryRobotsStore:
+    def __init__(self) -> None:
+        self._entries: dict[str, RobotsEntry] = {}
+
+    def get(self, origin: str) -> RobotsEntry | None:
+        return self._entries.get(origin)
+
+    def put(self, entry: RobotsEntry) -> None:
+        self._entries[entry.origin] = entry
+
+    def __iter__(self) -> Iterator[RobotsEntry]:
+        return iter(list(self._entries.values()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
