@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import crawler.page.read
-from crawler.page import walk as pagewalk
+from crawler.page import compiled
 from crawler.page.read import (
     NOFOLLOW,
     NOINDEX,
@@ -26,6 +26,7 @@ from crawler.page.read import (
     sniff_encoding,
     x_robots_directives,
 )
+from crawler.page.walk import python_links, python_walk
 
 
 @pytest.fixture(autouse=True, params=["compiled", "python"])
@@ -33,13 +34,13 @@ def page_walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     """Every case runs on both walks: the compiled one (crawler/page/_pagescan.c) and the Python
     reference."""
     if request.param == "compiled":
-        if pagewalk.compiled_walk is None or pagewalk.compiled_links is None:
-            pytest.skip(f"the compiled walk is not loaded: {pagewalk.WALK}")
-        monkeypatch.setattr(crawler.page.read, "walk", pagewalk.compiled_walk)
-        monkeypatch.setattr(crawler.page.read, "links_of", pagewalk.compiled_links)
+        if compiled.compiled_walk is None or compiled.compiled_links is None:
+            pytest.skip(f"the compiled walk is not loaded: {compiled.WALK}")
+        monkeypatch.setattr(crawler.page.read, "walk", compiled.compiled_walk)
+        monkeypatch.setattr(crawler.page.read, "links_of", compiled.compiled_links)
     else:
-        monkeypatch.setattr(crawler.page.read, "walk", pagewalk.python_walk)
-        monkeypatch.setattr(crawler.page.read, "links_of", pagewalk.python_links)
+        monkeypatch.setattr(crawler.page.read, "walk", python_walk)
+        monkeypatch.setattr(crawler.page.read, "links_of", python_links)
     return str(request.param)
 
 

@@ -3,7 +3,7 @@ reference gives, on documents written from a grammar of everything the walks rea
 
 The grammar writes HTML as source text: the parser's own repairs (elements closed early, text
 moved into <body> or before a <table>, markup inside a foreign <style>, clones of misnested
-formatting elements) are part of what is compared. Facts are compared with `pagewalk._same`
+formatting elements) are part of what is compared. Facts are compared with `compiled.same_facts`
 (nosnippet text by words, everything else exactly), links exactly.
 
 The example counts keep the file quick; to hunt for disagreements, run it with many more:
@@ -25,27 +25,25 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 import crawler.page.read
-from crawler.page import walk as pagewalk
+from crawler.page import compiled
 from crawler.page.read import Page, PageRules, read_page
-from crawler.page.walk import PageFacts, python_links, python_walk
+from crawler.page.walk import Links, PageFacts, python_links, python_walk
 
 pytestmark = pytest.mark.skipif(
-    pagewalk.compiled_walk is None, reason=f"the compiled walk is not loaded: {pagewalk.WALK}"
+    compiled.compiled_walk is None, reason=f"the compiled walk is not loaded: {compiled.WALK}"
 )
 
 Strings = st.SearchStrategy[str]
 
 
 def compiled_walk(tree: LexborHTMLParser) -> PageFacts:
-    assert pagewalk.compiled_walk is not None
-    return pagewalk.compiled_walk(tree)
+    assert compiled.compiled_walk is not None
+    return compiled.compiled_walk(tree)
 
 
-def compiled_links(
-    facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: bool
-) -> pagewalk.Links:
-    assert pagewalk.compiled_links is not None
-    return pagewalk.compiled_links(facts, url, follow, follow_rel_nofollow)
+def compiled_links(facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: bool) -> Links:
+    assert compiled.compiled_links is not None
+    return compiled.compiled_links(facts, url, follow, follow_rel_nofollow)
 
 
 def _joined(*parts: Strings) -> Strings:
@@ -727,10 +725,10 @@ def assert_same_facts(source: str | bytes) -> PageFacts:
     """Both walks on their own parse of `source` (the Python walk cuts its tree)."""
     tree = LexborHTMLParser(source)
     before = tree.html
-    compiled = compiled_walk(tree)
+    facts = compiled_walk(tree)
     assert tree.html == before, "the compiled walk changed the tree"
     python = python_walk(LexborHTMLParser(source))
-    assert pagewalk._same(compiled, python), facts_difference(compiled, python)
+    assert compiled.same_facts(facts, python), facts_difference(facts, python)
     return python
 
 
@@ -756,7 +754,7 @@ def comparable(page: Page) -> Page:
 
 def read_with(
     walk: Callable[[LexborHTMLParser], PageFacts],
-    links_of: Callable[[PageFacts, str, bool, bool], pagewalk.Links],
+    links_of: Callable[[PageFacts, str, bool, bool], Links],
     body: bytes,
     url: str,
     **options: Any,
@@ -791,9 +789,9 @@ def test_read_page_gives_the_same_page_on_both_walks(
         "x_robots_tag": x_robots_tag,
         "rules": PageRules(follow_rel_nofollow=follow_rel),
     }
-    compiled = read_with(compiled_walk, compiled_links, body, url, **options)
+    compiled_page = read_with(compiled_walk, compiled_links, body, url, **options)
     python = read_with(python_walk, python_links, body, url, **options)
-    assert comparable(compiled) == comparable(python)
+    assert comparable(compiled_page) == comparable(python)
 
 
 # --- links ----------------------------------------------------------------------------------------
@@ -832,59 +830,130 @@ def test_compiled_links_are_the_python_ones(facts: PageFacts, url: str) -> None:
 def test_the_compiled_walk_is_loaded_and_chosen() -> None:
     """CI has a C compiler: a compiled walk that silently failed to build (setup.py makes it
     optional) or to pass its self-check must fail here, not slow the crawl down."""
-    assert pagewalk.compiled_walk is not None
-    assert pagewalk.compiled_links is not None
+    assert compiled.compiled_walk is not None
+    assert compiled.compiled_links is not None
     if os.environ.get("CRAWLER_PAGE_WALK", "").strip().lower() != "python":
-        assert pagewalk.WALK == "compiled"
-        assert pagewalk.walk is pagewalk.compiled_walk
-        assert pagewalk.links_of is pagewalk.compiled_links
+        assert compiled.WALK == "compiled"
+        assert compiled.walk is compiled.compiled_walk
+        assert compiled.links_of is compiled.compiled_links
 
 
-def test_another_selectolax_release_falls_back_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
+class _MovedLayout:
+    """The compiled module as it would read a selectolax whose lexbor keeps a field elsewhere."""
+
+    def __init__(self, real: Any, field: str, change: Callable[[Any], Any]) -> None:
+        self._real = real
+        self._field = field
+        self._change = change
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._real, name)
+        if name != self._field:
+            return value
+        return lambda *args: self._change(value(*args))
+
+
+def _swapped(fields: tuple[int, ...]) -> tuple[int, ...]:
+    return (fields[1], fields[0], *fields[2:])
+
+
+@pytest.mark.parametrize(
+    ("field", "change", "named"),
+    [
+        ("node_fields", _swapped, "links or type"),  # parent and first child read crosswise
+        ("node_fields", lambda fields: (*fields[:6], fields[6] + 1), "tag id"),
+        ("element_fields", lambda fields: (fields[1], fields[0]), "attribute"),
+        ("attr_fields", lambda fields: (fields[0] + 8, *fields[1:]), "attribute"),
+        ("text_length", lambda length: length + 1, "text node"),
+        ("TAG_IDS", lambda ids: {**ids, "title": ids["title"] + 1}, "<title>"),
+    ],
+)
+def test_a_layout_that_moved_falls_back_to_python(
+    field: str, change: Callable[[Any], Any], named: str
+) -> None:
+    """Whatever selectolax release is installed, the walk is trusted only when the fields it
+    reads in place agree with what selectolax reports from Python."""
     from crawler.page import _pagescan
 
-    monkeypatch.setattr(selectolax, "__version__", "0.0.1-other")
-    walk, links_of, compiled, compiled_links_of, why = pagewalk._choose()
-    assert walk is python_walk
-    assert links_of is python_links
-    assert compiled is None
-    assert compiled_links_of is None
-    assert why.startswith("python")
-    assert "0.0.1-other" in why
-    assert _pagescan.SELECTOLAX in why
+    moved: Any = _MovedLayout(_pagescan, field, change)
+    if field == "TAG_IDS":
+        moved = dataclasses.replace(_ModuleLike(_pagescan), TAG_IDS=change(_pagescan.TAG_IDS))
+    problem = compiled.layout_problem(moved)
+    assert problem is not None and named in problem
+    choice = compiled.choose(moved, environ={})
+    assert choice.walk is python_walk
+    assert choice.links_of is python_links
+    assert choice.compiled_walk is None
+    assert choice.why.startswith("python (the compiled walk does not know this selectolax's")
 
 
-def test_crawler_page_walk_python_chooses_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CRAWLER_PAGE_WALK", " Python ")
-    walk, links_of, compiled, compiled_links_of, why = pagewalk._choose()
-    assert walk is python_walk
-    assert links_of is python_links
-    assert compiled is not None
-    assert compiled_links_of is not None
-    assert why == "python (CRAWLER_PAGE_WALK=python)"
+@dataclasses.dataclass
+class _ModuleLike:
+    real: Any
+    TAG_IDS: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_the_layout_of_the_installed_selectolax_holds() -> None:
+    from crawler.page import _pagescan
+
+    assert compiled.layout_problem(_pagescan) is None
+
+
+def test_another_selectolax_release_whose_layout_holds_keeps_the_compiled_walk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The version string no longer decides: the layout does."""
+    from crawler.page import _pagescan
+
+    monkeypatch.setattr(selectolax, "__version__", "1.0.99-other")
+    choice = compiled.choose(_pagescan, environ={})
+    assert choice.why == "compiled"
+
+
+def test_without_the_compiled_module_the_walk_is_python() -> None:
+    choice = compiled.choose(None, environ={})
+    assert choice.walk is python_walk
+    assert choice.compiled_walk is None
+    assert choice.why == "python (the compiled walk is not built)"
+
+
+def test_crawler_page_walk_python_chooses_python() -> None:
+    from crawler.page import _pagescan
+
+    choice = compiled.choose(_pagescan, environ={"CRAWLER_PAGE_WALK": " Python "})
+    assert choice.walk is python_walk
+    assert choice.links_of is python_links
+    assert choice.compiled_walk is not None
+    assert choice.compiled_links is not None
+    assert choice.why == "python (CRAWLER_PAGE_WALK=python)"
 
 
 def test_a_failed_self_check_falls_back_to_python(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CRAWLER_PAGE_WALK", raising=False)
-    monkeypatch.setattr(pagewalk, "_self_check", lambda walk, links_of: False)
-    walk, links_of, _, _, why = pagewalk._choose()
-    assert walk is python_walk
-    assert links_of is python_links
-    assert why == "python (the compiled walk failed its self-check)"
+    from crawler.page import _pagescan
+
+    monkeypatch.setattr(compiled, "self_check", lambda walk, links_of: False)
+    choice = compiled.choose(_pagescan, environ={})
+    assert choice.walk is python_walk
+    assert choice.links_of is python_links
+    assert choice.why == "python (the compiled walk failed its self-check)"
 
 
-def test_without_the_setting_the_compiled_walk_is_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CRAWLER_PAGE_WALK", raising=False)
-    walk, _, compiled, _, why = pagewalk._choose()
-    assert walk is compiled
-    assert why == "compiled"
+def test_without_the_setting_the_compiled_walk_is_chosen() -> None:
+    from crawler.page import _pagescan
+
+    choice = compiled.choose(_pagescan, environ={})
+    assert choice.walk is choice.compiled_walk
+    assert choice.why == "compiled"
 
 
 # --- targeted cases -------------------------------------------------------------------------------
 
 
 def test_the_compiled_walk_leaves_the_tree_as_it_is() -> None:
-    tree = LexborHTMLParser(pagewalk.SELF_CHECK)
+    tree = LexborHTMLParser(compiled.SELF_CHECK)
     before = tree.html
     facts = compiled_walk(tree)
     assert tree.html == before
@@ -899,8 +968,8 @@ def test_the_compiled_walk_leaves_the_tree_as_it_is() -> None:
     assert "lead" in facts.text.split()
     assert "searchable" in facts.nosnippet_text.split()
     # ...which the Python walk cuts, and reads the same way.
-    tree = LexborHTMLParser(pagewalk.SELF_CHECK)
-    assert pagewalk._same(facts, python_walk(tree))
+    tree = LexborHTMLParser(compiled.SELF_CHECK)
+    assert compiled.same_facts(facts, python_walk(tree))
     assert tree.html != before
     assert_same_links(facts, PAGE_URLS)
 

@@ -998,6 +998,78 @@ done:
     return result;
 }
 
+/* --- the layout handshake ------------------------------------------------------------------
+ * Fields read in place, for crawler.page.compiled to compare with what selectolax reports from
+ * Python before any walk is trusted. Each reads one struct at an address selectolax gave (or a
+ * field of one that an earlier comparison vouched for) and follows no pointer, so a layout that
+ * differs shows as numbers that disagree, not as a crash. */
+
+static bool
+address_of(PyObject *number, uintptr_t *address)
+{
+    size_t value = PyLong_AsSize_t(number);
+    if (value == (size_t) -1 && PyErr_Occurred()) {
+        return false;
+    }
+    if (value == 0) {
+        PyErr_SetString(PyExc_ValueError, "address 0");
+        return false;
+    }
+    *address = (uintptr_t) value;
+    return true;
+}
+
+static PyObject *
+node_fields(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    const lxb_node *node = (const lxb_node *) address;
+    return Py_BuildValue("(KKKKKiK)", (unsigned long long) (uintptr_t) node->parent,
+                         (unsigned long long) (uintptr_t) node->first_child,
+                         (unsigned long long) (uintptr_t) node->last_child,
+                         (unsigned long long) (uintptr_t) node->next,
+                         (unsigned long long) (uintptr_t) node->prev, node->type,
+                         (unsigned long long) node->local_name);
+}
+
+static PyObject *
+element_fields(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    const lxb_element *element = (const lxb_element *) address;
+    return Py_BuildValue("(KK)", (unsigned long long) (uintptr_t) element->first_attr,
+                         (unsigned long long) (uintptr_t) element->last_attr);
+}
+
+static PyObject *
+attr_fields(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    const lxb_attr *attr = (const lxb_attr *) address;
+    return Py_BuildValue("(KKK)", (unsigned long long) (uintptr_t) attr->owner,
+                         (unsigned long long) (uintptr_t) attr->next,
+                         (unsigned long long) (uintptr_t) attr->prev);
+}
+
+static PyObject *
+text_length(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    return PyLong_FromSize_t(((const lxb_character_data *) address)->data.length);
+}
+
 static PyMethodDef methods[] = {
     {"links", (PyCFunction) (void (*)(void)) links, METH_FASTCALL,
      "links(anchors, resolve, unusable_error, follow, obey_rel, (origin, directory)) -> "
@@ -1005,13 +1077,18 @@ static PyMethodDef methods[] = {
     {"scan", (PyCFunction) (void (*)(void)) scan, METH_FASTCALL,
      "scan(document_address, marker_word) -> (anchors, metas, title, base, lang, text, "
      "nosnippet_text, sections, yandex_element)"},
+    {"node_fields", node_fields, METH_O,
+     "node_fields(address) -> (parent, first_child, last_child, next, prev, type, local_name)"},
+    {"element_fields", element_fields, METH_O, "element_fields(address) -> (first_attr, last_attr)"},
+    {"attr_fields", attr_fields, METH_O, "attr_fields(address) -> (owner, next, prev)"},
+    {"text_length", text_length, METH_O, "text_length(address) -> bytes of a text node's data"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "crawler.page._pagescan",
-    .m_doc = "The page step's walk over a selectolax (lexbor) tree, in C; see crawler/page/walk.py.",
+    .m_doc = "The page step's walk over a selectolax (lexbor) tree, in C; see crawler.page.compiled.",
     .m_size = -1,
     .m_methods = methods,
 };
@@ -1023,11 +1100,20 @@ PyInit__pagescan(void)
     if (m == NULL) {
         return NULL;
     }
-    /* The lexbor and selectolax releases this layout was copied from. */
-    if (PyModule_AddStringConstant(m, "LEXBOR_LAYOUT", "3.1.0") < 0
-        || PyModule_AddStringConstant(m, "SELECTOLAX", "1.0.2") < 0) {
+    /* The lexbor and selectolax releases this layout was copied from, and the tag ids the walk
+     * relies on (checked against selectolax's `tag_id` before the walk is trusted). */
+    PyObject *tags = Py_BuildValue(
+        "{sisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base", TAG_BASE, "body",
+        TAG_BODY, "html", TAG_HTML, "iframe", TAG_IFRAME, "meta", TAG_META, "noembed", TAG_NOEMBED,
+        "noframes", TAG_NOFRAMES, "script", TAG_SCRIPT, "style", TAG_STYLE, "template",
+        TAG_TEMPLATE, "title", TAG_TITLE, "", TAG_LAST_ENTRY);
+    if (tags == NULL || PyModule_AddStringConstant(m, "LEXBOR_LAYOUT", "3.1.0") < 0
+        || PyModule_AddStringConstant(m, "SELECTOLAX", "1.0.2") < 0
+        || PyModule_AddObjectRef(m, "TAG_IDS", tags) < 0) {
+        Py_XDECREF(tags);
         Py_DECREF(m);
         return NULL;
     }
+    Py_DECREF(tags);
     return m;
 }

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from selectolax.lexbor import LexborHTMLParser
 
 from crawler.page.charset import sniff_encoding
+from crawler.page.compiled import links_of, walk
 from crawler.page.exclusion import (
     NOFOLLOW,
     NOINDEX,
@@ -49,7 +50,6 @@ from crawler.page.exclusion import (
     x_robots_directives,
     yandex_tags_as_comments,
 )
-from crawler.page.walk import links_of, walk
 
 __all__ = [
     "NOFOLLOW",

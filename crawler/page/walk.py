@@ -6,15 +6,10 @@ Two walks give the same facts:
   title and the section markers; a section is then a stretch of the tree
   (crawler/page/exclusion.py), a noindex stretch is cut out before the text is read in one
   selectolax call, and a nofollow stretch marks the links in it.
-- the compiled walk, `crawler.page._pagescan.scan` (crawler/page/_pagescan.c): the same in one pass
-of C
-  over lexbor's nodes, with the sections as a state that changes at each marker. About four
-  times faster than the Python walk. It reads lexbor's structs in place, so it is only used
-  with the selectolax release its layout was copied from, and only after it gave the same facts
-  as the Python walk on a page that has every kind of thing (`SELF_CHECK`) at import.
-
-`walk` is the one in use and `WALK` says which and why: `CRAWLER_PAGE_WALK=python` in the
-environment chooses the Python walk; the compiled one is taken whenever it is built and trusted.
+- the compiled walk (crawler.page._pagescan, in C): the same in one pass over lexbor's nodes,
+  with the sections as a state that changes at each marker; about four times faster. It reads
+  lexbor's structs in place, so crawler.page.compiled checks it before trusting it, and chooses
+  the walk the page step uses.
 
 What both read, in document order:
 - nothing from inside script, style, template, iframe, noembed and noframes elements;
@@ -31,11 +26,8 @@ What both read, in document order:
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import selectolax
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from crawler.page.exclusion import (
@@ -43,25 +35,13 @@ from crawler.page.exclusion import (
     NOINDEX,
     NOSNIPPET,
     Marker,
-    MarkerWord,
     Stretch,
     marker_of,
-    marker_word,
     stretches_of,
 )
 from crawler.urls import InvalidUrlError, LinkResolver
 
-__all__ = [
-    "SELF_CHECK",
-    "WALK",
-    "PageFacts",
-    "compiled_links",
-    "compiled_walk",
-    "links_of",
-    "python_links",
-    "python_walk",
-    "walk",
-]
+__all__ = ["Links", "PageFacts", "link_resolver", "python_links", "python_walk"]
 
 Anchor = tuple[str, str | None, bool]
 Meta = tuple[str | None, str | None, str | None]
@@ -272,7 +252,7 @@ _REL_NOFOLLOW = frozenset({"nofollow", "ugc", "sponsored"})
 Links = tuple[tuple[str, ...], tuple[str, ...], int]
 
 
-def _resolver(facts: PageFacts, url: str) -> LinkResolver:
+def link_resolver(facts: PageFacts, url: str) -> LinkResolver:
     resolve = LinkResolver(url)
     if facts.base is not None:
         with contextlib.suppress(InvalidUrlError):  # an unusable <base> is ignored
@@ -283,7 +263,7 @@ def _resolver(facts: PageFacts, url: str) -> LinkResolver:
 def python_links(facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: bool) -> Links:
     """(followable links, links not to follow, unusable hrefs) of the page's anchors: normal,
     each once, in document order; a link both followable and not is followable."""
-    resolve = _resolver(facts, url)
+    resolve = link_resolver(facts, url)
     obey_rel = not follow_rel_nofollow
     followed: dict[str, None] = {}
     held_back: dict[str, None] = {}
@@ -307,109 +287,3 @@ def python_links(facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: 
         tuple(link for link in held_back if link not in followed),
         unusable,
     )
-
-
-# --- the compiled walk ---------------------------------------------------------------------------
-
-Scan = Callable[[int, Callable[[str], MarkerWord | None]], tuple[Any, ...]]
-
-
-def _compiled(scan: Scan) -> Callable[[LexborHTMLParser], PageFacts]:
-    def compiled_walk(tree: LexborHTMLParser) -> PageFacts:
-        """The compiled walk; it leaves the tree as it is."""
-        root = tree.root
-        document = root.parent if root is not None else None
-        # `tree` holds the document for as long as the call runs.
-        facts = scan(document.mem_id if document is not None else 0, marker_word)
-        return PageFacts._make(facts)
-
-    return compiled_walk
-
-
-LinksScan = Callable[..., Links]
-
-
-def _compiled_links(links: LinksScan) -> Callable[[PageFacts, str, bool, bool], Links]:
-    def compiled_links(
-        facts: PageFacts, url: str, follow: bool, follow_rel_nofollow: bool
-    ) -> Links:
-        """`python_links` in C; hrefs off LinkResolver's short path are given to it."""
-        resolve = _resolver(facts, url)
-        return links(
-            facts.anchors,
-            resolve,
-            InvalidUrlError,
-            follow,
-            not follow_rel_nofollow,
-            resolve.join_parts,
-        )
-
-    return compiled_links
-
-
-# A page with something of everything the walk reads: the compiled walk must read it as the
-# Python walk does before the crawl trusts it.
-SELF_CHECK = """<!DOCTYPE html><!-- robots content="nofollow" --><html lang="de-AT"><head>
-<meta charset="utf-8"><meta name="ROBOTS" content="noindex, nofollow"><meta name=description
-content="A  page"><meta http-equiv="Content-Language" content="de"><meta property="og:x">
-<title> The  title &amp; more </title><base href="/base/"><base href="/second/">
-<style>p{color:red}</style><script>var a = "<a href=/no>";</script><!-- /robots --></head>
-<body>\u00a0 lead <a href="/a" rel="NoFollow ugc">one</a> <area href="/area">
-<!--googleoff: index-->hidden <a href="/g">g</a><!--googleon: index-->
-<!-- robots content="none" --><p>none <a href="/n">n</a></p><!-- /robots -->
-<div><!--noindex-->yandex<!--/noindex--> after \u2003</div><a href=""></a><a>no href</a>
-<!--googleoff: snippet--><p>only searchable <a href="/s">s</a></p><!--googleon: snippet-->
-<template><a href="/t">t</a></template><noindex>el</noindex>
-<p><!-- robots content="nofollow" -->open <a href="/o">o<!-- /robots --> end</a></p>
-<svg><style><a href="/svg">x</a></style><title>svg title</title></svg>caf\u00e9 \u6771\u4eac
-<!-- robots content="noindex" -->left open <a href=/left>l</a></body></html>"""
-
-
-def _same(one: PageFacts, other: PageFacts) -> bool:
-    # nosnippet text is searched, never shown: the same words suffice.
-    return one._replace(nosnippet_text=" ".join(one.nosnippet_text.split())) == other._replace(
-        nosnippet_text=" ".join(other.nosnippet_text.split())
-    )
-
-
-Walk = Callable[[LexborHTMLParser], PageFacts]
-LinksOf = Callable[[PageFacts, str, bool, bool], Links]
-
-
-def _self_check(walk: Walk, links_of: LinksOf) -> bool:
-    """The compiled walk and links read SELF_CHECK as the Python ones do."""
-    facts = walk(LexborHTMLParser(SELF_CHECK))
-    if not _same(facts, python_walk(LexborHTMLParser(SELF_CHECK))):
-        return False
-    for url in ("https://example.com/dir/page.html", "http://xn--caf-dma.example:8080/a/b/?q"):
-        for reading in (facts, facts._replace(base=None)):
-            for follow, follow_rel in ((True, False), (True, True), (False, False)):
-                if links_of(reading, url, follow, follow_rel) != python_links(
-                    reading, url, follow, follow_rel
-                ):
-                    return False
-    return True
-
-
-def _choose() -> tuple[Walk, LinksOf, Walk | None, LinksOf | None, str]:
-    """(the walk and links to use, the compiled ones if they load, why)."""
-    try:
-        from crawler.page import _pagescan
-    except ImportError:
-        return python_walk, python_links, None, None, "python (the compiled walk is not built)"
-    if selectolax.__version__ != _pagescan.SELECTOLAX:
-        why = (
-            f"python (the compiled walk knows selectolax {_pagescan.SELECTOLAX}'s layout, "
-            f"not {selectolax.__version__}'s)"
-        )
-        return python_walk, python_links, None, None, why
-    walk, links_of = _compiled(_pagescan.scan), _compiled_links(_pagescan.links)
-    if not _self_check(walk, links_of):
-        why = "python (the compiled walk failed its self-check)"
-        return python_walk, python_links, walk, links_of, why
-    if os.environ.get("CRAWLER_PAGE_WALK", "").strip().lower() == "python":
-        return python_walk, python_links, walk, links_of, "python (CRAWLER_PAGE_WALK=python)"
-    return walk, links_of, walk, links_of, "compiled"
-
-
-walk, links_of, compiled_walk, compiled_links, WALK = _choose()
