@@ -4,8 +4,31 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
-__all__ = ["CrawlStats", "DeferredHost", "HostReport"]
+__all__ = [
+    "CARRIED_COUNTERS",
+    "CARRIED_FIGURES",
+    "LIVE_FIGURES",
+    "CrawlStats",
+    "DeferredHost",
+    "HostReport",
+    "Outcome",
+    "SkipReason",
+]
+
+SkipReason: TypeAlias = Literal[
+    "invalid seed",
+    "out of scope: host",
+    "out of scope: deny pattern",
+    "out of scope: no allow pattern",
+    "over limits.max_depth",
+    "disallowed by robots.txt",
+    "host skipped",
+]
+"""Why a URL was not fetched: the keys of `CrawlStats.skips` and the `reason` of a skip record."""
+
+Outcome: TypeAlias = Literal["running", "finished", "stopped", "deferred", "page limit"]
 
 
 @dataclass(slots=True)
@@ -30,7 +53,7 @@ class CrawlStats:
     statuses: Counter[int] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
-    skips: Counter[str] = field(default_factory=Counter)
+    skips: Counter[SkipReason] = field(default_factory=Counter)
     """URLs not fetched, by reason."""
     page_rules: Counter[str] = field(default_factory=Counter)
     """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
@@ -39,8 +62,15 @@ class CrawlStats:
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""
     queued: int = 0
-    outcome: str = "running"
-    """running, finished, stopped, deferred or page limit."""
+    outcome: Outcome = "running"
+
+    def carry_over(self, saved: CrawlStats) -> None:
+        """Take the figures that add up over runs from `saved` (an earlier run's), in place: a
+        progress display may hold this object."""
+        for name in CARRIED_FIGURES:
+            setattr(self, name, getattr(saved, name))
+        for name in CARRIED_COUNTERS:
+            setattr(self, name, getattr(saved, name).copy())
 
     @property
     def pages_per_second(self) -> float:
@@ -79,3 +109,18 @@ class DeferredHost:
     """Epoch seconds of its next allowed start."""
     pending: int
     reason: str
+
+
+CARRIED_FIGURES = (
+    "started_at",
+    "elapsed",
+    "pages",
+    "requests",
+    "robots_fetches",
+    "bytes",
+    "retries",
+)
+"""The figures of `CrawlStats` that add up over the runs of a crawl (saved with the state)."""
+CARRIED_COUNTERS = ("statuses", "errors", "skips", "page_rules")
+LIVE_FIGURES = ("updated_at", "runs", "in_flight", "hosts_waiting", "queued", "outcome")
+"""The figures of `CrawlStats` that describe this run only (`runs` is the run store's count)."""

@@ -7,7 +7,9 @@ start. The assertions are lower bounds on gaps (behaviour), never durations of t
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from loopback import LoopbackWeb
 
 from crawler import Config, Crawler
 from crawler.config import FetchConfig, LimitsConfig, PolitenessConfig, RobotsConfig, ScopeConfig
+from crawler.crawl.answers import HostWork
 from crawler.output.records import PageRecord
 
 A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"
@@ -376,6 +379,27 @@ async def test_redirect_out_of_scope_is_not_followed() -> None:
     assert away.error is not None and "out of scope" in away.error
 
 
+async def test_a_redirect_out_of_scope_is_one_skip(tmp_path: Path) -> None:
+    """Counted once and written once (it was counted twice: the redirect path counted it and
+    then handed it to the one place that counts skips)."""
+    async with LoopbackWeb(A, B) as net:
+        a = net[A]
+        a.robots("")
+        a.page("/", "/away")
+        a.redirect("/away", net[B].url("/"))
+        config = make_config(output={"format": "jsonl"})
+        _records, crawler = await run(config, [a.url("/")], data_dir=tmp_path)
+    assert crawler.stats.skips == {"out of scope: host": 1}
+    lines = (tmp_path / "skips.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {
+            "url": net[B].url("/"),
+            "reason": "out of scope: host",
+            "detail": f"redirect from {a.url('/away')}",
+        }
+    ]
+
+
 async def test_non_html_is_recorded_not_parsed() -> None:
     async with LoopbackWeb(A) as net:
         a = net[A]
@@ -587,10 +611,10 @@ async def test_an_internal_error_backs_the_host_off_instead_of_asking_again_at_o
         a = net[A]
         a.page("/")
 
-        def broken(self: Crawler, *args: Any) -> None:
+        def broken(self: HostWork, *args: Any) -> None:
             raise RuntimeError("a bug")
 
-        monkeypatch.setattr(Crawler, "_robots_known", broken)
+        monkeypatch.setattr(HostWork, "_robots_known", broken)
         config = make_config(
             politeness={"backoff_initial": 3600.0, "backoff_max": 3600.0, "max_wait": 60.0}
         )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
@@ -57,7 +57,7 @@ def _when(epoch: float, now: float) -> str:
     return f"{stamp} (in {span})" if wait >= 60 else f"{stamp} (in {wait:.0f} s)"
 
 
-def _counts(counter: dict[str, int] | dict[int, int]) -> str:
+def _counts(counter: Mapping[Any, int]) -> str:
     items = sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
     return ", ".join(f"{key} {count}" for key, count in items) or "none"
 

@@ -1,15 +1,17 @@
-"""One origin's place in a crawl (`Host`), a request's hold on it (`Slot`), and what the crawl
-reports about hosts at the end: how each was paced, and why a deferred one waits."""
+"""One origin's place in a crawl (`Host`), every origin the crawl has met (`HostTable`), a
+request's hold on its host (`Slot`), and what the crawl reports about hosts at the end: how each
+was paced, and why a deferred one waits."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from crawler.politeness import HostTiming, Politeness
-from crawler.robots.entry import RobotsEntry
+from crawler.crawl.clock import CrawlClock
+from crawler.politeness import HostTiming, HostTimingStore, Politeness
+from crawler.robots.entry import RobotsEntry, RobotsStore
 from crawler.stats import HostReport
 
-__all__ = ["Host", "Slot", "deferral_reason", "host_report"]
+__all__ = ["Host", "HostTable", "Slot", "deferral_reason", "host_report"]
 
 
 class Host:
@@ -28,6 +30,74 @@ class Host:
 
     def __repr__(self) -> str:
         return f"Host({self.timing!r}, pages={self.timing.pages}, retired={self.retired!r})"
+
+
+class HostTable:
+    """The hosts of a crawl by origin. A host met for the first time in this run starts from the
+    timing an earlier run left, if any (`Politeness.resumed`)."""
+
+    __slots__ = ("_clean", "_clock", "_hosts", "_politeness", "_robots", "_timings")
+
+    def __init__(
+        self,
+        politeness: Politeness,
+        timings: HostTimingStore,
+        robots: RobotsStore,
+        clock: CrawlClock,
+        *,
+        clean: Callable[[], bool],
+    ) -> None:
+        """`clean()`: whether the run before this one ended cleanly (crawler.state's RunStore)."""
+        self._politeness = politeness
+        self._timings = timings
+        self._robots = robots
+        self._clock = clock
+        self._clean = clean
+        self._hosts: dict[str, Host] = {}
+
+    def __getitem__(self, origin: str) -> Host:
+        return self._hosts[origin]
+
+    def __contains__(self, origin: str) -> bool:
+        return origin in self._hosts
+
+    def __iter__(self) -> Iterator[Host]:
+        return iter(self._hosts.values())
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+    def get(self, origin: str) -> Host:
+        """The host of `origin`, met now if not before."""
+        host = self._hosts.get(origin)
+        return host if host is not None else self._meet(origin)
+
+    def _meet(self, origin: str) -> Host:
+        timing = self._timings.get(origin)
+        if timing is None:
+            timing = HostTiming(origin)
+        else:
+            # Left by an earlier run: a new run meets it here first.
+            known = self._robots.get(origin) is not None
+            self._politeness.resumed(
+                timing, self._clock.epoch0, clean=self._clean(), rules_known=known
+            )
+        self._timings.put(timing)
+        host = self._hosts[origin] = Host(timing)
+        return host
+
+    def reports(self, now: float) -> list[HostReport]:
+        """How each origin asked was paced, busiest first."""
+        reports = [
+            host_report(host, self._politeness, now)
+            for host in self._hosts.values()
+            if host.timing.requests
+        ]
+        reports.sort(key=lambda report: (-report.requests, report.origin))
+        return reports
+
+    def __repr__(self) -> str:
+        return f"HostTable({len(self._hosts)} hosts)"
 
 
 class Slot:

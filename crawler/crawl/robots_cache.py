@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from crawler.config import RobotsConfig
 from crawler.http.answer import FetchFailure, Response
@@ -111,27 +111,44 @@ class RobotsCache:
             except InvalidUrlError as error:
                 decision = robots_fetch_decision(answer.status, has_location=False)
                 reason = f"{decision.reason} (Location {error.reason})"
-                return self._entry(origin, RobotsTxt.allow_all(reason), reason, hops)
+                return self._entry(origin, RobotsTxt.allow_all(reason), reason, hops, answer)
             redirects += 1
         if decision.policy is RobotsPolicy.PARSE:
             assert isinstance(answer, Response)
             robots = RobotsTxt.parse(answer.body, **self._options)
-            return self._entry(origin, robots, decision.reason, hops)
+            return self._entry(origin, robots, decision.reason, hops, answer)
         if decision.policy is RobotsPolicy.ALLOW_ALL:
-            return self._entry(origin, RobotsTxt.allow_all(decision.reason), decision.reason, hops)
+            return self._entry(
+                origin, RobotsTxt.allow_all(decision.reason), decision.reason, hops, answer
+            )
         if not decision.retry:
             robots = RobotsTxt.disallow_all(decision.reason)
-            return self._entry(origin, robots, decision.reason, hops)
-        return self._unreachable(origin, decision.reason, hops)
+            return self._entry(origin, robots, decision.reason, hops, answer)
+        return self._unreachable(origin, decision.reason, hops, answer)
 
-    def _entry(self, origin: str, robots: RobotsTxt, reason: str, hops: list[str]) -> RobotsEntry:
+    def _entry(
+        self,
+        origin: str,
+        robots: RobotsTxt,
+        reason: str,
+        hops: list[str],
+        answer: Response | FetchFailure,
+    ) -> RobotsEntry:
         now = self._clock()
         expires_at = now + self._config.cache_ttl
         entry = RobotsEntry(origin, robots, now, expires_at, reason, hops=tuple(hops))
+        return self._keep(entry, answer)
+
+    def _keep(self, entry: RobotsEntry, answer: Response | FetchFailure) -> RobotsEntry:
+        """Store `entry`; return it with the time its last answer came, which is not stored."""
         self._store.put(entry)
+        if isinstance(answer, Response) and answer.answered_at is not None:
+            return replace(entry, answered_at=answer.answered_at)
         return entry
 
-    def _unreachable(self, origin: str, reason: str, hops: list[str]) -> RobotsEntry:
+    def _unreachable(
+        self, origin: str, reason: str, hops: list[str], answer: Response | FetchFailure
+    ) -> RobotsEntry:
         now = self._clock()
         previous = self._store.get(origin)
         failures = previous.failures + 1 if previous is not None and previous.unreachable else 1
@@ -147,8 +164,7 @@ class RobotsCache:
         entry = RobotsEntry(
             origin, robots, fetched_at, now + wait, reason, True, failures, stale, tuple(hops)
         )
-        self._store.put(entry)
-        return entry
+        return self._keep(entry, answer)
 
     def __repr__(self) -> str:
         return f"RobotsCache({len(self._running)} fetching)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from crawler.stats import SkipReason
 from crawler.urls import domain_to_ascii, host_of
 
 __all__ = ["Scope"]
@@ -59,7 +60,7 @@ class Scope:
                 self._known[host] = known
         return known
 
-    def reason_out(self, url: str) -> str | None:
+    def reason_out(self, url: str) -> SkipReason | None:
         if not self.host_in_scope(host_of(url)):
             return "out of scope: host"
         if self._deny and any(search(url) for search in self._deny):

@@ -11,6 +11,7 @@ from typing import Any
 
 from crawler.http.answer import Response, is_html
 from crawler.page.read import Page
+from crawler.stats import SkipReason
 
 __all__ = ["PageRecord", "Skip", "compact_json", "record_of"]
 
@@ -105,6 +106,7 @@ def unread_reason(status: int | None, answer: Response | None, error: str | None
 
 
 def record_of(
+    *,
     url: str,
     final_url: str,
     redirects: tuple[str, ...],
@@ -154,7 +156,7 @@ class Skip:
     """A URL the crawl did not fetch, and why: a decision, not an error."""
 
     url: str
-    reason: str
+    reason: SkipReason
     """The kind of decision, for counting: 'disallowed by robots.txt', 'out of scope: host'."""
     detail: str = ""
     """The particulars: the robots.txt line, the limit, the redirect that led here."""

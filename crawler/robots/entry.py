@@ -6,7 +6,7 @@ crawler.crawl.robots_cache's.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from crawler.robots.txt import RobotsTxt
@@ -30,6 +30,10 @@ class RobotsEntry:
     """Unreachable, but the rules are the last good copy's, used past its expiry."""
     hops: tuple[str, ...] = ()
     """URLs requested for this entry, robots.txt of the origin first, then redirect targets."""
+    answered_at: float | None = field(default=None, compare=False)
+    """`time.monotonic()` when the last hop's answer began to arrive, where the client could tell
+    (`Response.answered_at`): when the host had answered. Only on the entry a fetch returns; never
+    stored, so never older than the fetch."""
 
     def fresh(self, now: float) -> bool:
         return now < self.expires_at

@@ -20,7 +20,7 @@ from crawler.politeness import HostRules, HostTiming
 from crawler.robots.entry import RobotsEntry
 from crawler.robots.rates import RequestRate, TimeWindow
 from crawler.robots.txt import Explanation, RobotsOptions, RobotsTxt
-from crawler.stats import CrawlStats, DeferredHost
+from crawler.stats import CARRIED_COUNTERS, CARRIED_FIGURES, CrawlStats, DeferredHost
 
 __all__ = [
     "QueueRow",
@@ -173,8 +173,8 @@ def robots_from_row(row: Sequence[Any], options: RobotsOptions) -> RobotsEntry:
 
 # --- the run ------------------------------------------------------------------------------------
 
-_COUNTERS = ("statuses", "errors", "skips", "page_rules")
-_FIGURES = ("started_at", "elapsed", "pages", "requests", "robots_fetches", "bytes", "retries")
+_COUNTERS = CARRIED_COUNTERS
+_FIGURES = CARRIED_FIGURES
 
 
 def stats_json(stats: CrawlStats) -> str:

@@ -1,0 +1,376 @@
+"""A request's work and acting on its answer: robots.txt before any other URL of an origin, then
+its pages, each answer taken where crawler.crawl.decide says it leads. URLs come in here too
+(seeds, links, redirect hops), each admitted or skipped with its reason.
+
+- Before any other URL of an origin, its robots.txt is fetched, in the origin's own politeness
+  slot (it counts as a request to the host). A URL is checked against robots.txt when it is
+  queued, if the rules are known, and again just before it is fetched.
+- A page request's task fetches, then acts on the answer: a retry with backoff (429, 5xx,
+  network), a redirect hop queued like any other URL (so robots.txt, scope and politeness apply
+  to it), or a page record with the links it queued.
+- A bug of ours in a request's work is an internal error: counted, its URL recorded as such,
+  and its host backed off as after a network error, never the end of the crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from crawler.config import Config
+from crawler.crawl.checkpoint import Checkpointer
+from crawler.crawl.clock import CrawlClock
+from crawler.crawl.decide import (
+    HOST_SKIPPED,
+    AskAgain,
+    Failed,
+    Hop,
+    Redirect,
+    after_failure,
+    judge,
+    out_of_bounds,
+    redirect_hop,
+    robots_skip,
+)
+from crawler.crawl.hosts import Host, HostTable, Slot
+from crawler.crawl.outlet import Outlet, record_for
+from crawler.crawl.robots_cache import RobotsCache
+from crawler.crawl.scheduler import Scheduler
+from crawler.crawl.scope import Scope
+from crawler.frontier import QueuedUrl
+from crawler.http.answer import FetchFailure, Response, is_html
+from crawler.http.fetcher import Fetcher
+from crawler.output.records import Skip
+from crawler.page.read import Page, PageRules, read_page
+from crawler.politeness import HostRules, Politeness
+from crawler.robots.entry import RobotsEntry
+from crawler.state.interface import CrawlState
+from crawler.stats import CrawlStats
+from crawler.urls import InvalidUrlError, normalize_url, origin_of
+
+__all__ = ["HostWork"]
+
+log = logging.getLogger(__name__)
+
+
+class HostWork:
+    """What a crawl does with a due host, and with each URL it meets."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        state: CrawlState,
+        fetcher: Fetcher,
+        robots: RobotsCache,
+        politeness: Politeness,
+        hosts: HostTable,
+        scheduler: Scheduler,
+        outlet: Outlet,
+        checkpoints: Checkpointer,
+        clock: CrawlClock,
+        stats: CrawlStats,
+    ) -> None:
+        self._config = config
+        self._token = config.product_token
+        self._page_rules = PageRules(self._token, config.page.follow_rel_nofollow)
+        self._run = state.run
+        self._frontier = state.frontier
+        self._seen = state.seen
+        self._fetcher = fetcher
+        self._robots = robots
+        self._politeness = politeness
+        self._hosts = hosts
+        self._scheduler = scheduler
+        self._outlet = outlet
+        self._checkpoints = checkpoints
+        self._clock = clock
+        self._stats = stats
+        self.scope = Scope()
+        self.page_starts = stats.pages
+        """Pages started, this run's and the runs' before: what limits.max_pages counts."""
+
+    # --- URLs in ---------------------------------------------------------------------------------
+
+    def add_seeds(self, seeds: Iterable[str]) -> None:
+        """Queue the seeds new to the crawl; the seeds of every run so far set the scope."""
+        normal: list[str] = []
+        for seed in seeds:
+            try:
+                normal.append(normalize_url(seed))
+            except InvalidUrlError as error:
+                self._outlet.skip(Skip(seed, "invalid seed", error.reason))
+        self._run.add_seeds(normal)
+        scope = self._config.scope
+        self.scope = Scope.for_seeds(
+            self._run.seeds(),
+            seed_hosts=scope.seed_hosts,
+            include_subdomains=scope.include_subdomains,
+            allow_domains=scope.allow_domains,
+            allow=scope.allow,
+            deny=scope.deny,
+        )
+        for url in normal:
+            self.offer(url, 0)
+
+    def resume(self) -> None:
+        """Schedule every origin the state holds URLs of (left by an earlier run)."""
+        for origin in self._frontier.origins():
+            if origin not in self._hosts:
+                self._scheduler.reschedule(self._hosts.get(origin), self._clock.epoch0)
+
+    def offer(self, url: str, depth: int) -> bool:
+        """Queue a normal URL found at `depth`, unless a rule says no; True when queued."""
+        reason = out_of_bounds(
+            url, depth, scope=self.scope, max_depth=self._config.limits.max_depth
+        )
+        if reason is not None:
+            self._outlet.count_skip(reason)
+            return False
+        if not self._seen.add(url):
+            return False
+        origin = origin_of(url)
+        host = self._hosts.get(origin)
+        if host.retired is not None:
+            self._outlet.skip(Skip(url, HOST_SKIPPED, host.retired))
+            return False
+        item = QueuedUrl(url, depth)
+        skip = robots_skip(host.robots, url, self._token)
+        if skip is not None:
+            self._disallowed(item, skip, None)
+            return False
+        self._frontier.push(origin, item)
+        self._scheduler.reschedule(host, None)
+        return True
+
+    # --- a due host ------------------------------------------------------------------------------
+
+    def at_page_limit(self) -> bool:
+        limit = self._config.limits.max_pages
+        return limit is not None and self.page_starts >= limit
+
+    def launch(self, host: Host, now: float) -> None:
+        """Start `host`'s next request: its robots.txt when none is fresh, else its next URL
+        that robots.txt and the limits allow."""
+        entry = self._robots.cached(host.origin, now)
+        if entry is None:
+            host.robots_busy = True
+            slot = self._scheduler.start(host, now)
+            self._checkpoints.robots_moved()
+            self._scheduler.watch(host, slot, self._robots_task(host, slot), None)
+            return
+        if host.robots is None:
+            # Known from an earlier run: its rules apply as if just fetched.
+            host.robots = entry
+            self._robots_known(host, entry)
+            if host.retired is not None:
+                return
+        host.robots = entry
+        if entry.blocks:
+            self._scheduler.wait_until(host, max(entry.expires_at, now))
+            return
+        limit = self._config.limits.max_pages_per_host
+        while (item := self._frontier.pop(host.origin)) is not None:
+            if limit is not None and host.timing.pages >= limit:
+                self._frontier.push_front(host.origin, item)
+                host.retired = f"over limits.max_pages_per_host ({limit})"
+                return
+            skip = robots_skip(entry, item.url, self._token)
+            if skip is not None:
+                self._disallowed(item, skip, now)
+                self._checkpoints.finished(item)
+                continue
+            if not item.redirected_from and not item.attempts:
+                self.page_starts += 1
+                host.timing.pages += 1
+            slot = self._scheduler.start(host, now)
+            self._scheduler.watch(host, slot, self._page_task(host, slot, item, now), item)
+            break
+        self._scheduler.reschedule(host, now)
+
+    # --- robots.txt ------------------------------------------------------------------------------
+
+    async def _robots_task(self, host: Host, slot: Slot) -> None:
+        try:
+            await self._robots_work(host, slot)
+        except Exception as error:
+            self._internal_error(host, None, error)
+
+    async def _robots_work(self, host: Host, slot: Slot) -> None:
+        entry = await self._robots.get(host.origin)
+        now = self._clock.now()
+        answered = self._clock.at(entry.answered_at) if entry.answered_at is not None else now
+        slot.release(min(now, answered))
+        self._checkpoints.robots_moved()
+        host.robots_busy = False
+        host.robots = entry
+        self._stats.robots_fetches += 1
+        self._stats.requests += len(entry.hops) - 1
+        if entry.unreachable:
+            self._politeness.on_failure(host.timing, now)
+        if entry.blocks:
+            host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
+            log.info(
+                "robots.txt of %s: %s; next try in %.1f s",
+                host.origin,
+                entry.reason,
+                entry.expires_at - now,
+            )
+            return
+        self._robots_known(host, entry)
+
+    def _robots_known(self, host: Host, entry: RobotsEntry) -> None:
+        """Apply the pace robots.txt asks for; retire the host if it asks too much."""
+        if entry.blocks:
+            return
+        rules = HostRules.from_robots(entry.robots, self._token)
+        self._politeness.rules_changed(host.timing, rules)
+        if self._politeness.crawl_delay_over_cap(rules):
+            cap = self._config.politeness.max_crawl_delay
+            skip = self._config.politeness.over_max_crawl_delay == "skip"
+            log.warning(
+                "%s asks for Crawl-delay %g s, over politeness.max_crawl_delay %g s: %s",
+                host.origin,
+                rules.crawl_delay,
+                cap,
+                "skipping it" if skip else "crawling at the cap",
+            )
+            if skip:
+                self._retire(host, f"Crawl-delay {rules.crawl_delay:g} s over the cap {cap:g} s")
+
+    def _retire(self, host: Host, reason: str) -> None:
+        host.retired = reason
+        while (item := self._frontier.pop(host.origin)) is not None:
+            self._outlet.skip(Skip(item.url, HOST_SKIPPED, reason))
+            self._checkpoints.finished(item)
+
+    def _disallowed(self, item: QueuedUrl, skip: Skip, now: float | None) -> None:
+        self._outlet.skip(skip)
+        if item.redirected_from:
+            error = f"redirect to {item.url} not followed: {skip.reason} ({skip.detail})"
+            at = now if now is not None else self._clock.now()
+            record = record_for(
+                item, at, None, status=item.redirect_status, error=error, reached=False
+            )
+            self._outlet.page(record)
+
+    # --- pages -----------------------------------------------------------------------------------
+
+    async def _page_task(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
+        try:
+            await self._page_work(host, slot, item, started_at)
+        except Exception as error:
+            self._internal_error(host, item, error)
+
+    async def _page_work(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
+        answer = await self._fetcher.get(item.url, html_only=True)
+        now = self._clock.now()
+        slot.release(self._clock.answered_at(answer, now))
+        if isinstance(answer, FetchFailure):
+            self._stats.errors[answer.kind] += 1
+        else:
+            self._stats.statuses[answer.status] += 1
+            self._stats.bytes += len(answer.body)
+        verdict = judge(answer, now)
+        if isinstance(verdict, Failed):
+            self._failed(host, item, started_at, now, verdict)
+            return
+        assert isinstance(answer, Response)
+        self._politeness.on_success(host.timing)
+        # The host's pace is settled (no backoff), so it may go on while this answer waits its
+        # turn at the CPU (crawler.crawl.turns).
+        self._scheduler.reschedule(host, now)
+        await self._scheduler.turns.take()
+        if isinstance(verdict, Redirect):
+            self._redirect(item, answer, verdict.location, started_at)
+            return
+        self._page(item, answer, started_at)
+
+    def _failed(
+        self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed
+    ) -> None:
+        until = self._politeness.on_failure(host.timing, now, failed.retry_after)
+        fate = after_failure(item, failed, self._config.fetch.max_retries)
+        if isinstance(fate, AskAgain):
+            self._stats.retries += 1
+            log.info("%s: %s; retry after %.1f s", item.url, failed.error, until - now)
+            self._frontier.push_front(host.origin, fate.item)
+            return
+        self._outlet.page(
+            record_for(item, started_at, None, status=failed.status, error=fate.error)
+        )
+        self._checkpoints.finished(item)
+
+    def _redirect(
+        self, item: QueuedUrl, answer: Response, location: str, started_at: float
+    ) -> None:
+        fate = redirect_hop(
+            item,
+            answer.status,
+            location,
+            scope=self.scope,
+            seen=self._seen,
+            max_redirects=self._config.fetch.max_redirects,
+        )
+        if not isinstance(fate, Hop):
+            if fate.skip is not None:
+                self._outlet.skip(fate.skip)
+            self._outlet.page(record_for(item, started_at, answer, error=fate.error))
+            self._checkpoints.finished(item)
+            return
+        hop = fate.item
+        self._seen.add(hop.url)
+        origin = origin_of(hop.url)
+        host = self._hosts.get(origin)
+        skip = robots_skip(host.robots, hop.url, self._token)
+        if skip is not None:
+            self._disallowed(hop, skip, started_at)
+            self._checkpoints.finished(item)
+            return
+        self._frontier.push(origin, hop)
+        self._checkpoints.finished(item)  # its chain goes on as `hop`
+        self._scheduler.reschedule(host, None)
+
+    def _page(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
+        page: Page | None = None
+        if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
+            page = read_page(
+                answer.body,
+                item.url,
+                charset=answer.charset,
+                x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
+                rules=self._page_rules,
+            )
+            self._count_rules(page)
+            if page.follow:
+                depth = item.depth + 1
+                for link in page.links:
+                    self.offer(link, depth)
+        self._outlet.page(record_for(item, started_at, answer, page=page))
+        self._checkpoints.finished(item)
+
+    def _count_rules(self, page: Page) -> None:
+        rules = self._stats.page_rules
+        rules["indexed" if page.index else "noindex"] += 1
+        if not page.follow:
+            rules["nofollow"] += 1
+        if page.sections:
+            rules["with sections"] += 1
+        rules["links not followed"] += len(page.nofollow_links)
+
+    # --- bugs of ours ----------------------------------------------------------------------------
+
+    def _internal_error(self, host: Host, item: QueuedUrl | None, error: Exception) -> None:
+        """A bug of ours must not end the crawl or lose the URL's fate. The host backs off as
+        after a network error: a bug that recurs on every try must not turn into requests at the
+        host's full pace (with min_delay 0, a tight loop)."""
+        log.exception("internal error on %s", item.url if item else host.origin, exc_info=error)
+        self._stats.errors["internal"] += 1
+        now = self._clock.now()
+        self._politeness.on_failure(host.timing, now)
+        if item is not None:
+            self._outlet.page(record_for(item, now, None, error=f"internal error: {error!r}"))
+            self._checkpoints.finished(item)
+
+    def __repr__(self) -> str:
+        return f"HostWork({self.page_starts} pages started, {self.scope!r})"

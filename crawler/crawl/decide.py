@@ -1,0 +1,173 @@
+"""The crawl's own decisions, as plain functions: whether a URL found is admitted, what a request's
+answer leads to (ask again, follow a redirect hop, read the page), whether a failed URL is asked
+again, where a redirect goes. Pure: values in, a decision out; the shell (crawler.crawl.answers)
+acts on it. No I/O, no clock: time comes in as `now`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from crawler.crawl.scope import Scope
+from crawler.frontier import QueuedUrl
+from crawler.http.answer import FetchFailure, Response
+from crawler.output.records import Skip
+from crawler.politeness import parse_retry_after
+from crawler.robots.entry import RobotsEntry
+from crawler.stats import SkipReason
+from crawler.urls import InvalidUrlError, resolve_url
+
+__all__ = [
+    "HOST_SKIPPED",
+    "RETRY_STATUSES",
+    "ROBOTS_DISALLOWED",
+    "AskAgain",
+    "Failed",
+    "GiveUp",
+    "Hop",
+    "Read",
+    "Redirect",
+    "Stop",
+    "after_failure",
+    "judge",
+    "out_of_bounds",
+    "redirect_hop",
+    "robots_skip",
+]
+
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+"""Answers worth asking again after a backoff; any other is the page's answer."""
+ROBOTS_DISALLOWED: SkipReason = "disallowed by robots.txt"
+HOST_SKIPPED: SkipReason = "host skipped"
+
+
+class Seen(Protocol):
+    def __contains__(self, url: str) -> bool: ...
+
+
+# --- URLs in -------------------------------------------------------------------------------------
+
+
+def out_of_bounds(
+    url: str, depth: int, *, scope: Scope, max_depth: int | None
+) -> SkipReason | None:
+    """Why a normal URL found at `depth` is not for this crawl (out of scope, too deep), or None.
+    Such links are counted, not recorded one by one: a page links out far more than in."""
+    reason = scope.reason_out(url)
+    if reason is not None:
+        return reason
+    if max_depth is not None and depth > max_depth:
+        return "over limits.max_depth"
+    return None
+
+
+def robots_skip(entry: RobotsEntry | None, url: str, token: str) -> Skip | None:
+    """The skip, with the deciding line, when `url` is disallowed by the rules known for its origin;
+    None when allowed or when no rules are known yet (the URL is checked again before its fetch)."""
+    if entry is None or entry.blocks:
+        return None
+    robots = entry.robots
+    if robots.can_fetch(url, token):
+        return None
+    return Skip(url, ROBOTS_DISALLOWED, robots.explain(url, token).message)
+
+
+# --- answers -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """No usable answer yet: worth asking again after a backoff."""
+
+    error: str
+    status: int | None = None
+    retry_after: float | None = None
+    """Seconds the host asked us to wait (Retry-After), 0 for no backoff at all, None for the
+    usual backoff."""
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """The answer is the URL's: read it (a page, an error page, a redirect without Location)."""
+
+
+def judge(answer: Response | FetchFailure, now: float) -> Failed | Redirect | Read:
+    """What an answer to a page request leads to."""
+    if isinstance(answer, FetchFailure):
+        # A kept-alive connection the server closed as the request came is no sign of trouble:
+        # asked again at the host's pace, without a backoff (crawler.http.http1).
+        return Failed(str(answer), None, 0.0 if answer.kind == "closed" else None)
+    status = answer.status
+    if status in RETRY_STATUSES:
+        retry_after = None
+        if status in (429, 503):
+            retry_after = parse_retry_after(answer.headers.get("Retry-After"), now)
+        return Failed(f"status {status}", status, retry_after)
+    location = answer.location
+    if 300 <= status < 400 and location:
+        return Redirect(location)
+    return Read()
+
+
+@dataclass(frozen=True, slots=True)
+class AskAgain:
+    item: QueuedUrl
+    """The URL with one more attempt counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class GiveUp:
+    error: str
+    """The record's error: the last failure and how many tries it took."""
+
+
+def after_failure(item: QueuedUrl, failed: Failed, max_retries: int) -> AskAgain | GiveUp:
+    if item.attempts < max_retries:
+        return AskAgain(item.retried())
+    return GiveUp(f"{failed.error} ({item.attempts + 1} tries)")
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    item: QueuedUrl
+    """The redirect's target, queued like any URL: robots.txt, scope and politeness apply."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    error: str
+    """Why the chain ends here, for the record of the URL that redirected."""
+    skip: Skip | None = None
+    """The target skipped, when a rule skipped it (scope); None when it is unusable or seen."""
+
+
+def redirect_hop(
+    item: QueuedUrl,
+    status: int,
+    location: str,
+    *,
+    scope: Scope,
+    seen: Seen,
+    max_redirects: int,
+) -> Hop | Stop:
+    """Where a redirect from `item` goes: the next hop of its chain, or why the chain stops."""
+    try:
+        target = resolve_url(item.url, location)
+    except InvalidUrlError as error:
+        return Stop(f"redirect to an unusable URL ({error.reason})")
+    if len(item.redirected_from) >= max_redirects:
+        return Stop(f"more than fetch.max_redirects ({max_redirects}) redirects")
+    reason = scope.reason_out(target)
+    if reason is not None:
+        skip = Skip(target, reason, f"redirect from {item.url}")
+        return Stop(f"redirect to {target} not followed: {reason}", skip)
+    if target in seen:
+        return Stop(f"redirect to {target}, a URL already seen")
+    chain = (*item.redirected_from, item.url)
+    return Hop(QueuedUrl(target, item.depth, chain, redirect_status=status))

@@ -1,0 +1,97 @@
+"""Where records and skips leave the crawl: the one place each is counted, handed to every sink,
+and noted for the checkpointer (a URL is done only once its record is stored)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from crawler.crawl.checkpoint import Checkpointer
+from crawler.frontier import QueuedUrl
+from crawler.http.answer import Response
+from crawler.output.records import PageRecord, Skip, record_of
+from crawler.output.sinks import PageSink
+from crawler.page.read import Page
+from crawler.stats import CrawlStats, SkipReason
+
+__all__ = ["Outlet", "record_for"]
+
+
+class Outlet:
+    """Page records go to the sinks and to the caller of `Crawler.crawl` (through `results`);
+    skips go to the sinks. Each is counted in `stats` here and nowhere else."""
+
+    __slots__ = ("_checkpoints", "_sinks", "_stats", "results")
+
+    def __init__(
+        self, sinks: Sequence[PageSink], checkpoints: Checkpointer, stats: CrawlStats
+    ) -> None:
+        self._sinks = sinks
+        self._checkpoints = checkpoints
+        self._stats = stats
+        self.results: asyncio.Queue[PageRecord | None] = asyncio.Queue()
+        """Records as they are made; None once the run has ended."""
+
+    def page(self, record: PageRecord) -> None:
+        self._stats.pages += 1
+        for sink in self._sinks:
+            sink.page(record)
+        self._checkpoints.handed()
+        self.results.put_nowait(record)
+
+    def skip(self, skip: Skip) -> None:
+        """A URL not fetched, kept with its reason and detail."""
+        self._stats.skips[skip.reason] += 1
+        for sink in self._sinks:
+            sink.skip(skip)
+        self._checkpoints.handed()
+
+    def count_skip(self, reason: SkipReason) -> None:
+        """A link not followed and not kept one by one (out of scope, too deep): counted only,
+        since a page links out far more often than in."""
+        self._stats.skips[reason] += 1
+
+    def end(self) -> None:
+        """The run is over: hand the sinks what they hold, and tell the caller."""
+        for sink in self._sinks:
+            sink.flush()
+        self.results.put_nowait(None)
+
+    def __repr__(self) -> str:
+        return f"Outlet({len(self._sinks)} sinks, {self.results.qsize()} records waiting)"
+
+
+def record_for(
+    item: QueuedUrl,
+    fetched_at: float,
+    answer: Response | None,
+    *,
+    status: int | None = None,
+    error: str | None = None,
+    page: Page | None = None,
+    reached: bool = True,
+) -> PageRecord:
+    """The record of `item`'s fetch. `reached=False`: the chain stopped before `item` was asked
+    for (robots.txt disallowed the hop), so it ends at the hop before it."""
+    if not reached:
+        chain = item.redirected_from
+        return record_of(
+            url=chain[0],
+            final_url=chain[-1],
+            redirects=chain[:-1],
+            depth=item.depth,
+            fetched_at=fetched_at,
+            status=status,
+            error=error,
+        )
+    return record_of(
+        url=item.first_url,
+        final_url=item.url,
+        redirects=item.redirected_from,
+        depth=item.depth,
+        fetched_at=fetched_at,
+        status=status,
+        error=error,
+        answer=answer,
+        page=page,
+    )

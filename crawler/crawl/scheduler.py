@@ -1,0 +1,287 @@
+"""The launch loop: hosts by their next allowed start, one timer, the requests in flight.
+
+One coroutine (`Scheduler.run`). Hosts with work wait in a `HostSchedule` heap keyed by their next
+allowed start; the loop launches every host that is due (up to `concurrency` requests in flight),
+then sleeps on one event until a request ends or one timer fires for the earliest host or the
+next checkpoint. Nothing polls and no task sleeps per host. What a launch does with its host is
+the launcher's (crawler.crawl.answers); the scheduler starts the request's slot, runs its work as
+a task, and whatever happens gives the slot back and puts the host in the schedule again.
+
+`stop()` ends the run gracefully: nothing new starts, requests in flight get `stop_grace` seconds
+to finish, then are cancelled; a cancelled request's URL goes back to the head of its queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from crawler.crawl.checkpoint import Checkpointer
+from crawler.crawl.clock import CrawlClock
+from crawler.crawl.hosts import Host, HostTable, Slot, deferral_reason
+from crawler.crawl.turns import Turns
+from crawler.frontier import Frontier, QueuedUrl
+from crawler.politeness import HostSchedule, HostTimingStore, Politeness
+from crawler.stats import CrawlStats, DeferredHost
+
+__all__ = ["LAUNCH_BATCH", "TIMER_SLACK", "Launcher", "Scheduler"]
+
+TIMER_SLACK = 0.001
+LAUNCH_BATCH = 64
+"""Most requests started in one iteration of the event loop (crawler.crawl.turns says why)."""
+
+
+class Launcher(Protocol):
+    """What the scheduler asks of the crawl's request work."""
+
+    def launch(self, host: Host, now: float) -> None:
+        """`host` is due: start its next request (through `Scheduler.start` and `watch`), or
+        settle why it has none."""
+
+    def at_page_limit(self) -> bool:
+        """No more pages may start (limits.max_pages)."""
+        ...
+
+
+class Scheduler:
+    def __init__(
+        self,
+        *,
+        clock: CrawlClock,
+        politeness: Politeness,
+        hosts: HostTable,
+        frontier: Frontier,
+        timings: HostTimingStore,
+        checkpoints: Checkpointer,
+        stats: CrawlStats,
+        concurrency: int,
+        max_wait: float,
+        stop_grace: float,
+    ) -> None:
+        self._clock = clock
+        self._politeness = politeness
+        self._hosts = hosts
+        self._frontier = frontier
+        self._timings = timings
+        self._checkpoints = checkpoints
+        self._stats = stats
+        self._concurrency = concurrency
+        self._max_wait = max_wait
+        self._stop_grace = stop_grace
+        self._schedule = HostSchedule()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._grace: asyncio.TimerHandle | None = None
+        self._running = False
+        self._elapsed_before = 0.0
+        self.turns = Turns()
+        """Page steps take turns at the CPU, one per iteration of the event loop."""
+        self.requests_in_flight = 0
+        self.stopping = False
+        self.deferred: list[DeferredHost] = []
+        """Hosts left waiting longer than max_wait when the run stopped."""
+        self.ended_cleanly = False
+        """The run ended with no request left in flight: every lease ended or given back."""
+
+    # --- the loop --------------------------------------------------------------------------------
+
+    async def run(self, launcher: Launcher) -> None:
+        self._running = True
+        self._elapsed_before = self._stats.elapsed
+        try:
+            while True:
+                now = self._clock.now()
+                if not self.stopping:
+                    self._launch_due(launcher, now)
+                self._update_stats(now)
+                self._checkpoints.tick(now, self._stats)
+                if not self._tasks:
+                    if self.stopping:
+                        break
+                    due = self._schedule.next_due()
+                    if due is None:
+                        self._stats.outcome = "finished"
+                        break
+                    if due - now > self._max_wait:
+                        self._defer_all(now)
+                        break
+                self._arm_timer()
+                await self._wake.wait()
+                self._wake.clear()
+        except BaseException:
+            # Cancelled, or a sink or the state failed: every request in flight gives its URL
+            # back before the crawl ends.
+            self.cancel_in_flight()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            raise
+        finally:
+            self._running = False
+            for handle in (self._timer, self._grace):
+                if handle is not None:
+                    handle.cancel()
+            self.ended_cleanly = all(task.done() for task in self._tasks)
+            self._update_stats(self._clock.now())
+
+    def _launch_due(self, launcher: Launcher, now: float) -> None:
+        launched = 0
+        while self._may_launch():
+            if launched == LAUNCH_BATCH:
+                # More are due: go on in the next iteration, once the loop has polled
+                # (crawler.crawl.turns says why a long iteration costs every host its pace).
+                self._wake.set()
+                break
+            launched += 1
+            if launcher.at_page_limit():
+                self._stats.outcome = "page limit"
+                self.stopping = True
+                break
+            origin = self._schedule.pop_due(now)
+            if origin is None:
+                break
+            launcher.launch(self._hosts[origin], now)
+        # The requests just launched run once this returns: what politeness must not forget is
+        # committed first.
+        self._checkpoints.before_requests()
+
+    def _may_launch(self) -> bool:
+        """Under `concurrency` requests in flight, and under as many answers waiting for their
+        turn at the CPU: an answer waiting for its page step is no request in flight, but its
+        body is held in memory."""
+        cap = self._concurrency
+        return self.requests_in_flight < cap and len(self.turns) < cap
+
+    def _arm_timer(self) -> None:
+        """One timer, for the earliest host (unless a request ending will wake us first anyway)
+        or the next checkpoint, whichever comes first."""
+        due = None
+        if not self.stopping and self._may_launch():
+            due = self._schedule.next_due()
+        if self._tasks or not self.stopping:
+            checkpoint = self._checkpoints.next_at
+            due = checkpoint if due is None else min(due, checkpoint)
+        if due == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_at = due
+        if due is not None:
+            # A timer wakes the loop; _launch_due decides by the crawl's clock. uvloop's timers
+            # count whole milliseconds and may fire that much early: arm one a millisecond late
+            # instead of waking to find nothing due.
+            delay = max(0.0, due - self._clock.now()) + TIMER_SLACK
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        self._wake.set()
+
+    def _update_stats(self, now: float) -> None:
+        stats = self._stats
+        stats.elapsed = self._elapsed_before + (now - self._clock.epoch0)
+        stats.updated_at = now
+        stats.in_flight = self.requests_in_flight
+        stats.hosts_waiting = len(self._schedule)
+        stats.queued = len(self._frontier)
+
+    def _defer_all(self, now: float) -> None:
+        self._stats.outcome = "deferred"
+        for origin, until in self._schedule.waiting():
+            pending = self._frontier.pending(origin)
+            reason = deferral_reason(self._hosts[origin], now)
+            self.deferred.append(DeferredHost(origin, until, pending, reason))
+
+    # --- stopping --------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Start nothing new; requests in flight get `stop_grace` seconds, then are cancelled."""
+        self.stopping = True
+        if self._stats.outcome == "running":
+            self._stats.outcome = "stopped"
+        if self._grace is None and self._running:
+            loop = asyncio.get_running_loop()
+            self._grace = loop.call_later(self._stop_grace, self.cancel_in_flight)
+        self._wake.set()
+
+    def cancel_in_flight(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    # --- hosts and their requests ----------------------------------------------------------------
+
+    def reschedule(self, host: Host, now: float | None) -> None:
+        """Put the host in the schedule at its next allowed start if it has work it may start."""
+        if host.retired is not None or host.robots_busy:
+            return
+        if not self._politeness.may_start(host.timing):
+            return
+        if not self._frontier.pending(host.origin):
+            return
+        at = self._politeness.ready_at(host.timing, self._clock.now() if now is None else now)
+        self._schedule.put(host.origin, at)
+        self._wake.set()
+
+    def wait_until(self, host: Host, at: float) -> None:
+        """Hold `host` out of the schedule until `at`, whatever else its timing says (its
+        robots.txt cannot be had before then)."""
+        self._schedule.put(host.origin, at)
+
+    def start(self, host: Host, now: float) -> Slot:
+        """A request to `host` starts at `now`: its hold on the host."""
+        self._politeness.on_start(host.timing, now)
+        self._timings.put(host.timing)
+        self._stats.requests += 1
+        self.requests_in_flight += 1
+        return Slot(host, self._politeness, self._request_ended)
+
+    def _request_ended(self) -> None:
+        self.requests_in_flight -= 1
+
+    def watch(
+        self,
+        host: Host,
+        slot: Slot,
+        work: Coroutine[Any, Any, None],
+        item: QueuedUrl | None,
+    ) -> None:
+        """Run a request's `work` as a task: its robots.txt (`item` None) or `item`."""
+        task = asyncio.create_task(self._guarded(host, slot, work, item))
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._wake.set()
+
+    async def _guarded(
+        self, host: Host, slot: Slot, work: Coroutine[Any, Any, None], item: QueuedUrl | None
+    ) -> None:
+        """Whatever happens, the host's slot is given back and the host scheduled again; an
+        interrupted URL goes back to the head of its queue."""
+        try:
+            await work
+        except asyncio.CancelledError:
+            if item is not None:
+                self._frontier.push_front(host.origin, item)
+            raise
+        finally:
+            now = self._clock.now()
+            slot.release(now)
+            self._timings.put(host.timing)
+            if item is None:
+                host.robots_busy = False
+            self.reschedule(host, now)
+
+    def __len__(self) -> int:
+        """Hosts in the schedule."""
+        return len(self._schedule)
+
+    def __repr__(self) -> str:
+        return (
+            f"Scheduler({self.requests_in_flight} in flight, {len(self._schedule)} hosts "
+            f"scheduled, {len(self._tasks)} tasks)"
+        )

@@ -1,0 +1,250 @@
+"""crawler.crawl.decide: what a URL found, an answer, a failure and a redirect lead to, as tables.
+No server, no event loop: values in, a decision out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from email.utils import format_datetime
+
+import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from crawler.crawl.decide import (
+    AskAgain,
+    Failed,
+    GiveUp,
+    Hop,
+    Read,
+    Redirect,
+    Stop,
+    after_failure,
+    judge,
+    out_of_bounds,
+    redirect_hop,
+    robots_skip,
+)
+from crawler.crawl.scope import Scope
+from crawler.frontier import QueuedUrl
+from crawler.http.answer import FetchFailure, Response
+from crawler.output.records import Skip
+from crawler.robots.entry import RobotsEntry
+from crawler.robots.txt import RobotsTxt
+
+NOW = 1_700_000_000.0
+SITE = "https://example.org"
+
+
+def http_date(epoch: float) -> str:
+    return format_datetime(datetime.fromtimestamp(epoch, UTC), usegmt=True)
+
+
+def answer(status: int, **headers: str) -> Response:
+    return Response(
+        url=f"{SITE}/page",
+        status=status,
+        headers=CIMultiDictProxy(CIMultiDict(headers)),
+        content_type="text/html",
+        charset=None,
+        body=b"",
+    )
+
+
+# --- judge: what an answer to a page request leads to ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (answer(200), Read()),
+        (answer(404), Read()),
+        (answer(410), Read()),
+        (answer(501), Read()),
+        (answer(204), Read()),
+        (answer(301, Location="/moved"), Redirect("/moved")),
+        (answer(308, Location="https://other.example/"), Redirect("https://other.example/")),
+        (answer(302), Read()),  # a redirect without Location is the page's answer
+        (answer(302, Location=""), Read()),
+        (answer(304, Location="/x"), Redirect("/x")),
+        (answer(408), Failed("status 408", 408, None)),
+        (answer(500), Failed("status 500", 500, None)),
+        (answer(502), Failed("status 502", 502, None)),
+        (answer(504), Failed("status 504", 504, None)),
+        (answer(503), Failed("status 503", 503, None)),
+        (answer(503, **{"Retry-After": "120"}), Failed("status 503", 503, 120.0)),
+        (answer(429, **{"Retry-After": "7"}), Failed("status 429", 429, 7.0)),
+        (answer(429, **{"Retry-After": "soon"}), Failed("status 429", 429, None)),
+        # Retry-After counts only where the status asks us to come back later.
+        (answer(500, **{"Retry-After": "120"}), Failed("status 500", 500, None)),
+        (
+            answer(
+                429,
+                **{
+                    "Retry-After": format_datetime(
+                        datetime.fromtimestamp(NOW + 60, UTC), usegmt=True
+                    )
+                },
+            ),
+            Failed("status 429", 429, 60.0),
+        ),
+        (
+            FetchFailure(f"{SITE}/page", "timeout", "no data for 30 s"),
+            Failed("timeout: no data for 30 s", None, None),
+        ),
+        (
+            FetchFailure(f"{SITE}/page", "dns", "cannot resolve example.org"),
+            Failed("dns: cannot resolve example.org", None, None),
+        ),
+        # A kept-alive connection closed as the request came: asked again, without a backoff.
+        (
+            FetchFailure(f"{SITE}/page", "closed", "closed without an answer"),
+            Failed("closed: closed without an answer", None, 0.0),
+        ),
+    ],
+)
+def test_judge(given: Response | FetchFailure, expected: Failed | Redirect | Read) -> None:
+    assert judge(given, NOW) == expected
+
+
+# --- after_failure: ask again, or give up -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("attempts", "max_retries", "expected"),
+    [
+        (0, 3, AskAgain(QueuedUrl(f"{SITE}/a", 2, attempts=1))),
+        (2, 3, AskAgain(QueuedUrl(f"{SITE}/a", 2, attempts=3))),
+        (3, 3, GiveUp("status 503 (4 tries)")),
+        (0, 0, GiveUp("status 503 (1 tries)")),
+    ],
+)
+def test_after_failure(attempts: int, max_retries: int, expected: AskAgain | GiveUp) -> None:
+    item = QueuedUrl(f"{SITE}/a", 2, attempts=attempts)
+    assert after_failure(item, Failed("status 503", 503), max_retries) == expected
+
+
+# --- redirect_hop: where a redirect goes ---------------------------------------------------------
+
+SCOPE = Scope.for_seeds((f"{SITE}/",), deny=(r"/private/",))
+START = QueuedUrl(f"{SITE}/start", 1)
+FROM_START = f"redirect from {SITE}/start"
+HOPPED = QueuedUrl(f"{SITE}/b", 1, (f"{SITE}/start", f"{SITE}/a"), redirect_status=302)
+
+
+@pytest.mark.parametrize(
+    ("item", "location", "seen", "max_redirects", "expected"),
+    [
+        (START, "/next", (), 5, Hop(QueuedUrl(f"{SITE}/next", 1, (f"{SITE}/start",), 0, 301))),
+        # The chain grows hop by hop; the depth is the source's.
+        (
+            HOPPED,
+            "c?x=1#frag",
+            (),
+            5,
+            Hop(QueuedUrl(f"{SITE}/c?x=1", 1, (f"{SITE}/start", f"{SITE}/a", f"{SITE}/b"), 0, 301)),
+        ),
+        (HOPPED, "/c", (), 2, Stop("more than fetch.max_redirects (2) redirects")),
+        (START, "/next", (), 0, Stop("more than fetch.max_redirects (0) redirects")),
+        (
+            START,
+            "https://elsewhere.example/",
+            (),
+            5,
+            Stop(
+                "redirect to https://elsewhere.example/ not followed: out of scope: host",
+                Skip(
+                    "https://elsewhere.example/",
+                    "out of scope: host",
+                    f"redirect from {SITE}/start",
+                ),
+            ),
+        ),
+        (
+            START,
+            "/private/x",
+            (),
+            5,
+            Stop(
+                f"redirect to {SITE}/private/x not followed: out of scope: deny pattern",
+                Skip(
+                    f"{SITE}/private/x", "out of scope: deny pattern", f"redirect from {SITE}/start"
+                ),
+            ),
+        ),
+        (START, "/old", (f"{SITE}/old",), 5, Stop(f"redirect to {SITE}/old, a URL already seen")),
+        (START, "http://[::1", (), 5, Stop("redirect to an unusable URL (invalid IPv6 address)")),
+    ],
+)
+def test_redirect_hop(
+    item: QueuedUrl, location: str, seen: tuple[str, ...], max_redirects: int, expected: Hop | Stop
+) -> None:
+    fate = redirect_hop(
+        item, 301, location, scope=SCOPE, seen=set(seen), max_redirects=max_redirects
+    )
+    if isinstance(expected, Stop) and expected.error.startswith("redirect to an unusable URL"):
+        assert isinstance(fate, Stop) and fate.error.startswith("redirect to an unusable URL")
+        assert fate.skip is None
+        return
+    assert fate == expected
+
+
+def test_a_hop_keeps_the_status_that_led_to_it() -> None:
+    fate = redirect_hop(START, 307, "/t", scope=SCOPE, seen=set(), max_redirects=5)
+    assert isinstance(fate, Hop) and fate.item.redirect_status == 307
+
+
+# --- out_of_bounds and robots_skip: admitting a URL found ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "depth", "max_depth", "expected"),
+    [
+        (f"{SITE}/a", 0, None, None),
+        (f"{SITE}/a", 3, 3, None),
+        (f"{SITE}/a", 4, 3, "over limits.max_depth"),
+        ("https://other.example/a", 0, None, "out of scope: host"),
+        # Scope is asked first: a URL out of scope is never counted as too deep.
+        ("https://other.example/a", 9, 3, "out of scope: host"),
+        (f"{SITE}/private/a", 0, None, "out of scope: deny pattern"),
+        ("http://example.org:8080/a", 0, None, None),  # the seeds' hosts, any scheme and port
+    ],
+)
+def test_out_of_bounds(url: str, depth: int, max_depth: int | None, expected: str | None) -> None:
+    assert out_of_bounds(url, depth, scope=SCOPE, max_depth=max_depth) == expected
+
+
+def entry(robots: RobotsTxt, *, unreachable: bool = False, stale: bool = False) -> RobotsEntry:
+    return RobotsEntry(SITE, robots, NOW, NOW + 60, "status 200", unreachable, 0, stale)
+
+
+RULES = RobotsTxt.parse("User-agent: *\nDisallow: /private\nAllow: /private/open\n")
+
+
+@pytest.mark.parametrize(
+    ("known", "url", "expected"),
+    [
+        (None, f"{SITE}/private/x", None),  # not known yet: checked again before the fetch
+        (entry(RULES), f"{SITE}/public", None),
+        (entry(RULES), f"{SITE}/private/open/1", None),
+        (
+            entry(RULES),
+            f"{SITE}/private/x",
+            Skip(f"{SITE}/private/x", "disallowed by robots.txt", "line 2: 'Disallow: /private'"),
+        ),
+        # Unreachable, no earlier copy: nothing decided yet.
+        (entry(RobotsTxt.disallow_all("unreachable"), unreachable=True), f"{SITE}/a", None),
+        # Unreachable, the earlier copy stands.
+        (
+            entry(RULES, unreachable=True, stale=True),
+            f"{SITE}/private/x",
+            Skip(f"{SITE}/private/x", "disallowed by robots.txt", "line 2: 'Disallow: /private'"),
+        ),
+    ],
+)
+def test_robots_skip(known: RobotsEntry | None, url: str, expected: Skip | None) -> None:
+    skip = robots_skip(known, url, "PoliteBot")
+    if expected is None:
+        assert skip is None
+        return
+    assert skip is not None
+    assert (skip.url, skip.reason) == (expected.url, expected.reason)
+    assert skip.detail == RULES.explain(url, "PoliteBot").message
