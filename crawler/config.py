@@ -5,8 +5,9 @@ applies `-s key=value` overrides by dotted path, and returns a `Config`, or rais
 naming the file, the line where it can, the key and what was expected. Each component receives its
 own slice (`config.robots`, `config.politeness`, ...), never the whole bag.
 
-Every key is a dataclass field; its type annotation and `_spec(...)` metadata (bounds, choices) are
-the whole schema, so the loader, the documentation test and the components cannot disagree.
+Every key is a dataclass field; its type annotation (a `Literal` lists the choices) and `_spec(...)`
+metadata (bounds) are the whole schema, so the loader, the documentation test and the components
+cannot disagree.
 """
 
 from __future__ import annotations
@@ -18,19 +19,23 @@ import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import yaml
 
 from crawler.errors import ConfigError
+from crawler.robots.rules import AgentMatch, Precedence
 from crawler.robots.txt import RobotsOptions, product_token_from_user_agent, validate_product_token
+
+OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
-def _spec(default: Any, *, minimum: float | None = None, choices: tuple[str, ...] = ()) -> Any:
-    """A field with its validation rules beside its default."""
-    return field(default=default, metadata={"minimum": minimum, "choices": choices})
+def _spec(default: Any, *, minimum: float | None = None) -> Any:
+    """A field with its validation rules beside its default. A field's choices are its
+    `Literal` type's values."""
+    return field(default=default, metadata={"minimum": minimum})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +44,8 @@ class RobotsConfig:
 
     token: str = ""
     """Product token matched against User-agent lines; empty: the first product of user_agent."""
-    agent_match: str = _spec("rfc", choices=("rfc", "substring"))
-    precedence: str = _spec("longest-match", choices=("longest-match", "first-match"))
+    agent_match: AgentMatch = "rfc"
+    precedence: Precedence = "longest-match"
     case_insensitive_paths: bool = False
     split_values: bool = False
     auth_disallows: bool = False
@@ -53,8 +58,8 @@ class RobotsConfig:
 
     def options(self) -> RobotsOptions:
         return RobotsOptions(
-            agent_match=self.agent_match,  # type: ignore[arg-type]
-            precedence=self.precedence,  # type: ignore[arg-type]
+            agent_match=self.agent_match,
+            precedence=self.precedence,
             case_insensitive_paths=self.case_insensitive_paths,
             split_values=self.split_values,
         )
@@ -66,7 +71,7 @@ class PolitenessConfig:
 
     min_delay: float = _spec(1.0, minimum=0)
     max_crawl_delay: float = _spec(30.0, minimum=0)
-    over_max_crawl_delay: str = _spec("cap", choices=("cap", "skip"))
+    over_max_crawl_delay: Literal["cap", "skip"] = "cap"
     """A Crawl-delay above max_crawl_delay: crawl the host at the cap, or skip the host."""
     max_wait: float = _spec(600.0, minimum=0)
     """When every host left waits longer than this, the crawl stops and reports them."""
@@ -88,7 +93,7 @@ class FetchConfig:
     max_redirects: int = _spec(5, minimum=0)
     max_retries: int = _spec(3, minimum=0)
     """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
-    client: str = _spec("auto", choices=("auto", "http1", "aiohttp"))
+    client: Literal["auto", "http1", "aiohttp"] = "auto"
     """The HTTP client: http1 (crawler/http/http1.py, on httptools), aiohttp, or auto: http1 where
     httptools is installed, else aiohttp."""
 
@@ -134,7 +139,7 @@ class OutputConfig:
 
     data_dir: str = "crawl-data"
     """Used when the command line gives no --data."""
-    format: str = _spec("index", choices=("index", "jsonl", "both"))
+    format: OutputFormat = "index"
     """index: DIR/index.sqlite, a full-text index for `crawl search` and `crawl export`.
     jsonl: DIR/pages.jsonl, one object per fetched URL, and DIR/skips.jsonl. both: the two."""
     progress_interval: float = _spec(10.0, minimum=0.1)
@@ -206,11 +211,13 @@ def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> obje
         kind, optional = members[0], True
     if value is None and optional:
         return None
+    choices: tuple[str, ...] = ()
+    if typing.get_origin(kind) is Literal:
+        kind, choices = str, typing.get_args(kind)
     want = _describe(kind) + (" or null" if optional else "")
     minimum = spec.get("minimum")
     if minimum is not None and kind in (int, float):
         want += f" >= {minimum:g}"
-    choices: tuple[str, ...] = spec.get("choices") or ()
     if choices:
         want = " or ".join(repr(choice) for choice in choices)
     wrong = ConfigError(f"{key} must be {want}, not {value!r}")

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from crawler.cli.main import EXIT_BAD_INPUT, EXIT_OK, main
+import crawler
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
+from crawler.cli.main import main
+from crawler.config import FetchConfig
+from crawler.http.fetcher import Fetcher
+from crawler.page import compiled
+from crawler.runtime import event_loop_name
 
 ROBOTS = b"""User-agent: *
 Disallow: /private/
@@ -104,3 +113,28 @@ def test_bad_config_exits_2_naming_file_and_key(
     err = capsys.readouterr().err
     assert str(config) in err
     assert "robots.precedense" in err
+
+
+def test_version_says_what_a_crawl_runs_on(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    first, runs_on, packages = capsys.readouterr().out.splitlines()
+    assert first == f"crawl {crawler.__version__}"
+    assert runs_on == (
+        f"runs on: page walk {compiled.WALK}, HTTP client {Fetcher(FetchConfig(), '').client_name}"
+        f", event loop {event_loop_name()}"
+    )
+    assert packages.startswith("Python ") and "selectolax " in packages
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    assert crawler.__version__ == importlib.metadata.version("crawler")
+
+
+def test_python_dash_m_crawler_runs_the_command_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "crawler", "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == EXIT_OK
+    assert done.stdout.startswith(f"crawl {crawler.__version__}\n")

@@ -12,7 +12,8 @@ import pytest
 from aiohttp import web
 from loopback import LoopbackWeb
 
-from crawler.cli.main import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, main
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
+from crawler.cli.main import main
 
 A = "127.0.1.1"
 
@@ -61,6 +62,7 @@ async def test_crawl_writes_pages_reports_bad_seed_lines_and_sums_up(tmp_path: P
     assert "skips: disallowed by robots.txt 1" in out
     assert f"{site.origin}  requests 3  interval 0.05 s" in out
     assert "seed lines skipped: 2" in out
+    assert "ran on: page walk " in out and ", HTTP client http1, event loop " in out
 
 
 def test_bad_config_exits_2_naming_the_key(

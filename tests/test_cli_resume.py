@@ -19,7 +19,7 @@ from pathlib import Path
 from loopback import Hit, LoopbackWeb
 from test_crawl import EPSILON
 
-from crawler.cli.main import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 from crawler.state import STATE_NAME
 
 A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"

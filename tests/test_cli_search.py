@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.cli.main import EXIT_BAD_INPUT, EXIT_OK
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
 

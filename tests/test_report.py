@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from crawler.cli.report import HOSTS_SHOWN, Progress, summary
+from crawler.cli.report import HOSTS_SHOWN, Progress, engine, summary
 from crawler.output.sinks import output_files
+from crawler.page import compiled
+from crawler.runtime import event_loop_name
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 
 # 2024-01-01 00:00:00 UTC.
@@ -125,6 +127,14 @@ def test_summary_counts_statuses_errors_and_skips_by_reason_most_first() -> None
     assert "statuses: 200 18, 301 2, 404 2" in lines
     assert "errors: dns 3, timeout 1" in lines
     assert "skips: out of scope: host 5, disallowed by robots.txt 3, over max depth 3" in lines
+
+
+def test_summary_says_what_the_crawl_ran_on() -> None:
+    """The page walk above all: the Python one, a silent fallback, halves the page step."""
+    ran_on = engine("http1")
+    assert ran_on == f"page walk {compiled.WALK}, HTTP client http1, event loop {event_loop_name()}"
+    lines = text(stats(), ran_on=ran_on).splitlines()
+    assert f"ran on: {ran_on}" in lines
 
 
 def test_summary_says_none_when_nothing_was_counted() -> None:

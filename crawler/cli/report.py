@@ -1,17 +1,25 @@
-"""What the `crawl` command shows: a live progress line, periodic log lines, the final summary."""
+"""What the `crawl` command shows: a live progress line, periodic log lines, the final summary, and
+what it runs on (`--version`)."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
+import platform
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from crawler._version import __version__
+from crawler.config import FetchConfig
+from crawler.http.fetcher import Fetcher
+from crawler.page.compiled import WALK
+from crawler.runtime import event_loop_name
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 
-__all__ = ["Progress", "resume_note", "summary"]
+__all__ = ["Progress", "engine", "resume_note", "summary", "version_text"]
 
 HOSTS_SHOWN = 20
 
@@ -70,8 +78,9 @@ def summary(
     max_wait: float,
     outputs: Sequence[Path] = (),
     problems: int = 0,
+    ran_on: str | None = None,
 ) -> str:
-    """The end-of-crawl report, as text."""
+    """The end-of-crawl report, as text. `ran_on`: the `engine` line."""
     now = stats.updated_at or stats.started_at + stats.elapsed
     runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
     lines = [
@@ -129,9 +138,39 @@ def summary(
             lines.append(f"  ... and {len(deferred) - HOSTS_SHOWN} more hosts")
     if stats.queued and not deferred:
         lines.append(f"left queued: {stats.queued} URLs")
+    if ran_on is not None:
+        lines.append(f"ran on: {ran_on}")
     if outputs:
         lines.append("output: " + ", ".join(str(path) for path in outputs))
     return "\n".join(lines)
+
+
+def engine(client: str) -> str:
+    """What a crawl runs on: the page walk (the compiled one is about twice as fast), the HTTP
+    client, the event loop."""
+    return f"page walk {WALK}, HTTP client {client}, event loop {event_loop_name()}"
+
+
+_PACKAGES = ("selectolax", "httptools", "aiohttp", "uvloop")
+
+
+def version_text() -> str:
+    """`crawl --version`: the crawler's version, what a crawl with the default configuration runs
+    on, and the versions of the packages that decide it."""
+    installed = []
+    for package in _PACKAGES:
+        try:
+            installed.append(f"{package} {importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            installed.append(f"{package} not installed")
+    client = Fetcher(FetchConfig(), "").client_name
+    return "\n".join(
+        [
+            f"crawl {__version__}",
+            f"runs on: {engine(client)}",
+            f"Python {platform.python_version()}; " + ", ".join(installed),
+        ]
+    )
 
 
 def resume_note(directory: Path, state: CrawlState, seeds: Sequence[str]) -> str | None:

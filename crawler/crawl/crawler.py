@@ -257,6 +257,11 @@ class Crawler:
     def scope(self) -> Scope:
         return self._work.scope
 
+    @property
+    def client_name(self) -> str:
+        """The HTTP client the crawl's requests go through: 'http1' or 'aiohttp'."""
+        return self._fetcher.client_name
+
     def host_reports(self) -> list[HostReport]:
         """How each origin was paced, busiest first."""
         return self._hosts.reports(self._clock.now() if self._clock.started else 0.0)

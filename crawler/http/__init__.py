@@ -1,6 +1,14 @@
-"""HTTP: one GET in, a `Response` or a `FetchFailure` out; never raises, follows no redirect."""
+"""HTTP: one GET in, a `Response` or a `FetchFailure` out; never raises, follows no redirect.
 
-from crawler.http.answer import FetchFailure, Response
-from crawler.http.fetcher import Fetcher
+answer.py          Response, FetchFailure and its kinds: plain values
+fetcher.py         Fetcher: picks the client; the `Client` interface a test may stand in for
+http1.py           the crawl's own HTTP/1.1 client on httptools: pool, look-ups, TLS
+connection.py      one HTTP/1.1 connection: the answer, its stamp, its bounds
+coding.py          bounded content decoders; media type and charset
+aiohttp_client.py  aiohttp's client behind the same interface
+"""
 
-__all__ = ["FetchFailure", "Fetcher", "Response"]
+from crawler.http.answer import FailureKind, FetchFailure, Response
+from crawler.http.fetcher import Client, Fetcher
+
+__all__ = ["Client", "FailureKind", "FetchFailure", "Fetcher", "Response"]

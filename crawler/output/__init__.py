@@ -1,10 +1,17 @@
-"""What a crawl writes (the full-text index, JSONL files) and reading it back (search, export)."""
+"""What a crawl writes, and reading it back.
+
+records.py  PageRecord and Skip: what a crawl produces, plain values
+sinks.py    the PageSink interface; the sinks `output.format` names
+jsonl.py    JsonlSink: DIR/pages.jsonl and DIR/skips.jsonl
+index.py    IndexSink: the full-text index, DIR/index.sqlite, written off the event loop
+search.py   search and export_pages: reading the index
+"""
 
 from crawler.output.index import IndexSink
 from crawler.output.jsonl import JsonlSink
 from crawler.output.records import PageRecord, Skip
 from crawler.output.search import SearchHit, export_pages, search
-from crawler.output.sinks import PageSink, open_sinks
+from crawler.output.sinks import PageSink, open_sinks, output_files
 
 __all__ = [
     "IndexSink",
@@ -15,5 +22,6 @@ __all__ = [
     "Skip",
     "export_pages",
     "open_sinks",
+    "output_files",
     "search",
 ]

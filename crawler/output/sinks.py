@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
+from crawler.config import OutputFormat
 from crawler.output.index import INDEX_NAME, IndexSink
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME, JsonlSink
 from crawler.output.records import PageRecord, Skip
@@ -36,7 +37,7 @@ _WRITES_INDEX = ("index", "both")
 _WRITES_JSONL = ("jsonl", "both")
 
 
-def output_files(directory: Path, output_format: str) -> list[Path]:
+def output_files(directory: Path, output_format: OutputFormat) -> list[Path]:
     """The files a crawl with `output.format` writes into `directory`."""
     files = [directory / INDEX_NAME] if output_format in _WRITES_INDEX else []
     if output_format in _WRITES_JSONL:
@@ -44,7 +45,7 @@ def output_files(directory: Path, output_format: str) -> list[Path]:
     return files
 
 
-def open_sinks(directory: Path, output_format: str) -> list[PageSink]:
+def open_sinks(directory: Path, output_format: OutputFormat) -> list[PageSink]:
     """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`."""
     sinks: list[PageSink] = []
     if output_format in _WRITES_INDEX:

@@ -1,4 +1,12 @@
-"""The page step: bytes and headers in, a `Page` out. Pure (SPEC section 7)."""
+"""The page step: a fetched page's bytes and headers in, a `Page` out (SPEC section 7). Pure.
+
+read.py       read_page: META robots, X-Robots-Tag and in-page sections decide what the page
+              lets the crawl index and follow
+walk.py       the walk over a parsed page, in Python (the reference), and its links
+compiled.py   the same walk in C (_pagescan.c): loaded, checked, trusted or not, and chosen
+exclusion.py  directive words; in-page section markers and stretches
+charset.py    the HTML encoding sniff
+"""
 
 from crawler.page.read import Page, PageRules, read_page
 

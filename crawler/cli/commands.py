@@ -1,0 +1,119 @@
+"""The commands that read rather than crawl: `crawl robots` (explain a robots.txt file), `crawl
+search` and `crawl export` (the index a crawl wrote)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from crawler.cli.exits import EXIT_OK
+from crawler.config import load_config
+from crawler.errors import ConfigError, OutputError
+from crawler.output.search import export_pages, find_index, search
+from crawler.robots.txt import RobotsTxt
+
+__all__ = ["export_command", "robots_command", "search_command"]
+
+
+def _robots_overrides(args: argparse.Namespace) -> list[str]:
+    """The shortcut flags, as the -s overrides they stand for (after the explicit ones)."""
+    overrides = list(args.overrides)
+    if args.agent is not None:
+        overrides.append(f"robots.token={args.agent}")
+    if args.agent_match is not None:
+        overrides.append(f"robots.agent_match={args.agent_match}")
+    if args.precedence is not None:
+        overrides.append(f"robots.precedence={args.precedence}")
+    if args.case_insensitive_paths:
+        overrides.append("robots.case_insensitive_paths=true")
+    if args.split_values:
+        overrides.append("robots.split_values=true")
+    return overrides
+
+
+def robots_command(args: argparse.Namespace) -> int:
+    config = load_config(args.config, _robots_overrides(args))
+    agent = config.product_token
+    try:
+        body = args.file.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read robots.txt file {args.file}: {error.strerror}") from error
+    robots = RobotsTxt.parse(body, **asdict(config.robots.options()))
+    for url in args.urls:
+        verdict = robots.explain(url, agent)
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "url": url,
+                        "allowed": verdict.allowed,
+                        "reason": verdict.reason,
+                        "line": verdict.line,
+                        "text": verdict.text,
+                        "message": verdict.message,
+                    }
+                )
+            )
+        else:
+            print(
+                f"{'allowed   ' if verdict.allowed else 'disallowed'}  {url}\n    {verdict.message}"
+            )
+    if not args.json:
+        delay = robots.crawl_delay(agent)
+        rates = ", ".join(str(rate) for rate in robots.request_rates(agent)) or "none"
+        windows = ", ".join(str(window) for window in robots.visit_time(agent)) or "any time"
+        print(
+            f"{agent}: Crawl-delay {delay if delay is not None else 'none'}; "
+            f"Request-rate {rates}; Visit-time {windows}"
+        )
+    return EXIT_OK
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
+    return Path(args.data) if args.data is not None else Path(config.output.data_dir)
+
+
+def search_command(args: argparse.Namespace) -> int:
+    hits = search(_data_dir(args), args.query, limit=args.limit)
+    for rank, hit in enumerate(hits, 1):
+        if args.json:
+            print(
+                json.dumps(
+                    {"url": hit.url, "title": hit.title, "snippet": hit.snippet, "score": hit.score}
+                )
+            )
+            continue
+        print(f"{rank:>2}. {hit.title or '(no title)'}\n    {hit.url}")
+        snippet = " ".join(hit.snippet.split())  # page text keeps its line breaks
+        if snippet:
+            print(f"    {snippet}")
+    if not hits and not args.json:
+        print(f"no results for {args.query!r}")
+    return EXIT_OK
+
+
+def export_command(args: argparse.Namespace) -> int:
+    data_dir = _data_dir(args)
+    where = "stdout" if args.output is None else str(args.output)
+    try:
+        if args.output is None:
+            # JSON lines are UTF-8 whatever the locale says.
+            if isinstance(sys.stdout, io.TextIOWrapper):
+                sys.stdout.reconfigure(encoding="utf-8")
+            count = export_pages(data_dir, sys.stdout, format=args.format)
+            sys.stdout.flush()
+        else:
+            find_index(data_dir)  # before creating FILE, so a missing index leaves no empty file
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = export_pages(data_dir, out, format=args.format)
+    except BrokenPipeError:
+        raise
+    except OSError as error:  # opening FILE, or a write: a full disk, a quota
+        raise OutputError(f"cannot write {where}: {error.strerror}") from error
+    print(f"exported {count} pages to {where}", file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,157 @@
+"""`crawl SEEDS`: the crawl command. It locks the data directory, starts over if asked, opens the
+state, says what it resumes, runs the crawl with a progress line, stops gracefully on SIGINT or
+SIGTERM, and prints the summary."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from crawler.cli.report import Progress, engine, resume_note, summary
+from crawler.cli.seeds import Seeds, read_seeds
+from crawler.config import Config, load_config
+from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
+from crawler.errors import StateError
+from crawler.output.sinks import output_files
+from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
+from crawler.state import (
+    STATE_NAME,
+    CrawlState,
+    DataDirLock,
+    MemoryCrawlState,
+    open_state,
+    state_files,
+)
+
+__all__ = ["crawl_command"]
+
+
+async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool) -> int:
+    with DataDirLock(data_dir):
+        if fresh:
+            _start_over(data_dir)
+        state: CrawlState = (
+            open_state(data_dir, config.state, config.robots.options())
+            if config.state.durable
+            else MemoryCrawlState()
+        )
+        try:
+            note = resume_note(data_dir, state, seeds.urls)
+            if note is not None:
+                print(f"crawl: {note}", file=sys.stderr)
+            return await _crawl_state(config, seeds, data_dir, state)
+        finally:
+            state.close()
+
+
+def _start_over(data_dir: Path) -> None:
+    """--fresh: say what goes, then delete it (the caller holds the directory's lock)."""
+    outputs = [
+        sibling
+        for path in output_files(data_dir, "both")
+        for sibling in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+        )
+    ]
+    doomed = state_files(data_dir) + [path for path in outputs if path.exists()]
+    if not doomed:
+        print(f"crawl: --fresh: starting over in {data_dir} (nothing to delete)", file=sys.stderr)
+        return
+    names = ", ".join(path.name for path in doomed)
+    print(f"crawl: --fresh: starting over in {data_dir}; deleting {names}", file=sys.stderr)
+    for path in doomed:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as error:
+            raise StateError(f"--fresh: cannot delete {path}: {error.strerror}") from error
+
+
+async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: CrawlState) -> int:
+    signalled: int | None = None
+    async with Crawler(config, data_dir=data_dir, state=state) as crawler:
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+
+        def on_signal(number: int) -> None:
+            nonlocal signalled
+            if signalled is not None and main_task is not None:
+                main_task.cancel()  # a second signal: do not wait for requests in flight
+                return
+            signalled = number
+            print(
+                "\ncrawl: stopping; requests in flight finish or go back to the queue "
+                "(again to stop now)",
+                file=sys.stderr,
+            )
+            crawler.stop()
+
+        for number in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(number, on_signal, number)
+        progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
+        ticker = asyncio.create_task(progress.run())
+        try:
+            async for _ in crawler.crawl(seeds.urls):
+                pass
+        except asyncio.CancelledError:
+            if signalled is None:
+                raise
+        finally:
+            ticker.cancel()
+            progress.clear()
+            for number in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(number)
+        outputs = output_files(data_dir, config.output.format)
+        if state.durable:
+            outputs.append(data_dir / STATE_NAME)
+        print(
+            summary(
+                crawler.stats,
+                crawler.host_reports(),
+                crawler.deferred,
+                max_wait=config.politeness.max_wait,
+                outputs=outputs,
+                problems=len(seeds.problems),
+                ran_on=engine(crawler.client_name),
+            )
+        )
+        if state.durable and (crawler.stats.queued or crawler.deferred):
+            print("resume: the same command goes on from here (--fresh starts over)")
+    if signalled == signal.SIGINT:
+        return EXIT_INTERRUPTED
+    return EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_OK
+
+
+def crawl_command(args: argparse.Namespace) -> int:
+    """Crawl as the arguments say (`crawl SEEDS ...`); the exit status."""
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    config = load_config(args.config, args.overrides)
+    seeds = read_seeds(args.seeds)
+    for problem in seeds.problems:
+        print(f"crawl: {problem}", file=sys.stderr)
+    data_dir = args.data if args.data is not None else Path(config.output.data_dir)
+    tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler.runtime)
+    tune_gc()  # and short pauses of the event loop: politeness is timed on it
+    connections = config.concurrency + CONNECTIONS_SPARE
+    allowed, wanted = raise_open_files_limit(connections)
+    if allowed < wanted:
+        print(
+            f"crawl: this process may open {allowed} files, and concurrency "
+            f"{config.concurrency} wants about {wanted}; connections past the limit will fail. "
+            "Raise the hard limit (ulimit -Hn) or lower concurrency.",
+            file=sys.stderr,
+        )
+    return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh))
