@@ -18,8 +18,6 @@ from crawler.config import (
 )
 from crawler.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "crawler.yaml"
@@ -27,8 +25,8 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_documented_file_holds_exactly_the_defaults() -> None:
-    assert load_config(REPO / "config" / "crawler.yaml") == Config()
+def test_documented_file_holds_exactly_the_defaults(repo: Path) -> None:
+    assert load_config(repo / "config" / "crawler.yaml") == Config()
 
 
 def test_no_file_gives_defaults_and_the_token_comes_from_the_user_agent() -> None:

@@ -10,8 +10,6 @@ import yaml
 
 from crawler.config import Config
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def _keys(cls: type, prefix: str = "") -> set[str]:
     keys: set[str] = set()
@@ -36,8 +34,8 @@ def _documented(node: object, prefix: str = "") -> set[str]:
     return keys
 
 
-def test_every_config_key_is_documented_with_a_comment() -> None:
-    text = (REPO / "config" / "crawler.yaml").read_text(encoding="utf-8")
+def test_every_config_key_is_documented_with_a_comment(repo: Path) -> None:
+    text = (repo / "config" / "crawler.yaml").read_text(encoding="utf-8")
     assert _documented(yaml.safe_load(text)) == _keys(Config)
     # Each section opens with a comment line saying what it is for.
     lines = text.splitlines()

@@ -6,6 +6,7 @@ from the runtime is still a circle)."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -88,11 +89,16 @@ EXTENSIONS = frozenset(module_name(path) for path in PACKAGE.rglob("*.pyi"))
 """Compiled modules (their stubs stand for them): imported, never importing."""
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
 def imports_of(name: str, source: str, known: Mapping[str, str]) -> Iterator[tuple[str, int]]:
     """(module imported, line) for every import in `source`, relative ones resolved; `from X
     import y` is module X.y when that is a module of the package."""
     is_package = f"{name}.__init__" in known or any(other.startswith(name + ".") for other in known)
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -179,7 +185,7 @@ def impurities(name: str, source: str, known: Mapping[str, str]) -> list[str]:
             found.append(f"{name} line {line} imports {imported}")
     found.extend(
         f"{name} line {node.lineno} reads a clock (.{node.func.attr}())"
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(parsed(source))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in CLOCK_CALLS
@@ -190,7 +196,7 @@ def impurities(name: str, source: str, known: Mapping[str, str]) -> list[str]:
 def type_checking_blocks(source: str) -> list[int]:
     return [
         node.lineno
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(parsed(source))
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
     ]
 
@@ -283,3 +289,17 @@ def test_a_lower_layer_importing_the_shell_is_found() -> None:
 )
 def test_a_pure_module_doing_io_is_found(source: str) -> None:
     assert impurities("crawler.robots.txt", source, {}) != []
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared set-up is a fixture (tests/conftest.py) or a helper of tests/support, never a
+    test file's function."""
+    tests = Path(__file__).resolve().parent
+    names = {path.stem for path in tests.rglob("test_*.py")}
+    found = [
+        f"{path.relative_to(tests)} line {line} imports {imported}"
+        for path in tests.rglob("*.py")
+        for imported, line in imports_of(path.stem, path.read_text(encoding="utf-8"), {})
+        if imported.split(".")[0] in names
+    ]
+    assert found == []

@@ -18,8 +18,8 @@ import pytest
 from crawler.errors import InvalidProductTokenError
 from crawler.robots.txt import RobotsTxt, validate_product_token
 
-TESTS = Path(__file__).resolve().parent
-VENDORED = TESTS / "conformance" / "robots_cases.jsonl"
+TESTS = Path(__file__).resolve().parents[1]
+VENDORED = TESTS / "data" / "robots_cases.jsonl"
 # The source of the vendored copy, beside the repository root when the shared tree is checked out.
 SHARED = TESTS.parent.parent / "shared" / "conformance" / "robots_cases.jsonl"
 

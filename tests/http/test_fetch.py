@@ -8,13 +8,15 @@ import time
 
 import pytest
 from aiohttp import web
-from loopback import LoopbackWeb
+from support.loopback import LoopbackWeb
 
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 from crawler.http.aiohttp_client import _stamping_connector, _StampingHandler
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.fetcher import Fetcher, http1_available
+
+pytestmark = pytest.mark.loopback
 
 A = "127.0.1.1"
 UA = "TestBot/1.0"

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from loopback import LoopbackWeb
+from support.loopback import LoopbackWeb
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.main import main
+
+pytestmark = pytest.mark.loopback
 
 A = "127.0.1.1"
 

@@ -26,6 +26,8 @@ from crawler.http.coding import accept_encoding, media_type
 from crawler.http.connection import MAX_HEADER_BYTES
 from crawler.http.fetcher import Fetcher
 
+pytestmark = pytest.mark.loopback
+
 A = "127.0.1.1"
 B = "127.0.1.2"
 C = "127.0.1.3"
@@ -784,12 +786,12 @@ async def test_a_get_cancelled_while_waiting_for_room_gives_no_slot_away() -> No
 # with `openssl req -x509 -newkey rsa:2048 -nodes -days 36500 -subj /CN=tls.test
 # -addext subjectAltName=DNS:tls.test,IP:127.0.1.1,IP:127.0.1.2`. Its key is for these tests
 # only: nothing trusts the certificate but the test that loads it.
-TLS = Path(__file__).parent / "tls"
 
 
-async def test_https_is_verified_and_its_connection_kept_alive() -> None:
+async def test_https_is_verified_and_its_connection_kept_alive(test_data: Path) -> None:
+    tls = test_data / "tls"
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_context.load_cert_chain(TLS / "cert.pem", TLS / "key.pem")
+    server_context.load_cert_chain(tls / "cert.pem", tls / "key.pem")
     accepted = 0
     heads: list[bytes] = []
 
@@ -808,7 +810,7 @@ async def test_https_is_verified_and_its_connection_kept_alive() -> None:
 
     server = await asyncio.start_server(serve, A, 0, ssl=server_context)
     port = server.sockets[0].getsockname()[1]
-    trusting = ssl.create_default_context(cafile=str(TLS / "cert.pem"))
+    trusting = ssl.create_default_context(cafile=str(tls / "cert.pem"))
     headers = {"User-Agent": UA}
     try:
         client = http1.Http1Client(FetchConfig(), headers, ssl_context=trusting)

@@ -497,6 +497,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.slow
 def test_a_kill_loses_exactly_what_was_not_committed(tmp_path: Path, reopen: Opener) -> None:
     killed = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(KILLED_WRITER), str(tmp_path)], check=False
@@ -547,6 +548,7 @@ def test_a_second_lock_on_a_directory_is_refused_until_the_first_is_released(
     DataDirLock(tmp_path / "data").release()
 
 
+@pytest.mark.slow
 def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     holder = subprocess.Popen(
         [

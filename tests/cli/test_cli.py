@@ -132,6 +132,7 @@ def test_the_version_is_the_installed_distributions() -> None:
     assert crawler.__version__ == importlib.metadata.version("crawler")
 
 
+@pytest.mark.loopback
 def test_python_dash_m_crawler_runs_the_command_line() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "crawler", "--version"], capture_output=True, text=True, check=False

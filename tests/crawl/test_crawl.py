@@ -8,48 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from loopback import LoopbackWeb
+from support.crawling import by_url, make_config, run
+from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
-from crawler import Config, Crawler
-from crawler.config import FetchConfig, LimitsConfig, PolitenessConfig, RobotsConfig, ScopeConfig
+from crawler import Crawler
+from crawler.config import LimitsConfig, ScopeConfig
 from crawler.crawl.answers import HostWork
-from crawler.output.records import PageRecord
 
-A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"
+pytestmark = pytest.mark.loopback
+
+A, B, C = ADDRESSES[:3]
 UA = "PoliteBot/0.1 (+https://example.org/bot)"
-# Server-side gaps are compared with a hair of slack for float rounding between two clocks'
-# readings of the same instant, never more.
-EPSILON = 1e-3
-
-
-def make_config(**changes: Any) -> Config:
-    """Fast, still polite: no minimum delay unless a test sets one, short backoffs."""
-    config = Config(
-        politeness=PolitenessConfig(min_delay=0.0, backoff_initial=0.05, backoff_max=0.2),
-        robots=RobotsConfig(retry_initial=0.05, retry_max=0.2),
-        fetch=FetchConfig(connect_timeout=2.0, read_timeout=2.0, max_retries=2),
-    )
-    for section, values in changes.items():
-        if isinstance(values, dict):
-            values = replace(getattr(config, section), **values)
-        config = replace(config, **{section: values})
-    return config
-
-
-async def run(config: Config, seeds: list[str], **options: Any) -> tuple[list[PageRecord], Crawler]:
-    async with Crawler(config, **options) as crawler:
-        records = [record async for record in crawler.crawl(seeds)]
-    return records, crawler
-
-
-def by_url(records: list[PageRecord]) -> dict[str, PageRecord]:
-    return {record.url: record for record in records}
 
 
 # --- robots.txt rules --------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
 
+pytestmark = pytest.mark.loopback
+
 
 def crawl_command(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
     done = subprocess.run(

@@ -15,6 +15,12 @@ from types import TracebackType
 
 from aiohttp import web
 
+ADDRESSES = tuple(f"127.0.1.{number}" for number in range(1, 255))
+"""Loopback addresses, each a host of its own."""
+EPSILON = 1e-3
+"""Server-side gaps are compared with a hair of slack for float rounding between two clocks'
+readings of the same instant, never more."""
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse] | web.StreamResponse]
 
 

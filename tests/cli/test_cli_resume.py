@@ -16,11 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from loopback import Hit, LoopbackWeb
-from test_crawl import EPSILON
+import pytest
+from support.loopback import EPSILON, Hit, LoopbackWeb
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 from crawler.state import STATE_NAME
+
+pytestmark = pytest.mark.loopback
 
 A, B, C = "127.0.1.1", "127.0.1.2", "127.0.1.3"
 FAST_DELAY = 0.05
@@ -118,6 +120,7 @@ def after(count: int, host: str | None = None) -> Callable[[Sequence[Hit]], bool
     return lambda hits: sum(1 for hit in hits if host in (None, hit.host)) >= count
 
 
+@pytest.mark.slow
 async def test_killed_at_any_moment_the_crawl_resumes_and_fetches_only_in_flight_urls_twice(
     tmp_path: Path,
 ) -> None:

@@ -8,11 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loopback import LoopbackWeb
-from test_crawl import make_config, run
+import pytest
+from support.crawling import make_config, run
+from support.loopback import LoopbackWeb
 
 from crawler import Crawler
 from crawler.output.search import export_pages, search
+
+pytestmark = pytest.mark.loopback
 
 A = "127.0.1.1"
 # Pages speak to the crawler by its product token, PoliteBot (from the default user_agent).

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from loopback import LoopbackWeb
-from test_crawl import EPSILON, make_config
+from support.crawling import make_config
+from support.loopback import EPSILON, LoopbackWeb
 
 from crawler import Crawler
 from crawler.config import Config
 from crawler.errors import StateError
 from crawler.output.records import PageRecord
 from crawler.state import STATE_NAME
+
+pytestmark = pytest.mark.loopback
 
 A, B = "127.0.1.1", "127.0.1.2"
 
