@@ -12,7 +12,7 @@ and frees them when the document goes. With glibc's defaults, freeing the top of
 128 KiB gives the memory back to the kernel (`M_TRIM_THRESHOLD`), and the next page's parse asks
 for it again, page-faulting every pool in afresh. Measured in a loop parsing 12 KB pages: 115 us
 a parse with the defaults, 60 us with the heap kept. Where other work keeps the top of the heap in
-use, the defaults cost less and the gain shrinks (about 5% on `scripts/bench_page.py`). Keeping up
+use, the defaults cost less and the gain shrinks (about 5% on `benchmarks/bench_page.py`). Keeping up
 to 256 MiB of free heap and growing it in 64 MiB steps costs a crawl process that much resident
 memory at most.
 

@@ -4,12 +4,12 @@
     python scripts/demo.py [--hosts 5] [--pages 8] [--data crawl-data] [-- extra crawl options]
 
 Generates a web of `--hosts` sites on 127.0.1.x (each with a robots.txt that sets Crawl-delay 0.5
-and disallows /private/), serves it (scripts/testweb.py), runs `crawl SEEDS --data DIR --fresh` on
-it with the default, polite configuration (--fresh: the web is made anew for each demo, so the
-crawl starts over instead of resuming the last demo's), and stops the server. The crawl's progress
-and summary are what `crawl` prints; its pages are in the full-text index DIR/index.sqlite, which
-the demo then searches (`crawl search lighthouse --data DIR --limit 3`). `crawl export --data DIR`
-writes them all as JSON lines.
+and disallows /private/), serves it (benchmarks/support/testweb.py), runs `crawl SEEDS --data DIR
+--fresh` on it with the default, polite configuration (--fresh: the web is made anew for each demo,
+so the crawl starts over instead of resuming the last demo's), and stops the server. The crawl's
+progress and summary are what `crawl` prints; its pages are in the full-text index DIR/index.sqlite,
+which the demo then searches (`crawl search lighthouse --data DIR --limit 3`). `crawl export --data
+DIR` writes them all as JSON lines.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The local web the demo crawls is the benchmarks' (benchmarks/support/testweb.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from testweb import generate
+from support.testweb import generate
+
+TESTWEB = Path(__file__).resolve().parents[1] / "benchmarks" / "support" / "testweb.py"
 
 
 def main() -> int:
@@ -40,7 +43,7 @@ def main() -> int:
         server = subprocess.Popen(
             [
                 sys.executable,
-                str(Path(__file__).parent / "testweb.py"),
+                str(TESTWEB),
                 "serve",
                 str(root),
                 "--log",

@@ -4,7 +4,7 @@ httptools (llhttp, Node.js's parser), redirects returned and not followed, a cap
 Why not aiohttp's ClientSession for every request: on this 2-core machine, against a local server,
 a keep-alive GET of a 12 KB page cost the event loop's thread about 240 µs in aiohttp (request
 object, header merging, tracing hooks, the connector, the response object and its stream) and
-about 45 µs in a bare protocol with httptools (`scripts/bench_http_client.py`). With a thousand
+about 45 µs in a bare protocol with httptools (`benchmarks/bench_http_client.py`). With a thousand
 hosts due in the same second that difference is a fifth of a second of every host's pace: the
 loop answers, stamps and starts requests that much later (crawler/crawl/turns.py). aiohttp stays the
 client where httptools is not installed, or when `fetch.client` asks for it

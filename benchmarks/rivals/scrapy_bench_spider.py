@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Scrapy as a fair user would set it up to crawl the local test web politely.
 
-    python scripts/scrapy_bench_spider.py SEEDS --delay 0.5 [--concurrency 64] [--user-agent UA]
+    python benchmarks/rivals/scrapy_bench_spider.py SEEDS --delay 0.5 [--concurrency 64]
+        [--user-agent UA]
 
-Run by scripts/bench_politeness.py. Scrapy ignores Crawl-delay, so the delay is set by hand as
+Run by benchmarks/bench_politeness.py. Scrapy ignores Crawl-delay, so the delay is set by hand as
 DOWNLOAD_DELAY, with Scrapy's default jitter (RANDOMIZE_DOWNLOAD_DELAY, now
 DOWNLOAD_DELAY_JITTER=0.5: each wait is 0.5x..1.5x the delay). One request at a time per download
 slot; Scrapy's slots are keyed by hostname, here one IP per host, so per host as robots.txt

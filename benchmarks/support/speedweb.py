@@ -1,4 +1,4 @@
-"""The speed web of scripts/bench_speed.py: static sites of generated pages, served by nginx.
+"""The speed web of benchmarks/bench_speed.py: static sites of generated pages, served by nginx.
 
     from speedweb import generate, Nginx, read_access_log
 
@@ -13,14 +13,14 @@
     ROOT/seeds.txt                  one `http://IP:PORT/` per line
     ROOT/web.json                   per host its allowed and disallowed URL paths
 
-Pages are scripts/pagegen.py's article pages (about 12.5 KB, about 16 links: nav, paragraphs,
-footer; exclusion sections, rel=nofollow links, some META noindex) with their links rewritten to
-this web: each same-site link now points to a random allowed page of the same host (written
-relative, root-relative or absolute, sometimes with a fragment), about one in ten to a disallowed
-URL; links to other sites and mailto:/javascript: stay. Pages whose META robots says nofollow are
-left out, `<base>` is dropped and the canonical link names the page itself. Each allowed page also
-gets one plain link to the next allowed page at the top of its <main>, outside any exclusion
-section, so a crawl that obeys every page signal still reaches all of them from `/`.
+Pages are benchmarks/support/pagegen.py's article pages (about 12.5 KB, about 16 links: nav,
+paragraphs, footer; exclusion sections, rel=nofollow links, some META noindex) with their links
+rewritten to this web: each same-site link now points to a random allowed page of the same host
+(written relative, root-relative or absolute, sometimes with a fragment), about one in ten to a
+disallowed URL; links to other sites and mailto:/javascript: stay. Pages whose META robots says
+nofollow are left out, `<base>` is dropped and the canonical link names the page itself. Each
+allowed page also gets one plain link to the next allowed page at the top of its <main>, outside any
+exclusion section, so a crawl that obeys every page signal still reaches all of them from `/`.
 `verify` proves it before anything is timed: it reads every page with our page step and our
 robots.txt engine, and with a bare selectolax parse, and walks each host from `/`.
 
@@ -51,11 +51,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-from pagegen import ARTICLE, META_STRICT, OTHER_HOSTS, GenPage, generate_pages
-from testweb import host_ips, href
+from support.pagegen import ARTICLE, META_STRICT, OTHER_HOSTS, GenPage, generate_pages
+from support.testweb import host_ips, href
 
 ROBOTS_TXT = """\
-# robots.txt of the speed web (scripts/bench_speed.py)
+# robots.txt of the speed web (benchmarks/bench_speed.py)
 User-agent: BadBot
 Disallow: /
 
@@ -294,7 +294,7 @@ def nginx_config(prefix: Path, root: Path, web: dict[str, Any], workers: int) ->
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
     )
     return f"""\
-# A private nginx for scripts/bench_speed.py: static files, one server per host.
+# A private nginx for benchmarks/bench_speed.py: static files, one server per host.
 daemon off;
 master_process on;
 worker_processes {workers};

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Speed: `crawl` without delays beside a bare aiohttp loop and Scrapy, on one local web.
 
-    python scripts/bench_speed.py [--rounds 3] [--hosts 20] [--pages 250] [--port 8795]
+    python benchmarks/bench_speed.py [--rounds 3] [--hosts 20] [--pages 250] [--port 8795]
         [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--work DIR] [--json]
 
-The web (scripts/speedweb.py): --hosts hosts on 127.0.1.1, 127.0.1.2, ... with --pages allowed
-pages each (about 12.5 KB, about 16 links of which about 13 to pages of the same host, some to
-URLs robots.txt disallows), robots.txt with Disallow and Allow rules and no Crawl-delay, served as
-static files by a private nginx (Debian's; one worker process by default, so the crawlers keep a
+The web (benchmarks/support/speedweb.py): --hosts hosts on 127.0.1.1, 127.0.1.2, ... with --pages
+allowed pages each (about 12.5 KB, about 16 links of which about 13 to pages of the same host, some
+to URLs robots.txt disallows), robots.txt with Disallow and Allow rules and no Crawl-delay, served
+as static files by a private nginx (Debian's; one worker process by default, so the crawlers keep a
 core). Before anything is timed, every host is walked as our page step and robots.txt engine read
 it, and as a bare parse reads it: all allowed pages must be reachable from `/`.
 
@@ -16,10 +16,10 @@ The contenders, each a subprocess, in turns, --rounds times (the order rotates e
     ours, index   crawl SEEDS --data DIR -s politeness.min_delay=0 -s concurrency=64
                       -s politeness.per_host_concurrency=4     (the index, the durable state)
     ours, JSONL   the same with -s output.format=jsonl
-    bare loop     scripts/speed_bare.py: aiohttp + selectolax + urljoin + text, 64 workers, no
-                  robots.txt, no politeness, no output; uvloop when installed
-    Scrapy        scripts/speed_scrapy.py: ROBOTSTXT_OBEY, no delay, CONCURRENT_REQUESTS 64 and
-                  CONCURRENT_REQUESTS_PER_DOMAIN 64, text and LinkExtractor on every page
+    bare loop     benchmarks/rivals/speed_bare.py: aiohttp + selectolax + urljoin + text, 64
+                  workers, no robots.txt, no politeness, no output; uvloop when installed
+    Scrapy        benchmarks/rivals/speed_scrapy.py: ROBOTSTXT_OBEY, no delay, CONCURRENT_REQUESTS
+                  64 and CONCURRENT_REQUESTS_PER_DOMAIN 64, text and LinkExtractor on every page
     extras        ours, index with -s state.durable=false; ours, JSONL on asyncio's own loop
                   (CRAWLER_EVENT_LOOP=asyncio; ours runs on uvloop where installed); the bare
                   loop on asyncio's own loop (--no-extras leaves them out)
@@ -57,9 +57,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_politeness import last_json_line, run_tool, tail
-from machine import machine
-from speedweb import (
+from support.machine import machine
+from support.processes import last_json_line, run_tool, tail
+from support.speedweb import (
     ROBOTS_TXT,
     Hit,
     Nginx,
@@ -71,9 +71,9 @@ from speedweb import (
     read_access_log,
     verify,
 )
-from testweb import host_ips
+from support.testweb import host_ips
 
-SCRIPTS = Path(__file__).resolve().parent
+RIVALS = Path(__file__).resolve().parent / "rivals"
 # (ours, the others, the bar): the ratio is taken to the fastest of the others that ran.
 BARS = (
     ("ours-index", ("scrapy",), 8.0),
@@ -125,9 +125,9 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
     crawl = [str(Path(sys.executable).parent / "crawl"), str(seeds), "--data", DATA]
     crawl += ["-s", "politeness.min_delay=0", "-s", f"concurrency={args.concurrency}"]
     crawl += ["-s", f"politeness.per_host_concurrency={args.per_host}"]
-    bare = [sys.executable, str(SCRIPTS / "speed_bare.py"), str(seeds)]
+    bare = [sys.executable, str(RIVALS / "speed_bare.py"), str(seeds)]
     bare += ["--workers", str(args.concurrency)]
-    scrapy = [sys.executable, str(SCRIPTS / "speed_scrapy.py"), str(seeds)]
+    scrapy = [sys.executable, str(RIVALS / "speed_scrapy.py"), str(seeds)]
     scrapy += ["--concurrency", str(args.concurrency), "--per-domain", str(args.concurrency)]
     chosen = {
         "ours-index": crawl,
@@ -344,7 +344,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def crawler_commit() -> str:
     """The commit the crawler's source is at, '+changes' when crawler/ differs from it."""
-    git = ["git", "-C", str(SCRIPTS.parent)]
+    git = ["git", "-C", str(RIVALS.parent.parent)]
     try:
         head = subprocess.run(
             [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True

@@ -2,12 +2,12 @@
 """The page step alone, on one core: pages/s of ours, of Scrapy's way, and of a bare selectolax
 loop, on the same generated pages in the same process.
 
-    python scripts/bench_page.py [--pages 3000] [--rounds 5] [--seed 0] [--shape article,dense]
+    python benchmarks/bench_page.py [--pages 3000] [--rounds 5] [--seed 0] [--shape article,dense]
         [--only parse,bare,scrapy,ours] [--json] [--no-tune-allocator] [--profile]
 
-The pages come from scripts/pagegen.py: ~12 KB pages with the robots signals of real pages in
-realistic shares (in-page exclusion sections, META robots, X-Robots-Tag headers, rel="nofollow"
-links), in two shapes, each measured on its own:
+The pages come from benchmarks/support/pagegen.py: ~12 KB pages with the robots signals of real
+pages in realistic shares (in-page exclusion sections, META robots, X-Robots-Tag headers,
+rel="nofollow" links), in two shapes, each measured on its own:
 
     article  ~13 links a page, long paragraphs, little inline markup: the issue's reference
              pages (~12 KB, ~13 links). The bars are judged on these.
@@ -24,7 +24,7 @@ A contender turns a page's bytes into its text and its links:
             extractor, its defaults); " ".join(response.xpath("//body//text()").getall())
     ours    crawler.page.read.read_page(body, url, charset="utf-8", x_robots_tag=the page's headers,
             rules=PageRules(token="crawler")): META, X-Robots-Tag, sections, text, links; with
-            the page walk crawler.page.walk chose (compiled unless CRAWLER_PAGE_WALK=python),
+            the page walk crawler.page.compiled chose (compiled unless CRAWLER_PAGE_WALK=python),
             which the report names
 
 bare and scrapy ignore the robots signals (that is their gap); ours honours them. Before any
@@ -60,8 +60,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from machine import machine
-from pagegen import SHAPES, GenPage, generate_pages, page_stats
+from support.machine import machine
+from support.pagegen import SHAPES, GenPage, generate_pages, page_stats
 
 CONTENDERS = ("parse", "bare", "scrapy", "ours")
 BAR_PAGES_PER_S = 8000.0
@@ -470,7 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         False: "defaults, crawler.runtime.tune_allocator() does not apply here (not glibc)",
         None: "defaults (--no-tune-allocator)",
     }
-    from crawler.page.walk import WALK
+    from crawler.page.compiled import WALK
 
     info = machine("selectolax", "scrapy", "lxml")
     report: dict[str, Any] = {

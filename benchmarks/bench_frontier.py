@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The frontier at scale: enqueue and dequeue rates and resident memory, SQLite and memory.
 
-    python scripts/bench_frontier.py [--urls 1000000] [--hosts 10000] [--stores sqlite,memory]
+    python benchmarks/bench_frontier.py [--urls 1000000] [--hosts 10000] [--stores sqlite,memory]
         [--working-set 32] [--json]
 
 Each store runs in a subprocess of its own, so each one's resident memory is its own:
@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from machine import machine
+from support.machine import machine
 
 from crawler.config import StateConfig
 from crawler.frontier import QueuedUrl

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """What durability costs: the same crawl with its state on disk and in memory, side by side.
 
-    python scripts/bench_durable.py [--hosts 100] [--pages 100] [--repeat 3] [--concurrency 64]
+    python benchmarks/bench_durable.py [--hosts 100] [--pages 100] [--repeat 3] [--concurrency 64]
         [--port 8789] [--json]
 
-It generates a local web (scripts/testweb.py: --hosts hosts on 127.0.1.x, --pages allowed pages
-each, 12 KB pages with 13 links, robots.txt without a Crawl-delay) so that the crawl runs as fast
-as the two cores allow, not as fast as politeness lets it. Then it crawls it with `crawl`, taking
-turns, --repeat times each:
+It generates a local web (benchmarks/support/testweb.py: --hosts hosts on 127.0.1.x, --pages allowed
+pages each, 12 KB pages with 13 links, robots.txt without a Crawl-delay) so that the crawl runs as
+fast as the two cores allow, not as fast as politeness lets it. Then it crawls it with `crawl`,
+taking turns, --repeat times each:
 
     durable  crawl SEEDS --data DIR -s politeness.min_delay=0 -s concurrency=N
              (the default: DIR/state.sqlite, committed every state.commit_interval seconds)
@@ -30,9 +30,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench_politeness import run_tool, start_server, stop_server
-from machine import machine
-from testweb import completeness, generate, politeness_figures, read_log
+from support.machine import machine
+from support.processes import run_tool, start_server, stop_server
+from support.testweb import completeness, generate, politeness_figures, read_log
 
 MODES = ("durable", "memory")
 BAR = 0.8

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """robots.txt engines side by side on real files: speed, and agreement with Google's matcher.
 
-    python scripts/bench_robots.py [--corpus DIR] [--urls-per-file 8] [--repeat 3]
+    python benchmarks/bench_robots.py [--corpus DIR] [--urls-per-file 8] [--repeat 3]
 
 The corpus is the ~4,200 real robots.txt files that Protego's source distribution ships under
 tests/test_data; without --corpus the script fetches that sdist once with
-`pip download --no-binary :all: protego` into scripts/.cache/.
+`pip download --no-binary :all: protego` into benchmarks/.cache/.
 
 A case is (robots.txt file, product token, URL). Per file the URLs are its own Allow/Disallow
 patterns turned into paths (wildcards filled in, anchors dropped), plus a few common paths, for two

@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
 """Politeness at speed: `crawl` and Scrapy crawl the same local multi-host web, one table.
 
-    python scripts/bench_politeness.py [--tools ours,scrapy] [--hosts 20] [--pages 17]
+    python benchmarks/bench_politeness.py [--tools ours,scrapy] [--hosts 20] [--pages 17]
         [--crawl-delay 0.5] [--port 8787] [--repeat 1] [--concurrency 64] [--json]
 
-It generates a test web (scripts/testweb.py) in a temporary directory: --hosts hosts on
+It generates a test web (benchmarks/support/testweb.py) in a temporary directory: --hosts hosts on
 127.0.1.1, 127.0.1.2, ..., each with robots.txt (Crawl-delay, a Disallow: /private/ with one
 Allow) and --pages allowed pages linked from `/` (so --pages + 1 requests per host, robots.txt
 included; with the defaults the ideal span is 17 * 0.5 s = 8.5 s). For each tool in turn (ours
 first; --repeat runs them alternately) it starts the server afresh, runs the tool as a
 subprocess on the seeds, stops the server, and reads the server's request log.
 
-    ours    crawl SEEDS --data DIR -s politeness.min_delay=0 -s concurrency=64
-            (robots.txt's Crawl-delay is the only delay it is told about)
-    scrapy  scripts/scrapy_bench_spider.py: ROBOTSTXT_OBEY, DOWNLOAD_DELAY = the crawl delay set
-            by hand (Scrapy ignores Crawl-delay) with its default jitter, one request at a time
-            per host, CONCURRENT_REQUESTS=64, the same User-Agent, LinkExtractor on every page
+    ours    crawl SEEDS --data DIR -s politeness.min_delay=0 -s concurrency=64 (robots.txt's
+    Crawl-delay is the only delay it is told about) scrapy
+    benchmarks/rivals/scrapy_bench_spider.py: ROBOTSTXT_OBEY, DOWNLOAD_DELAY = the crawl delay set
+    by hand (Scrapy ignores Crawl-delay) with its default jitter, one request at a time per host,
+    CONCURRENT_REQUESTS=64, the same User-Agent, LinkExtractor on every page
 
 Every figure comes from the server's log, whose `t` is the server-side start of a request
 (CLOCK_MONOTONIC at the top of the handler), so tool start-up and shutdown do not count:
@@ -39,36 +39,30 @@ not the bar holds; it exits 1 only when the test web cannot be served.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import select
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from machine import machine
-from testweb import completeness, generate, politeness_figures, read_log
+from support.machine import machine
+from support.processes import (
+    ServeError,
+    last_json_line,
+    run_tool,
+    start_server,
+    stop_server,
+    tail,
+)
+from support.testweb import completeness, generate, politeness_figures, read_log
 
-SCRIPTS = Path(__file__).resolve().parent
-TESTWEB = SCRIPTS / "testweb.py"
-SCRAPY_SPIDER = SCRIPTS / "scrapy_bench_spider.py"
+SCRAPY_SPIDER = Path(__file__).resolve().parent / "rivals" / "scrapy_bench_spider.py"
 TOOLS = ("ours", "scrapy")
 BAR_EFFICIENCY = 0.95
-READY_TIMEOUT_S = 30.0
-STDERR_TAIL_LINES = 15
-
-
-class ServeError(Exception):
-    """The test web server did not come up."""
 
 
 @dataclass
@@ -99,41 +93,6 @@ class Run:
 
 # ---------------------------------------------------------------------------------------------
 # Server and tools
-
-
-def start_server(root: Path, log: Path, errors_path: Path) -> subprocess.Popen[str]:
-    errors = errors_path.open("w")
-    server = subprocess.Popen(
-        [sys.executable, str(TESTWEB), "serve", str(root), "--log", str(log)],
-        stdout=subprocess.PIPE,
-        stderr=errors,
-        text=True,
-    )
-    errors.close()
-    assert server.stdout is not None
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while (left := deadline - time.monotonic()) > 0:
-        readable, _, _ = select.select([server.stdout], [], [], left)
-        line = server.stdout.readline() if readable else ""
-        if line.strip() == "ready":
-            return server
-        if server.poll() is not None or not readable:
-            break
-    stop_server(server)
-    message = errors_path.read_text().strip().splitlines()[-5:]
-    raise ServeError("test web server did not start: " + (" | ".join(message) or "no output"))
-
-
-def stop_server(server: subprocess.Popen[str]) -> None:
-    if server.poll() is None:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-    if server.stdout:
-        server.stdout.close()
 
 
 def tool_command(
@@ -167,50 +126,6 @@ def tool_command(
         "--concurrency",
         str(concurrency),
     ]
-
-
-def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple[int | None, float]:
-    """Run one tool in `work`, its output in files there; (exit status, or None when it was
-    stopped after `timeout`; wall seconds). However this ends, the tool is not left running."""
-    started = time.monotonic()
-    with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
-        try:
-            tool = subprocess.Popen(
-                command, stdout=out, stderr=err, cwd=work, start_new_session=True
-            )
-        except OSError as error:
-            err.write(f"cannot run {command[0]}: {error}\n")
-            return 127, time.monotonic() - started
-        try:
-            status: int | None = tool.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            status = None
-        finally:
-            # Its own session: a Ctrl-C reaches us, not it, and we end it and its children.
-            for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-                if tool.poll() is not None:
-                    break
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(tool.pid, sig)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    tool.wait(timeout=grace)
-    return status, time.monotonic() - started
-
-
-def tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def last_json_line(path: Path) -> dict[str, Any] | None:
-    for line in reversed(tail(path, 5).splitlines()):
-        with contextlib.suppress(ValueError):
-            report = json.loads(line)
-            if isinstance(report, dict):
-                return report
-    return None
 
 
 def measure(

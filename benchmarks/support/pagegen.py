@@ -1,6 +1,6 @@
-"""Generated HTML pages for the page-step benchmark (scripts/bench_page.py): article and blog pages
-of about 12 KB with the robots signals real pages carry, and, per page, what those signals must do
-to a page step that honours them (SPEC section 7).
+"""Generated HTML pages for the page-step benchmark (benchmarks/bench_page.py): article and blog
+pages of about 12 KB with the robots signals real pages carry, and, per page, what those signals
+must do to a page step that honours them (SPEC section 7).
 
     from pagegen import generate_pages
     pages = generate_pages(3000, seed=0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The bare loop of scripts/bench_speed.py: the least a crawler in Python can do per page.
+"""The bare loop of benchmarks/bench_speed.py: the least a crawler in Python can do per page.
 
-    python scripts/speed_bare.py SEEDS [--workers 64] [--loop auto|uvloop|asyncio]
+    python benchmarks/rivals/speed_bare.py SEEDS [--workers 64] [--loop auto|uvloop|asyncio]
 
 One process: an aiohttp ClientSession with a connection pool as large as the workers, a queue of
 URLs, N worker tasks. Each takes a URL, fetches it, parses it with `LexborHTMLParser(body)`, takes

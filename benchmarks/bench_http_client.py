@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """What a GET costs the event loop's thread: the crawl's http1 client against aiohttp's.
 
-    python scripts/bench_http_client.py [--hosts 50] [--requests 20000] [--concurrency 200]
+    python benchmarks/bench_http_client.py [--hosts 50] [--requests 20000] [--concurrency 200]
         [--rounds 3]
 
-It generates a test web (scripts/testweb.py: pages of about 12 KB) in a temporary directory,
-serves it in a subprocess, and in this process runs `crawler.http.fetcher.Fetcher` with each client
-in turn (alternating, `--rounds` times each, so both meet the same machine noise): `--concurrency`
-tasks GET the web's pages (each task keeps to one host), keep-alive, until `--requests` answers.
-Per round it reads this process's CPU time (the server's is not counted) and the wall time.
+It generates a test web (benchmarks/support/testweb.py: pages of about 12 KB) in a temporary
+directory, serves it in a subprocess, and in this process runs `crawler.http.fetcher.Fetcher` with
+each client in turn (alternating, `--rounds` times each, so both meet the same machine noise):
+`--concurrency` tasks GET the web's pages (each task keeps to one host), keep-alive, until
+`--requests` answers. Per round it reads this process's CPU time (the server's is not counted) and
+the wall time.
 
 Figures: CPU µs per request (what the crawl's loop pays per GET, the figure that sets how late a
 thousand due hosts are started, crawler/crawl/turns.py), requests/s, and the ratio aiohttp / http1
@@ -27,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_politeness import start_server, stop_server
-from machine import machine
-from testweb import generate
+from support.machine import machine
+from support.processes import start_server, stop_server
+from support.testweb import generate
 
 from crawler.config import FetchConfig
 from crawler.http.answer import Response

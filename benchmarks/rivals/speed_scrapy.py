@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Scrapy set up for speed on the speed web of scripts/bench_speed.py.
+"""Scrapy set up for speed on the speed web of benchmarks/bench_speed.py.
 
-    python scripts/speed_scrapy.py SEEDS [--concurrency 64] [--per-domain 64]
+    python benchmarks/rivals/speed_scrapy.py SEEDS [--concurrency 64] [--per-domain 64]
 
 robots.txt obeyed (ROBOTSTXT_OBEY, Protego), no delay (DOWNLOAD_DELAY 0, AutoThrottle off),
 CONCURRENT_REQUESTS and CONCURRENT_REQUESTS_PER_DOMAIN high, cookies off (Scrapy's advice for

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A local multi-host test web: a generator of static sites and one server for all of them.
 
-    python scripts/testweb.py generate ROOT --hosts 20 --pages 17 --crawl-delay 0.5 --port 8787
-    python scripts/testweb.py serve ROOT --log requests.jsonl
+    python benchmarks/support/testweb.py generate ROOT --hosts 20 --pages 17 --crawl-delay 0.5 \
+        --port 8787
+    python benchmarks/support/testweb.py serve ROOT --log requests.jsonl
 
 Each host is a loopback address of its own (127.0.1.1, 127.0.1.2, ...), all on one port, so a
 crawler sees distinct origins and keeps one politeness slot per host. `generate` writes:
@@ -31,7 +32,7 @@ system-wide on Linux, so other processes can compare their own monotonic stamps 
 It prints `ready` once every site listens.
 
 `read_log`, `read_web`, `politeness_figures` and `completeness` are for benchmarks
-(scripts/bench_politeness.py).
+(benchmarks/bench_politeness.py).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def href(target: str, page: str, form: str, origin: str, fragment: str = "") -> 
 
 
 def robots_txt(crawl_delay: float | None, extra_robots: str) -> str:
-    lines = ["# robots.txt of the local test web (scripts/testweb.py)", "User-agent: *"]
+    lines = ["# robots.txt of the local test web (benchmarks/support/testweb.py)", "User-agent: *"]
     if crawl_delay is not None:
         lines.append(f"Crawl-delay: {crawl_delay:g}")
     lines += [f"Disallow: {PRIVATE_PREFIX}", f"Allow: {ALLOWED_PRIVATE}", ""]
@@ -399,7 +400,7 @@ def is_disallowed(path: str, allowed_private: str = ALLOWED_PRIVATE) -> bool:
 def politeness_figures(
     log_entries: Iterable[dict[str, Any]], delay: float, *, allowed_private: str = ALLOWED_PRIVATE
 ) -> dict[str, Any]:
-    """Server-side timing and hygiene of one crawl; see scripts/bench_politeness.py for terms.
+    """Server-side timing and hygiene of one crawl; see benchmarks/bench_politeness.py for terms.
 
     A gap is the time between the starts of two consecutive requests to one host, robots.txt
     included; a gap strictly below `delay` counts (no tolerance). The ideal span is what a crawler

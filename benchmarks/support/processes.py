@@ -1,0 +1,105 @@
+"""Running the pieces of a benchmark: the loopback test web's server (support/testweb.py) and the
+tools measured (our `crawl`, the rivals), each in a process of its own that is never left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ServeError", "last_json_line", "run_tool", "start_server", "stop_server", "tail"]
+
+TESTWEB = Path(__file__).resolve().parent / "testweb.py"
+READY_TIMEOUT_S = 30.0
+STDERR_TAIL_LINES = 15
+
+
+class ServeError(Exception):
+    """The test web server did not come up."""
+
+
+def start_server(root: Path, log: Path, errors_path: Path) -> subprocess.Popen[str]:
+    errors = errors_path.open("w")
+    server = subprocess.Popen(
+        [sys.executable, str(TESTWEB), "serve", str(root), "--log", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+    )
+    errors.close()
+    assert server.stdout is not None
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select([server.stdout], [], [], left)
+        line = server.stdout.readline() if readable else ""
+        if line.strip() == "ready":
+            return server
+        if server.poll() is not None or not readable:
+            break
+    stop_server(server)
+    message = errors_path.read_text().strip().splitlines()[-5:]
+    raise ServeError("test web server did not start: " + (" | ".join(message) or "no output"))
+
+
+def stop_server(server: subprocess.Popen[str]) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    if server.stdout:
+        server.stdout.close()
+
+
+def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple[int | None, float]:
+    """Run one tool in `work`, its output in files there; (exit status, or None when it was
+    stopped after `timeout`; wall seconds). However this ends, the tool is not left running."""
+    started = time.monotonic()
+    with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
+        try:
+            tool = subprocess.Popen(
+                command, stdout=out, stderr=err, cwd=work, start_new_session=True
+            )
+        except OSError as error:
+            err.write(f"cannot run {command[0]}: {error}\n")
+            return 127, time.monotonic() - started
+        try:
+            status: int | None = tool.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            status = None
+        finally:
+            # Its own session: a Ctrl-C reaches us, not it, and we end it and its children.
+            for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+                if tool.poll() is not None:
+                    break
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(tool.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    tool.wait(timeout=grace)
+    return status, time.monotonic() - started
+
+
+def tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def last_json_line(path: Path) -> dict[str, Any] | None:
+    for line in reversed(tail(path, 5).splitlines()):
+        with contextlib.suppress(ValueError):
+            report = json.loads(line)
+            if isinstance(report, dict):
+                return report
+    return None
