@@ -62,6 +62,7 @@ from support.testweb import completeness, generate, politeness_figures, read_log
 
 SCRAPY_SPIDER = Path(__file__).resolve().parent / "rivals" / "scrapy_bench_spider.py"
 TOOLS = ("ours", "scrapy")
+BASELINE = "baseline"
 BAR_EFFICIENCY = 0.95
 
 
@@ -102,9 +103,10 @@ def tool_command(
     delay: float,
     concurrency: int,
     settings: Sequence[str] = (),
+    baseline: Path | None = None,
 ) -> list[str]:
-    if tool == "ours":
-        crawl = Path(sys.executable).parent / "crawl"
+    if tool in ("ours", BASELINE):
+        crawl = Path(sys.executable).parent / "crawl" if tool == "ours" else baseline
         extra = [part for setting in settings for part in ("-s", setting)]
         return [
             str(crawl),
@@ -135,7 +137,13 @@ def measure(
     log = work / f"{name}.requests.jsonl"
     data = work / f"{name}.data"
     command = tool_command(
-        tool, root / "seeds.txt", data, web["crawl_delay"], args.concurrency, args.set
+        tool,
+        root / "seeds.txt",
+        data,
+        web["crawl_delay"],
+        args.concurrency,
+        args.set,
+        args.baseline,
     )
     server = start_server(root, log, work / f"{name}.server.err")
     try:
@@ -190,11 +198,14 @@ def median_efficiency(runs: Sequence[Run], tool: str) -> float | None:
 
 def summary(runs: Sequence[Run], bar: float = BAR_EFFICIENCY) -> dict[str, Any]:
     ours, scrapy = median_efficiency(runs, "ours"), median_efficiency(runs, "scrapy")
+    base = median_efficiency(runs, BASELINE)
     ours_runs = [r for r in runs if r.tool == "ours"]
     return {
         "ours_efficiency": ours,
         "scrapy_efficiency": scrapy,
+        "baseline_efficiency": base,
         "ratio": ours / scrapy if ours and scrapy else None,
+        "baseline_ratio": ours / base if ours and base else None,
         "bar_efficiency": bar,
         "bar": (all(r.bar_holds(bar) for r in ours_runs) if ours_runs else None),
     }
@@ -230,10 +241,12 @@ def table(
     result = summary(runs, bar)
     lines.append("")
     tools = {run.tool for run in runs}
-    if tools == set(TOOLS):
-        medians = " (medians)" if len(runs) > len(TOOLS) else ""
+    if set(TOOLS) <= tools:
+        medians = " (medians)" if len(runs) > len(tools) else ""
         ratio = "-" if result["ratio"] is None else f"{result['ratio']:.2f}x"
         lines.append(f"ours / Scrapy, efficiency{medians}: {ratio}")
+    if result["baseline_ratio"] is not None:
+        lines.append(f"ours / baseline, efficiency (medians): {result['baseline_ratio']:.3f}x")
     if result["bar"] is not None:
         verdict = "PASS" if result["bar"] else "FAIL"
         lines.append(f"bar: efficiency >= {bar:g} and no gap below the delay: {verdict}")
@@ -258,6 +271,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--workdir", type=Path, help="keep the web, logs and outputs here")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="CRAWL",
+        help="also run this `crawl` executable (another checkout's venv) as the tool 'baseline', "
+        "right after ours in each repeat, and give ours / baseline",
+    )
+    parser.add_argument(
         "--bar",
         type=float,
         default=BAR_EFFICIENCY,
@@ -276,6 +296,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = sorted(set(args.tools) - set(TOOLS))
     if unknown or not args.tools:
         parser.error(f"--tools takes ours and/or scrapy, not {','.join(unknown) or 'nothing'}")
+    if args.baseline is not None:
+        args.tools.insert(args.tools.index("ours") + 1 if "ours" in args.tools else 0, BASELINE)
     if args.crawl_delay <= 0:
         parser.error("--crawl-delay must be above 0: the gaps are measured against it")
     if args.repeat < 1:

@@ -88,9 +88,20 @@ LABELS = {
     "ours-index-memory": "ours, index, state in memory",
     "ours-jsonl-asyncio": "ours, JSONL, asyncio loop",
     "bare-asyncio": "bare loop, asyncio loop",
+    "baseline-index": "baseline, index",
+    "baseline-jsonl": "baseline, JSONL only",
 }
+AGAINST_BASELINE = (("ours-index", "baseline-index"), ("ours-jsonl", "baseline-jsonl"))
 DATA = "{data}"  # in a command: the run's own data directory
-OBEYS_ROBOTS = {"ours-index", "ours-jsonl", "ours-index-memory", "ours-jsonl-asyncio", "scrapy"}
+OBEYS_ROBOTS = {
+    "ours-index",
+    "ours-jsonl",
+    "ours-index-memory",
+    "ours-jsonl-asyncio",
+    "scrapy",
+    "baseline-index",
+    "baseline-jsonl",
+}
 
 
 @dataclass
@@ -135,6 +146,11 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
         "bare": bare,
         "scrapy": scrapy,
     }
+    if args.baseline is not None:
+        # Another build of the crawler (its own checkout and venv), with the same settings.
+        base = [str(args.baseline), *crawl[1:]]
+        chosen["baseline-index"] = base
+        chosen["baseline-jsonl"] = [*base, "-s", "output.format=jsonl"]
     if args.extras:
         chosen["ours-index-memory"] = [*crawl, "-s", "state.durable=false"]
         asyncio_loop = ["env", "CRAWLER_EVENT_LOOP=asyncio"]  # crawler/runtime.py
@@ -300,6 +316,12 @@ def report(
             f"{name:<43} {number(bar['ratio'], 2):>6}x  (bar {bar['bar']:g}x: {bar['verdict']}; "
             f"by wall time {number(bar['wall_ratio'], 2)}x)"
         )
+    for ours, base in AGAINST_BASELINE:
+        if ours in summary and base in summary:
+            mine, theirs = summary[ours]["pages_per_s"], summary[base]["pages_per_s"]
+            ratio = mine / theirs if mine and theirs else None
+            name = f"{LABELS[ours]} / {LABELS[base]}:"
+            lines.append(f"{name:<43} {number(ratio, 2):>6}x")
     lines.append("")
     lines.extend(checks(summary, web))
     return "\n".join(lines)
@@ -333,6 +355,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--per-host", type=int, default=4, help="ours: per_host_concurrency")
     parser.add_argument("--nginx-workers", type=int, default=1)
     parser.add_argument("--no-extras", dest="extras", action="store_false")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="CRAWL",
+        help="also run this `crawl` executable (another checkout's venv) with ours' settings, "
+        "interleaved, and give ours / baseline",
+    )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run")
     parser.add_argument("--work", type=Path, help="keep the web and logs here (default: a temp)")
     parser.add_argument("--json", action="store_true")
