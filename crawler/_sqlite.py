@@ -4,15 +4,11 @@ to a statement, every value bound.
 Why not `executemany`: the sqlite3 module lets go of the GIL around every statement it steps and
 must take it back after, and `executemany` steps once per row. When another thread wants the GIL
 meanwhile (the index writer beside the crawl's event loop, or the loop beside the writer), every
-taking back waits up to the interpreter's switch interval, 5 ms. Measured: 500 rows of host
-timing, INSERT OR REPLACE, took 1.4 to 1.9 ms alone and 0.34 to 2.3 s beside one busy Python
-thread; the index writer's 500-page batches took 34 s that way, against 2 s in one statement.
+taking back waits up to the interpreter's switch interval, 5 ms.
 
-Why not one JSON parameter read with `json_each` (what this module did before): encoding holds
-the GIL character by character, and SQLite parses the JSON again for every value it extracts.
-Measured: 1,000 rows of host timing took 10 to 18 ms as JSON and 3.2 ms bound (2.4 ms as an
-upsert); 6,000 pages of 11 KB cost the index writer 0.6 s of GIL in JSON, time the event loop
-waited for. A bound string goes to SQLite as the UTF-8 it already is, a NUL included.
+Why not one JSON parameter read with `json_each`: encoding holds the GIL character by character,
+and SQLite parses the JSON again for every value it extracts. A bound string goes to SQLite as
+the UTF-8 it already is, a NUL included. (The figures: benchmarks/README.md, "Rows into SQLite".)
 """
 
 from __future__ import annotations
@@ -25,9 +21,8 @@ __all__ = ["CHUNK_ROWS", "bound_chunks", "values_list", "write_rows"]
 
 CHUNK_ROWS = 256
 """Most rows bound to one statement. Each statement gives up the GIL while SQLite runs it and
-waits to take it back after, so a thousand rows make four waits. Measured on 1,000 rows of host
-timing: 4.5 ms in chunks of 128 or 256, 5.6 ms of 512, 7.6 ms in one (a long statement costs
-more to prepare than it saves)."""
+waits to take it back after, so a thousand rows make four waits; a much longer statement costs
+more to prepare than it saves."""
 
 
 def values_list(rows: int, width: int) -> str:

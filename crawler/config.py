@@ -94,7 +94,7 @@ class FetchConfig:
     max_retries: int = _spec(3, minimum=0)
     """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
     client: Literal["auto", "http1", "aiohttp"] = "auto"
-    """The HTTP client: http1 (crawler/http/http1.py, on httptools), aiohttp, or auto: http1 where
+    """The HTTP client: http1 (crawler.http.http1, on httptools), aiohttp, or auto: http1 where
     httptools is installed, else aiohttp."""
 
 
@@ -149,7 +149,7 @@ class OutputConfig:
 @dataclass(frozen=True, slots=True)
 class StateConfig:
     """The crawl state a crawl with a data directory keeps in DIR/state.sqlite, so that it can
-    stop, be killed, and resume (crawler/state)."""
+    stop, be killed, and resume (crawler.state)."""
 
     durable: bool = True
     """Keep the state in the data directory; false: in memory, gone when the crawl ends."""

@@ -1,6 +1,6 @@
 """The frontier: URLs waiting to be fetched, one queue per origin, and the seen set. Pure: no I/O.
 
-Both sit behind small interfaces (`Frontier`, `SeenSet`) so a persistent (crawler/state: SQLite)
+Both sit behind small interfaces (`Frontier`, `SeenSet`) so a persistent (crawler.state: SQLite)
 and a shared (Redis) version can take the in-memory one's place without the crawl changing. The
 rules they keep:
 - A URL enters the frontier at most once per crawl: the caller adds it to the seen set first, and

@@ -83,7 +83,7 @@ class HostTiming:
 
 
 class HostTimingStore(Protocol):
-    """Where host timing lives: memory here, SQLite in crawler/state, a shared (Redis) store
+    """Where host timing lives: memory here, SQLite in crawler.state, a shared (Redis) store
     later. `Politeness` changes a `HostTiming` in place; the crawl `put`s it again after each
     change, so a store that writes it out knows what changed."""
 

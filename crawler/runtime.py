@@ -8,29 +8,20 @@ Linux and macOS with CPython); `CRAWLER_EVENT_LOOP=asyncio` chooses asyncio's lo
 not time politeness by the loop's clock, which uvloop keeps in whole milliseconds.
 
 Why the allocator: lexbor (selectolax's parser) builds each document in a few large memory pools
-and frees them when the document goes. With glibc's defaults, freeing the top of the heap above
-128 KiB gives the memory back to the kernel (`M_TRIM_THRESHOLD`), and the next page's parse asks
-for it again, page-faulting every pool in afresh. Measured in a loop parsing 12 KB pages: 115 us
-a parse with the defaults, 60 us with the heap kept. Where other work keeps the top of the heap in
-use, the defaults cost less and the gain shrinks (about 5% on `benchmarks/bench_page.py`). Keeping up
-to 256 MiB of free heap and growing it in 64 MiB steps costs a crawl process that much resident
-memory at most.
+and frees them when the document goes; with glibc's defaults the top of the heap goes back to the
+kernel after every page, and the next parse page-faults it all in again. Keeping up to 256 MiB of
+free heap costs a crawl process that much resident memory at most.
 
 Why the garbage collector's settings: a crawl keeps tens of thousands of long-lived objects (its
-hosts, their timing, the modules it imported), and CPython's full collections walk all of them.
-Measured on 1,000 hosts at a 1 s Crawl-delay: four or five full collections of 45 to 82 ms each,
-every one a pause of the event loop during which no answer is stamped and no due host starts.
-`tune_gc()` moves what exists at start-up out of the collector's sight (`gc.freeze()`: it is never
-garbage) and runs a full collection after GC_OLDEST_THRESHOLD middle ones instead of 10.
+hosts, their timing, the modules it imported) that CPython's full collections walk, each walk a
+pause of the event loop during which no answer is stamped and no due host starts; and it makes
+objects by the million that nearly all die young, by reference counting, before a collection
+could see them. `tune_gc()` moves what exists at start-up out of the collector's sight
+(`gc.freeze()`: it is never garbage) and makes collections of every generation rarer. Garbage in
+cycles is still collected, later.
 
-Young collections come after GC_YOUNG_THRESHOLD new objects instead of 700, and middle ones after
-GC_MIDDLE_THRESHOLD young ones instead of 10. The crawl makes objects by the million (requests,
-answers, links, records) and nearly all die young, by reference counting, before a collection
-could see them; each collection still walks every young container alive at that moment, often
-a batch of page rows. Measured on the same run, six times each way: 610 young and 55 middle
-collections took 0.35 to 0.55 s of the loop's thread at CPython's sizes; 71 and 6 took 0.05 s at
-these, for efficiency 0.898 on average against 0.883. The longest single pause grew from 9 to
-about 20 ms. Garbage in cycles is still collected, later.
+The figures behind each: benchmarks/README.md, "The allocator", "The garbage collector",
+"Background threads".
 """
 
 from __future__ import annotations
@@ -85,10 +76,9 @@ BACKGROUND_NICENESS = 10
 def background_thread() -> bool:
     """Lower the calling thread's CPU priority: it does background work (the index writer's
     FTS5 inserts, WAL checkpoints) that must not take a core from the event loop, whose promptness
-    is the crawl's politeness timing. Measured on 1,000 hosts at a 1 s Crawl-delay on two cores:
-    the index writer needs about half a core, and at equal priority it left the loop's thread
-    (and the servers it talks to) waiting for a core, 20 to 50 ms a request. The thread still runs
-    whenever a core is free; a writer that falls behind blocks the crawl through its bounded queue.
+    is the crawl's politeness timing (at equal priority the index writer left the loop waiting for
+    a core). The thread still runs whenever a core is free; a writer that falls behind blocks the
+    crawl through its bounded queue.
     True when applied (Linux, where a thread has its own priority); False elsewhere."""
     if not sys.platform.startswith("linux"):
         return False
@@ -120,7 +110,7 @@ def raise_open_files_limit(connections: int) -> tuple[int, int]:
     far as the hard limit allows; returns (soft limit now, what was wanted).
 
     Why: with one request in flight per host, a crawl keeps a connection per host it is busy
-    with (at most `concurrency` + 8, crawler/http/http1.py). Many systems start processes with a
+    with (at most `concurrency` + 8, crawler.http.http1). Many systems start processes with a
     soft limit of 1,024 open files, and at `concurrency` 1,000 every connection past it would fail
     (EMFILE) and its host back off, though the hard limit (often 524,288) allows far more."""
     wanted = connections + OPEN_FILES_SPARE

@@ -366,7 +366,7 @@ class LinkResolver:
     @property
     def join_parts(self) -> tuple[str, str]:
         """(origin, directory) of the base: the short path joins `/x` to the first and `x` to
-        the second (crawler/page/_pagescan.c takes the short path the same way)."""
+        the second (crawler.page._pagescan.c takes the short path the same way)."""
         return self._origin, self._directory
 
     def __repr__(self) -> str:

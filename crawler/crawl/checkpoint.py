@@ -1,5 +1,5 @@
 """When a crawl's work becomes durable: the moments the crawl state is committed, and the rule that
-a URL is done only once its record is stored (crawler/state says why it is done this way).
+a URL is done only once its record is stored (crawler.state says why it is done this way).
 
 The crawl tells the `Checkpointer`:
 - `handed()` each time a record (a page or a skip) has gone to every sink;

@@ -1,14 +1,13 @@
 """`Turns`: CPU-heavy steps of the crawl take turns, one per event-loop iteration.
 
 Why: with one request in flight per host, the next request to a host may start only a full
-interval after its answer (crawler/politeness.py), and the crawl knows of an answer only when the
+interval after its answer (crawler.politeness), and the crawl knows of an answer only when the
 loop gets round to it. An event loop runs every callback that was ready when an iteration began
 before it looks at its sockets and timers again. When a thousand hosts answer at once, a thousand
 page steps (parse, rules, links, records: about half a millisecond each) would run in one
 iteration; the answers arriving meanwhile would be stamped, and the hosts due meanwhile started,
-up to half a second late, and every host would lose that much of its pace. Measured on 1,000
-hosts with a 1 s Crawl-delay: 100 to 340 ms between the answer's first bytes reaching the process
-and the crawl stamping it, through the first two waves of requests.
+up to half a second late, and every host would lose that much of its pace (benchmarks/README.md,
+"Page steps take turns").
 
 Taking turns keeps each iteration to one page step plus the light callbacks (I/O, timers, stamps),
 so the loop polls between page steps. The steps still run in the order their answers came, and the

@@ -1,4 +1,4 @@
-"""The aiohttp client of the fetcher (crawler/http/fetcher.py): the same GETs through one aiohttp
+"""The aiohttp client of the fetcher (crawler.http.fetcher): the same GETs through one aiohttp
 ClientSession, where httptools is not installed or `fetch.client: aiohttp` asks for it. aiohttp's
 errors become `FetchFailure` kinds here, and its connections stamp each answer's first bytes.
 """
@@ -61,7 +61,7 @@ _answering: ContextVar[_StampingHandler | None] = ContextVar("answering", defaul
 class _StampingHandler(ResponseHandler):
     """aiohttp's connection protocol, noting when the first bytes of each answer arrive.
 
-    Why: politeness counts a host's interval from its answer (crawler/politeness.py), and the
+    Why: politeness counts a host's interval from its answer (crawler.politeness), and the
     event loop calls `data_received` as soon as it polls the socket, while the request's task may
     resume much later, behind other work of the same iteration. The sooner stamp is still one the
     host had answered by, so the interval it starts is never short at the host.
@@ -129,7 +129,7 @@ class AiohttpClient:
         self, url: str, max_bytes: int, *, html_only: bool = False
     ) -> Response | FetchFailure:
         try:
-            # A normal URL is already percent-encoded as it should go out (crawler/urls.py): yarl
+            # A normal URL is already percent-encoded as it should go out (crawler.urls): yarl
             # need not parse and quote it again for every request.
             target = URL(url, encoded=True)
             _answering.set(None)

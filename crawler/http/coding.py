@@ -1,4 +1,4 @@
-"""Content-Encoding and Content-Type, as the http1 client (crawler/http/http1.py) reads answers:
+"""Content-Encoding and Content-Type, as the http1 client (crawler.http.http1) reads answers:
 decoders that hand out no more than asked for (brotli's: checked per chunk), and a Content-Type's
 media type and charset.
 """

@@ -1,9 +1,9 @@
-"""One HTTP/1.1 connection of the http1 client (crawler/http/http1.py): an asyncio protocol that
+"""One HTTP/1.1 connection of the http1 client (crawler.http.http1): an asyncio protocol that
 feeds what arrives to httptools' parser and turns it into the answer of the one exchange in
 progress.
 
 It stamps the answer's first bytes as they arrive (`Response.answered_at`: politeness counts a
-host's interval from there, crawler/politeness.py), bounds the answer's head to
+host's interval from there, crawler.politeness), bounds the answer's head to
 `MAX_HEADER_BYTES` and its decoded body to the cap, and ends every exchange in exactly one
 outcome: a `Response`, an `ExchangeError` (kind and message of the `FetchFailure` to be), or a
 `StaleConnectionError` when a connection ends before the first byte of its answer.
@@ -178,7 +178,7 @@ class Connection(asyncio.Protocol):
             self.close()
             return
         if self._first_bytes_at is None:
-            # When the host had answered by, for politeness (crawler/http/fetcher.py, Response).
+            # When the host had answered by, for politeness (crawler.http.answer, Response).
             self._first_bytes_at = time.monotonic()
         self._last_data_at = self._loop.time()
         if not self._headers_done:

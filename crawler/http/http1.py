@@ -1,14 +1,10 @@
 """A lean HTTP/1.1 client for the crawl's GETs: keep-alive connections per origin, parsed by
 httptools (llhttp, Node.js's parser), redirects returned and not followed, a cap on decoded bytes.
 
-Why not aiohttp's ClientSession for every request: on this 2-core machine, against a local server,
-a keep-alive GET of a 12 KB page cost the event loop's thread about 240 µs in aiohttp (request
-object, header merging, tracing hooks, the connector, the response object and its stream) and
-about 45 µs in a bare protocol with httptools (`benchmarks/bench_http_client.py`). With a thousand
-hosts due in the same second that difference is a fifth of a second of every host's pace: the
-loop answers, stamps and starts requests that much later (crawler/crawl/turns.py). aiohttp stays the
-client where httptools is not installed, or when `fetch.client` asks for it
-(crawler/http/fetcher.py).
+Why not aiohttp's ClientSession for every request: a GET costs the event loop's thread several
+times less here (benchmarks/README.md, "The HTTP/1.1 client"), and with a thousand hosts due in
+the same second that difference is the pace the last of them keep. aiohttp stays the client where
+httptools is not installed, or when `fetch.client` asks for it (crawler.http.fetcher).
 
 What it does, as aiohttp did for the crawl:
 - One request at a time per connection. Idle connections wait per origin, the most recently used
@@ -19,21 +15,19 @@ What it does, as aiohttp did for the crawl:
   and the GET is not sent again here: most likely the server timed the idle connection out as
   the request arrived, but it may have read it (one that drops connections under load does), and
   a second request at once would break the host's interval. The crawl asks again at the host's
-  pace, without a backoff (crawler/crawl/crawler.py). On a new connection it is a `connection`
+  pace, without a backoff (crawler.crawl.decide). On a new connection it is a `connection`
   failure.
 - Host names are looked up through the loop's resolver, answers kept `DNS_TTL` seconds; an IP
   literal is not looked up. TLS with the default context: certificates are verified.
 - `connect_timeout` bounds the look-up and the TCP (and TLS) set-up; `read_timeout` the longest
   silence while the answer comes in.
 - Content-Encoding gzip and deflate (zlib or raw) are decoded, br where brotli is installed
-  (crawler/http/coding.py); the cap counts decoded bytes, so a small compressed answer cannot
+  (crawler.http.coding); the cap counts decoded bytes, so a small compressed answer cannot
   unpack into gigabytes.
 - An answer's head over `MAX_HEADER_BYTES` is a protocol failure, not memory; each connection is
-  a protocol of crawler/http/connection.py, which reads and stamps the answers.
+  a protocol of crawler.http.connection, which reads and stamps the answers.
 
-Failures are values (`FetchFailure`) with the kinds crawler/http/fetcher.py names: `timeout`, `dns`,
-`connection` (refused, reset, closed before the answer, TLS), `protocol` (malformed status line or
-headers), `payload` (the body broke off or could not be decoded), `invalid-url`.
+Failures are values (`FetchFailure`) with the kinds crawler.http.answer names.
 """
 
 from __future__ import annotations
@@ -168,7 +162,7 @@ class Http1Client:
 
     def _target(self, url: str) -> tuple[_Origin, bytes]:
         """The URL's origin and its request target (path and query, as the URL has them: a
-        normal URL is percent-encoded already, crawler/urls.py)."""
+        normal URL is percent-encoded already, crawler.urls)."""
         after_scheme = url.find("://") + 3
         path_at = url.find("/", after_scheme) if after_scheme > 2 else -1
         if path_at < 0 or any(mark in url[after_scheme:path_at] for mark in "?#"):

@@ -21,7 +21,7 @@ Writes stay off the event loop: `page()` and `skip()` only append to a list. A f
 synchronous=NORMAL) and commits each batch in one transaction. The hand-off queue is bounded, so
 a disk slower than the crawl blocks the crawl instead of growing memory. A writer error is kept and
 raised as OutputError from the next `flush()` or `close()`. `stored` counts the records
-committed, so the crawl knows which URLs' pages are safe (crawler/state).
+committed, so the crawl knows which URLs' pages are safe (crawler.state).
 
 Readers open the file read-only; WAL lets them search while a crawl writes.
 """
@@ -118,7 +118,7 @@ _SCHEMA = (
 )
 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
-# VALUES list (crawler/_sqlite.py says why: the GIL). `{values}` is that list.
+# VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
 _UPSERT_PAGES = (
     f"INSERT INTO pages ({', '.join(PAGE_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
@@ -302,9 +302,8 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
 
 FTS_HASH_BYTES = 8 * 1024 * 1024
 """Terms FTS5 gathers in memory before it writes them out as a new segment (its default: 1 MiB).
-A batch of 500 pages of 12 KB overflows the default several times over, and every segment
-written is merged again later. Measured on 3,000 such pages: 1,430 us a page with the default,
-750 us with 8 MiB (4 MiB: 830; 64 MiB: 920)."""
+A batch of 500 pages of 12 KB overflows the default several times over, and every segment written
+is merged again later (benchmarks/README.md, "FTS5's hash size")."""
 
 
 def _tune_fts(connection: sqlite3.Connection) -> None:

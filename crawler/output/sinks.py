@@ -29,7 +29,7 @@ class PageSink(Protocol):
     def stored(self) -> int:
         """Records (pages and skips, counted in the order given) stored for good: committed, or
         written to the operating system. A crawl marks a URL done only once its record is
-        (crawler/state)."""
+        (crawler.state)."""
         ...
 
 

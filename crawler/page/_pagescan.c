@@ -1,14 +1,14 @@
 /* The page step's walk over a parsed page, in C: one pass over selectolax's lexbor tree that
- * finds what crawler/page/read.py needs (links, META tags, title, base, language, section markers)
+ * finds what crawler.page.read needs (links, META tags, title, base, language, section markers)
  * and reads the text a section leaves indexable (`scan`); and the page's links resolved, checked
- * and made unique (`links`). crawler/page/walk.py has both in Python: they are the reference, and
- * run wherever this module is not built or not trusted (crawler/page/walk.py decides).
+ * and made unique (`links`). crawler.page.walk has both in Python: they are the reference, and
+ * run wherever this module is not built or not trusted (crawler.page.compiled decides).
  *
  * The walk reads lexbor's nodes in place, by the address selectolax gives as `Node.mem_id`. It
  * relies on the layout of a handful of lexbor structs, copied below from lexbor 3.1.0 (the
  * version selectolax 1.0.2 bundles; lexbor is Apache-2.0, as this project is). It calls no
- * lexbor function. crawler/page/walk.py only hands it a tree from a selectolax release whose
- * layout it was checked against, and compares it with the Python walk before trusting it.
+ * lexbor function. crawler.page.compiled checks the layout against what selectolax reports (the
+ * handshake functions at the end) and compares it with the Python walk before trusting it.
  *
  * What it reads, in document order (pre-order, from the document node):
  * - elements of script, style, template, iframe, noembed and noframes are skipped with all they
@@ -125,7 +125,7 @@ enum {
     ATTR_LAST_ENTRY = 0x0049,
 };
 
-/* The directive flags and marker actions of crawler/page/exclusion.py. */
+/* The directive flags and marker actions of crawler.page.exclusion. */
 enum { NOINDEX = 1, NOFOLLOW = 2, NOSNIPPET = 4 };
 enum { ACTION_OPEN = 0, ACTION_CLOSE = 1, ACTION_OFF = 2, ACTION_ON = 3 };
 

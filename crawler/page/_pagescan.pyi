@@ -1,4 +1,4 @@
-"""Types of crawler/page/_pagescan.c, the compiled page walk (see crawler/page/walk.py)."""
+"""Types of crawler.page._pagescan.c, the compiled page walk (see crawler.page.compiled)."""
 
 from collections.abc import Callable
 

@@ -1,6 +1,6 @@
 """The signals a page gives about itself: the robots directive words (META robots and
 X-Robots-Tag), and in-page exclusion sections as stretches of the parsed tree. Pure; the parse
-and the traversal that finds the marker comments are crawler/page/read.py's.
+and the traversal that finds the marker comments are crawler.page.read's.
 
 Sections, each a stretch of the document in source order:
 - Ultraseek comment tags `<!-- robots content="noindex|nofollow|none|index|follow|all" -->`
@@ -131,7 +131,7 @@ def yandex_tags_as_comments(source: bytes | str) -> bytes:
 # --- section markers -----------------------------------------------------------------------------
 
 # A marker's action, and the kinds of section (a close ends the latest open one of its kind).
-# crawler/page/_pagescan.c knows these numbers.
+# crawler.page._pagescan.c knows these numbers.
 _OPEN, _CLOSE, _OFF, _ON = range(4)
 ROBOTS_SECTION, YANDEX_SECTION, GOOGLE_SECTION = range(3)
 _ROBOTS_SECTION = re.compile(

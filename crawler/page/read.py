@@ -9,7 +9,7 @@ The rules (SPEC section 7), most restrictive reading first:
 - X-Robots-Tag headers: the same words, and the `AGENT: words` form, which applies only when AGENT
   is our token; an agent prefix holds for the words after it in the same header. Several headers
   add up.
-- In-page sections (crawler/page/exclusion.py): Ultraseek `<!-- robots content="..." -->` ...
+- In-page sections (crawler.page.exclusion): Ultraseek `<!-- robots content="..." -->` ...
   `<!-- /robots -->`, Google Search Appliance `googleoff`/`googleon` and Yandex `<noindex>` in
   both forms. They act on their own stretch of the document only: its text is not indexed
   (noindex), its links are not followed (nofollow, also an `<a>` opened inside), its text is kept
@@ -22,14 +22,14 @@ The rules (SPEC section 7), most restrictive reading first:
 
 Text is what a reader without scripts sees in the body: no script, style, template, iframe,
 noembed or noframes content, nothing inside a noindex section. The encoding is sniffed by
-crawler/page/charset.py; bytes that do not decode become U+FFFD.
+crawler.page.charset; bytes that do not decode become U+FFFD.
 
-How it stays one parse: one walk over the tree (crawler/page/walk.py, in C where it is built)
-finds the links, the META tags, the title and the section markers, and reads the text each
-section leaves indexable. The element form of Yandex's `<noindex>` is the one thing the tree
+How it stays one parse: one walk over the tree (crawler.page.walk; in C where crawler.page.compiled
+trusts it) finds the links, the META tags, the title and the section markers, and reads the text
+each section leaves indexable. The element form of Yandex's `<noindex>` is the one thing the tree
 cannot show: the parser nests it as an element (and closes it early, e.g. at the end of a `<p>` it
-sits in), while Yandex reads its tags as markers in the source. A page whose source has one
-(rare) has those tags turned into the comment form before it is parsed; one the byte check misses
+sits in), while Yandex reads its tags as markers in the source. A page whose source has one (rare)
+has those tags turned into the comment form before it is parsed; one the byte check misses
 (`<NoIndex>`) is found by the walk and parsed a second time.
 """
 

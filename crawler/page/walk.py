@@ -4,7 +4,7 @@
 Two walks give the same facts:
 - `python_walk`, the reference: one traversal of the tree finds the links, the META tags, the
   title and the section markers; a section is then a stretch of the tree
-  (crawler/page/exclusion.py), a noindex stretch is cut out before the text is read in one
+  (crawler.page.exclusion), a noindex stretch is cut out before the text is read in one
   selectolax call, and a nofollow stretch marks the links in it.
 - the compiled walk (crawler.page._pagescan, in C): the same in one pass over lexbor's nodes,
   with the sections as a state that changes at each marker; about four times faster. It reads

@@ -1,7 +1,7 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
 Schema (version 1, in `PRAGMA user_version`); the frontier and the seen set are in
-crawler/state/frontier.py, the other stores in crawler/state/stores.py:
+crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
     robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
@@ -23,7 +23,7 @@ disk is busy with other writes (the index's, say): so checkpoints run in a threa
 (`_WalCheckpoints`), never on the crawl's.
 
 All of it runs on the crawl's thread: a store's `put` is a dict or list operation; the SQL runs
-in a few statements per table per commit (crawler/_sqlite.py). Reads (a host's next URLs, a seen-set
+in a few statements per table per commit (crawler._sqlite). Reads (a host's next URLs, a seen-set
 lookup, a host met again) run on the same connection and so see what is written but not yet
 committed.
 """

@@ -87,7 +87,7 @@ class _Origin:
 
 
 class SqliteFrontier:
-    """A `Frontier` (crawler/frontier.py) on the state database; see the module doc."""
+    """A `Frontier` (crawler.frontier) on the state database; see the module doc."""
 
     def __init__(self, db: StateDb, *, working_set: int = 32) -> None:
         self._db = db
@@ -232,7 +232,7 @@ class SqliteFrontier:
     def _write(self, connection: sqlite3.Connection) -> None:
         # Each row's statements come in this order (insert, updates, delete), so running each
         # kind in turn keeps every row's history.
-        # A few statements per kind, rows bound (crawler/_sqlite.py). An id updated twice keeps
+        # A few statements per kind, rows bound (crawler._sqlite). An id updated twice keeps
         # its last update: within one statement the order of its rows is not the order applied.
         if self._new_origins:
             write_rows(

@@ -3,10 +3,10 @@
 `CrawlState` bundles the stores a crawl keeps (each behind its own small interface, so an SQLite
 or a shared Redis version can stand in for the memory one) and says when what was put is durable:
 
-    frontier  Frontier          crawler/frontier.py    queues per origin, leases
-    seen      SeenSet           crawler/frontier.py    every URL ever queued or skipped
-    robots    RobotsStore       crawler/robots_cache   robots.txt entries with their fetch times
-    timings   HostTimingStore   crawler/politeness     per-host timing, backoff, rules, counts
+    frontier  Frontier          crawler.frontier    queues per origin, leases
+    seen      SeenSet           crawler.frontier    every URL ever queued or skipped
+    robots    RobotsStore       crawler.robots_cache   robots.txt entries with their fetch times
+    timings   HostTimingStore   crawler.politeness     per-host timing, backoff, rules, counts
     run       RunStore          here                   seeds, figures, deferred hosts, run count
 
 `MemoryCrawlState` is the one for embedding and tests: `commit` does nothing, and nothing

@@ -27,7 +27,7 @@ def state_files(directory: Path) -> list[Path]:
 
 
 class SqliteCrawlState:
-    """A `CrawlState` (crawler/state/interface.py) in one SQLite file."""
+    """A `CrawlState` (crawler.state.interface) in one SQLite file."""
 
     def __init__(self, path: Path, config: StateConfig, robots_options: RobotsOptions) -> None:
         self.path = path
@@ -90,5 +90,5 @@ def open_state(
     directory: Path, config: StateConfig, robots_options: RobotsOptions
 ) -> SqliteCrawlState:
     """The crawl state in `directory` (created when there is none). The caller holds the
-    directory's lock (crawler/state/lock.py)."""
+    directory's lock (crawler.state.lock)."""
     return SqliteCrawlState(directory / STATE_NAME, config, robots_options)

@@ -1,6 +1,6 @@
 """The SQLite robots.txt, host timing and run stores of the crawl state (tables: see
 crawler.state.db). Each buffers what it is given until the state writes, like the
-frontier (crawler/state/frontier.py)."""
+frontier (crawler.state.frontier)."""
 
 from __future__ import annotations
 
@@ -46,9 +46,8 @@ _UPSERT_TIMINGS = (
 class _RowsByOrigin:
     """One row per origin in `table`, read by origin; and which origins the table holds. An origin
     it holds no row of is answered from that set, without a query: a crawl asks for every new
-    host, and each query runs on the event loop's thread and gives up the GIL (crawler/_sqlite.py).
-    Measured: 1,000 new hosts' robots.txt lookups held the loop for about 140 ms while their first
-    requests waited."""
+    host, and each query runs on the event loop's thread and gives up the GIL (crawler._sqlite;
+    benchmarks/README.md, "Origins the stores hold")."""
 
     __slots__ = ("_columns", "_db", "_origins", "_table")
 
