@@ -161,7 +161,7 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
 
 def own_figures(contender: str, data: Path, out: Path) -> dict[str, Any]:
     """What the tool says it did: rows in the index, lines of pages.jsonl, or its JSON line."""
-    if contender.startswith("ours"):
+    if contender.startswith(("ours", "baseline")):
         figures: dict[str, Any] = {}
         with open(out, encoding="utf-8", errors="replace") as lines:
             figures["summary"] = next(lines, "").strip()

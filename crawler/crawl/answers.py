@@ -86,6 +86,8 @@ class HostWork:
         self._checkpoints = checkpoints
         self._clock = clock
         self._stats = stats
+        self._max_depth = config.limits.max_depth
+        self._max_pages = config.limits.max_pages
         self.scope = Scope()
         self.page_starts = stats.pages
         """Pages started, this run's and the runs' before: what limits.max_pages counts."""
@@ -121,9 +123,7 @@ class HostWork:
 
     def offer(self, url: str, depth: int) -> bool:
         """Queue a normal URL found at `depth`, unless a rule says no; True when queued."""
-        reason = out_of_bounds(
-            url, depth, scope=self.scope, max_depth=self._config.limits.max_depth
-        )
+        reason = out_of_bounds(url, depth, scope=self.scope, max_depth=self._max_depth)
         if reason is not None:
             self._outlet.count_skip(reason)
             return False
@@ -146,7 +146,7 @@ class HostWork:
     # --- a due host ------------------------------------------------------------------------------
 
     def at_page_limit(self) -> bool:
-        limit = self._config.limits.max_pages
+        limit = self._max_pages
         return limit is not None and self.page_starts >= limit
 
     def launch(self, host: Host, now: float) -> None:
@@ -192,32 +192,29 @@ class HostWork:
 
     async def _robots_task(self, host: Host, slot: Slot) -> None:
         try:
-            await self._robots_work(host, slot)
+            entry = await self._robots.get(host.origin)
+            now = self._clock.now()
+            answered = self._clock.at(entry.answered_at) if entry.answered_at is not None else now
+            slot.release(min(now, answered))
+            self._checkpoints.robots_moved()
+            host.robots_busy = False
+            host.robots = entry
+            self._stats.robots_fetches += 1
+            self._stats.requests += len(entry.hops) - 1
+            if entry.unreachable:
+                self._politeness.on_failure(host.timing, now)
+            if entry.blocks:
+                host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
+                log.info(
+                    "robots.txt of %s: %s; next try in %.1f s",
+                    host.origin,
+                    entry.reason,
+                    entry.expires_at - now,
+                )
+                return
+            self._robots_known(host, entry)
         except Exception as error:
             self._internal_error(host, None, error)
-
-    async def _robots_work(self, host: Host, slot: Slot) -> None:
-        entry = await self._robots.get(host.origin)
-        now = self._clock.now()
-        answered = self._clock.at(entry.answered_at) if entry.answered_at is not None else now
-        slot.release(min(now, answered))
-        self._checkpoints.robots_moved()
-        host.robots_busy = False
-        host.robots = entry
-        self._stats.robots_fetches += 1
-        self._stats.requests += len(entry.hops) - 1
-        if entry.unreachable:
-            self._politeness.on_failure(host.timing, now)
-        if entry.blocks:
-            host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
-            log.info(
-                "robots.txt of %s: %s; next try in %.1f s",
-                host.origin,
-                entry.reason,
-                entry.expires_at - now,
-            )
-            return
-        self._robots_known(host, entry)
 
     def _robots_known(self, host: Host, entry: RobotsEntry) -> None:
         """Apply the pace robots.txt asks for; retire the host if it asks too much."""
@@ -258,33 +255,30 @@ class HostWork:
 
     async def _page_task(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
         try:
-            await self._page_work(host, slot, item, started_at)
+            answer = await self._fetcher.get(item.url, html_only=True)
+            now = self._clock.now()
+            slot.release(self._clock.answered_at(answer, now))
+            if isinstance(answer, FetchFailure):
+                self._stats.errors[answer.kind] += 1
+            else:
+                self._stats.statuses[answer.status] += 1
+                self._stats.bytes += len(answer.body)
+            verdict = judge(answer, now)
+            if isinstance(verdict, Failed):
+                self._failed(host, item, started_at, now, verdict)
+                return
+            assert isinstance(answer, Response)
+            self._politeness.on_success(host.timing)
+            # The host's pace is settled (no backoff), so it may go on while this answer waits
+            # its turn at the CPU (crawler.crawl.turns).
+            self._scheduler.reschedule(host, now)
+            await self._scheduler.turns.take()
+            if isinstance(verdict, Redirect):
+                self._redirect(item, answer, verdict.location, started_at)
+            else:
+                self._page(item, answer, started_at)
         except Exception as error:
             self._internal_error(host, item, error)
-
-    async def _page_work(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
-        answer = await self._fetcher.get(item.url, html_only=True)
-        now = self._clock.now()
-        slot.release(self._clock.answered_at(answer, now))
-        if isinstance(answer, FetchFailure):
-            self._stats.errors[answer.kind] += 1
-        else:
-            self._stats.statuses[answer.status] += 1
-            self._stats.bytes += len(answer.body)
-        verdict = judge(answer, now)
-        if isinstance(verdict, Failed):
-            self._failed(host, item, started_at, now, verdict)
-            return
-        assert isinstance(answer, Response)
-        self._politeness.on_success(host.timing)
-        # The host's pace is settled (no backoff), so it may go on while this answer waits its
-        # turn at the CPU (crawler.crawl.turns).
-        self._scheduler.reschedule(host, now)
-        await self._scheduler.turns.take()
-        if isinstance(verdict, Redirect):
-            self._redirect(item, answer, verdict.location, started_at)
-            return
-        self._page(item, answer, started_at)
 
     def _failed(
         self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed

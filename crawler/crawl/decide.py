@@ -20,6 +20,7 @@ from crawler.urls import InvalidUrlError, resolve_url
 
 __all__ = [
     "HOST_SKIPPED",
+    "READ",
     "RETRY_STATUSES",
     "ROBOTS_DISALLOWED",
     "AskAgain",
@@ -97,6 +98,9 @@ class Read:
     """The answer is the URL's: read it (a page, an error page, a redirect without Location)."""
 
 
+READ = Read()
+
+
 def judge(answer: Response | FetchFailure, now: float) -> Failed | Redirect | Read:
     """What an answer to a page request leads to."""
     if isinstance(answer, FetchFailure):
@@ -109,10 +113,11 @@ def judge(answer: Response | FetchFailure, now: float) -> Failed | Redirect | Re
         if status in (429, 503):
             retry_after = parse_retry_after(answer.headers.get("Retry-After"), now)
         return Failed(f"status {status}", status, retry_after)
-    location = answer.location
-    if 300 <= status < 400 and location:
-        return Redirect(location)
-    return Read()
+    if 300 <= status < 400:
+        location = answer.location
+        if location:
+            return Redirect(location)
+    return READ
 
 
 @dataclass(frozen=True, slots=True)
