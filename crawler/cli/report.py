@@ -4,8 +4,6 @@ what it runs on (`--version`)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
-import platform
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -157,6 +155,10 @@ _PACKAGES = ("selectolax", "httptools", "aiohttp", "uvloop")
 def version_text() -> str:
     """`crawl --version`: the crawler's version, what a crawl with the default configuration runs
     on, and the versions of the packages that decide it."""
+    # Imported here: importlib.metadata costs a crawl's start-up more than the rest of this module.
+    import importlib.metadata
+    import platform
+
     installed = []
     for package in _PACKAGES:
         try:
