@@ -315,6 +315,10 @@ def bench(args: argparse.Namespace, work: Path) -> tuple[dict[str, Any], list[Ru
         port=args.port,
         seed=args.seed,
     )
+    if args.baseline is not None:
+        # A first run meets a cold machine (the web's files, the server, the interpreter's
+        # caches) and came out slower, whichever build it was: a run not counted goes first.
+        measure(args.tools[0], -1, web, root, work, args)
     runs = [
         measure(tool, repeat, web, root, work, args)
         for repeat in range(args.repeat)
