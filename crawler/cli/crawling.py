@@ -122,6 +122,7 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                 outputs=outputs,
                 problems=len(seeds.problems),
                 ran_on=engine(crawler.client_name),
+                seed_moves=crawler.seed_moves,
             )
         )
         if state.durable and (crawler.stats.queued or crawler.deferred):

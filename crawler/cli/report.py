@@ -77,8 +77,10 @@ def summary(
     outputs: Sequence[Path] = (),
     problems: int = 0,
     ran_on: str | None = None,
+    seed_moves: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The end-of-crawl report, as text. `ran_on`: the `engine` line."""
+    """The end-of-crawl report, as text. `ran_on`: the `engine` line. `seed_moves`: (seed, where
+    its redirects led), hosts that joined the scope."""
     now = stats.updated_at or stats.started_at + stats.elapsed
     runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
     lines = [
@@ -99,6 +101,11 @@ def summary(
         )
     if problems:
         lines.append(f"seed lines skipped: {problems}")
+    if seed_moves:
+        # The last hop of each seed's chain is where it went.
+        where = {seed: target for seed, target in seed_moves}
+        lines.append("seeds that redirect to another host (the host joins the scope):")
+        lines.extend(f"  {seed} -> {target}" for seed, target in where.items())
     if hosts:
         lines.append("politeness per host (our request starts; gap = shortest between two):")
         for host in hosts[:HOSTS_SHOWN]:

@@ -89,6 +89,7 @@ class HostWork:
         self._max_depth = config.limits.max_depth
         self._max_pages = config.limits.max_pages
         self.scope = Scope()
+        self._seeds: set[str] = set()
         self.page_starts = stats.pages
         """Pages started, this run's and the runs' before: what limits.max_pages counts."""
 
@@ -103,17 +104,23 @@ class HostWork:
             except InvalidUrlError as error:
                 self._outlet.skip(Skip(seed, "invalid seed", error.reason))
         self._run.add_seeds(normal)
+        self._seeds = set(self._run.seeds())
+        self.scope = self._scope()
+        for url in normal:
+            self.offer(url, 0)
+
+    def _scope(self) -> Scope:
+        """The scope of every seed given so far, and of every host their redirects led to."""
         scope = self._config.scope
-        self.scope = Scope.for_seeds(
-            self._run.seeds(),
+        moved = tuple(target for _seed, target in self._run.seed_moves())
+        return Scope.for_seeds(
+            self._run.seeds() + moved,
             seed_hosts=scope.seed_hosts,
             include_subdomains=scope.include_subdomains,
             allow_domains=scope.allow_domains,
             allow=scope.allow,
             deny=scope.deny,
         )
-        for url in normal:
-            self.offer(url, 0)
 
     def resume(self) -> None:
         """Schedule every origin the state holds URLs of (left by an earlier run)."""
@@ -305,6 +312,7 @@ class HostWork:
             scope=self.scope,
             seen=self._seen,
             max_redirects=self._config.fetch.max_redirects,
+            from_seed=item.first_url in self._seeds,
         )
         if not isinstance(fate, Hop):
             if fate.skip is not None:
@@ -313,6 +321,10 @@ class HostWork:
             self._checkpoints.finished(item)
             return
         hop = fate.item
+        if fate.seed_moved:
+            self._run.add_seed_move(item.first_url, hop.url)
+            self.scope = self._scope()
+            log.info("seed %s redirected to %s: its host joins the scope", item.first_url, hop.url)
         self._seen.add(hop.url)
         origin = origin_of(hop.url)
         host = self._hosts.get(origin)

@@ -258,6 +258,11 @@ class Crawler:
         return self._work.scope
 
     @property
+    def seed_moves(self) -> tuple[tuple[str, str], ...]:
+        """(seed, URL) for each host a seed's redirects led to, which joined the scope."""
+        return self._state.run.seed_moves()
+
+    @property
     def client_name(self) -> str:
         """The HTTP client the crawl's requests go through: 'http1' or 'aiohttp'."""
         return self._fetcher.client_name

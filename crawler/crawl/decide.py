@@ -142,6 +142,9 @@ def after_failure(item: QueuedUrl, failed: Failed, max_retries: int) -> AskAgain
 class Hop:
     item: QueuedUrl
     """The redirect's target, queued like any URL: robots.txt, scope and politeness apply."""
+    seed_moved: bool = False
+    """A seed's redirect chain led to a host out of scope, which joins the seeds' hosts: the
+    everyday `http://example.org/` -> `https://www.example.org/`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +163,10 @@ def redirect_hop(
     scope: Scope,
     seen: Seen,
     max_redirects: int,
+    from_seed: bool = False,
 ) -> Hop | Stop:
-    """Where a redirect from `item` goes: the next hop of its chain, or why the chain stops."""
+    """Where a redirect from `item` goes: the next hop of its chain, or why the chain stops.
+    `from_seed`: the chain started at a seed, so its hops may take their hosts into scope."""
     try:
         target = resolve_url(item.url, location)
     except InvalidUrlError as error:
@@ -169,10 +174,15 @@ def redirect_hop(
     if len(item.redirected_from) >= max_redirects:
         return Stop(f"more than fetch.max_redirects ({max_redirects}) redirects")
     reason = scope.reason_out(target)
+    moved = False
+    if reason == "out of scope: host" and from_seed:
+        # The host would join the seeds' hosts; a pattern may still keep the URL out.
+        reason = scope.reason_out_as_seed(target)
+        moved = reason is None
     if reason is not None:
         skip = Skip(target, reason, f"redirect from {item.url}")
         return Stop(f"redirect to {target} not followed: {reason}", skip)
     if target in seen:
         return Stop(f"redirect to {target}, a URL already seen")
     chain = (*item.redirected_from, item.url)
-    return Hop(QueuedUrl(target, item.depth, chain, redirect_status=status))
+    return Hop(QueuedUrl(target, item.depth, chain, redirect_status=status), moved)

@@ -16,9 +16,11 @@ class Scope:
     """Which normal URLs belong to a crawl: by host (the seeds' hosts, optionally their
     subdomains, plus allowed domains with theirs), then by pattern (deny wins, then allow).
 
-    `reason_out(url)` is None for a URL in scope, else the reason it is out, as a skip value."""
+    `reason_out(url)` is None for a URL in scope, else the reason it is out, as a skip value.
+    `seed_hosts`: whether a seed's host is in scope as such (scope.seed_hosts); a host a seed
+    redirects to then joins them (`reason_out_as_seed`)."""
 
-    __slots__ = ("_allow", "_deny", "_domains", "_hosts", "_known")
+    __slots__ = ("_allow", "_deny", "_domains", "_hosts", "_known", "seed_hosts")
 
     def __init__(
         self,
@@ -26,7 +28,10 @@ class Scope:
         domains: tuple[str, ...] = (),
         allow: tuple[str, ...] = (),
         deny: tuple[str, ...] = (),
+        *,
+        seed_hosts: bool = True,
     ) -> None:
+        self.seed_hosts = seed_hosts
         self._hosts = hosts
         self._domains = tuple(domain_to_ascii(domain) for domain in domains)
         # One regex each: joined into one, flags, group names and back-references would clash.
@@ -48,7 +53,7 @@ class Scope:
     ) -> Scope:
         hosts = frozenset(host_of(seed) for seed in seeds) if seed_hosts else frozenset()
         domains = allow_domains + (tuple(hosts) if include_subdomains else ())
-        return cls(hosts, domains, allow, deny)
+        return cls(hosts, domains, allow, deny, seed_hosts=seed_hosts)
 
     def host_in_scope(self, host: str) -> bool:
         known = self._known.get(host)
@@ -63,11 +68,21 @@ class Scope:
     def reason_out(self, url: str) -> SkipReason | None:
         if not self.host_in_scope(host_of(url)):
             return "out of scope: host"
+        return self._pattern_reason(url)
+
+    def _pattern_reason(self, url: str) -> SkipReason | None:
         if self._deny and any(search(url) for search in self._deny):
             return "out of scope: deny pattern"
         if self._allow and not any(search(url) for search in self._allow):
             return "out of scope: no allow pattern"
         return None
+
+    def reason_out_as_seed(self, url: str) -> SkipReason | None:
+        """The reason `url` would be out if its host were a seed's: None when seeds' hosts are
+        in scope and no pattern keeps it out."""
+        if not self.seed_hosts:
+            return "out of scope: host"
+        return self._pattern_reason(url)
 
     def __repr__(self) -> str:
         return f"Scope(hosts={sorted(self._hosts)}, domains={list(self._domains)})"

@@ -37,6 +37,14 @@ class RunStore(Protocol):
     def add_seeds(self, urls: Iterable[str]) -> None:
         """Remember `urls` as seeds too (those already known are left as they are)."""
 
+    def seed_moves(self) -> tuple[tuple[str, str], ...]:
+        """(seed, where its redirects led), in the order found: each target's host is in the
+        crawl's scope as a seed's host is."""
+        ...
+
+    def add_seed_move(self, seed: str, target: str) -> None:
+        """Remember that a redirect chain from `seed` led to `target` (once per pair)."""
+
     def stats(self) -> CrawlStats | None:
         """The figures as last saved (live ones zero); None before any was saved."""
         ...
@@ -99,6 +107,7 @@ class CrawlState(Protocol):
 class MemoryRunStore:
     def __init__(self) -> None:
         self._seeds: dict[str, None] = {}
+        self._moves: dict[tuple[str, str], None] = {}
         self._stats: CrawlStats | None = None
         self._deferred: tuple[DeferredHost, ...] = ()
         self._runs = 0
@@ -108,6 +117,12 @@ class MemoryRunStore:
 
     def add_seeds(self, urls: Iterable[str]) -> None:
         self._seeds.update(dict.fromkeys(urls))
+
+    def seed_moves(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._moves)
+
+    def add_seed_move(self, seed: str, target: str) -> None:
+        self._moves[(seed, target)] = None
 
     def stats(self) -> CrawlStats | None:
         return self._stats

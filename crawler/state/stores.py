@@ -4,12 +4,14 @@ frontier (crawler.state.frontier)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from crawler._sqlite import write_rows
+from crawler.output.records import compact_json
 from crawler.politeness import HostTiming
 from crawler.robots.entry import RobotsEntry
 from crawler.robots.txt import RobotsOptions
@@ -198,6 +200,9 @@ class SqliteRunStore:
         self._clean = values.get("clean", "1") == "1"
         self._stats = values.get("stats")
         self._deferred = deferred_from_json(values.get("deferred", "[]"))
+        self._moves: dict[tuple[str, str], None] = {
+            (seed, target): None for seed, target in json.loads(values.get("seed_moves", "[]"))
+        }
         db.add_writer(self._write)
 
     def seeds(self) -> tuple[str, ...]:
@@ -208,6 +213,14 @@ class SqliteRunStore:
             if url not in self._seeds:
                 self._seeds[url] = None
                 self._new_seeds.append((url,))
+
+    def seed_moves(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._moves)
+
+    def add_seed_move(self, seed: str, target: str) -> None:
+        if (seed, target) not in self._moves:
+            self._moves[(seed, target)] = None
+            self._values["seed_moves"] = compact_json([list(move) for move in self._moves])
 
     def stats(self) -> CrawlStats | None:
         return stats_from_json(self._stats) if self._stats is not None else None

@@ -17,7 +17,7 @@ from crawler.cli.main import main
 
 pytestmark = pytest.mark.loopback
 
-A = "127.0.1.1"
+A, B = "127.0.1.1", "127.0.1.2"
 
 
 async def crawl_command(*args: str, interrupt_after: float | None = None) -> tuple[int, str, str]:
@@ -65,6 +65,25 @@ async def test_crawl_writes_pages_reports_bad_seed_lines_and_sums_up(tmp_path: P
     assert f"{site.origin}  requests 3  interval 0.05 s" in out
     assert "seed lines skipped: 2" in out
     assert "ran on: page walk " in out and ", HTTP client http1, event loop " in out
+
+
+async def test_the_summary_says_where_a_seed_redirected(tmp_path: Path) -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.robots("")
+        b.robots("")
+        a.redirect("/", b.url("/"), status=301)
+        b.page("/", "/next")
+        b.page("/next")
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text(a.url("/") + "\n", "utf-8")
+        status, out, err = await crawl_command(
+            str(seeds), "--data", str(tmp_path / "data"), "-s", "politeness.min_delay=0"
+        )
+    assert status == EXIT_OK, err
+    assert "crawl finished" in out and "2 pages" in out
+    moved = "seeds that redirect to another host (the host joins the scope):"
+    assert f"{moved}\n  {a.url('/')} -> {b.url('/')}" in out
 
 
 def test_bad_config_exits_2_naming_the_key(

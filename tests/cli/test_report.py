@@ -137,6 +137,20 @@ def test_summary_says_what_the_crawl_ran_on() -> None:
     assert f"ran on: {ran_on}" in lines
 
 
+def test_summary_says_which_seeds_moved_where_the_last_hop_of_each() -> None:
+    moves = [
+        ("http://a.test/", "https://a.test/"),
+        ("http://a.test/", "https://www.a.test/"),
+        ("http://b.test/", "https://b.example/"),
+    ]
+    lines = text(stats(), seed_moves=moves).splitlines()
+    at = lines.index("seeds that redirect to another host (the host joins the scope):")
+    assert lines[at + 1 : at + 3] == [
+        "  http://a.test/ -> https://www.a.test/",
+        "  http://b.test/ -> https://b.example/",
+    ]
+
+
 def test_summary_says_none_when_nothing_was_counted() -> None:
     lines = text(stats()).splitlines()
     assert lines[1:4] == ["statuses: none", "errors: none", "skips: none"]

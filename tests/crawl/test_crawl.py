@@ -353,6 +353,51 @@ async def test_redirect_out_of_scope_is_not_followed() -> None:
     assert away.error is not None and "out of scope" in away.error
 
 
+async def test_a_seed_that_redirects_to_another_host_crawls_that_host() -> None:
+    """`http://example.org/` -> `https://www.example.org/`: the target's host joins the scope, and
+    is crawled as a seed's host would be; a redirect from a page that is not a seed's chain keeps
+    the scope as it was."""
+    async with LoopbackWeb(A, B, C) as net:
+        a, b, c = net[A], net[B], net[C]
+        a.robots("")
+        b.robots("User-agent: *\nDisallow: /private\n")
+        c.robots("")
+        a.redirect("/", b.url("/home"), status=301)
+        b.page("/home", "/one", "/private/x", "/away")
+        b.page("/one", "/two", c.url("/"))
+        b.page("/two")
+        b.redirect("/away", c.url("/elsewhere"))
+        c.page("/")
+        c.page("/elsewhere")
+        records, crawler = await run(make_config(), [a.url("/")])
+    assert net.paths(A) == ["/robots.txt", "/"]
+    assert sorted(net.paths(B)) == ["/away", "/home", "/one", "/robots.txt", "/two"]
+    assert net.paths(C) == []
+    assert crawler.seed_moves == ((a.url("/"), b.url("/home")),)
+    home = by_url(records)[a.url("/")]
+    assert (home.final_url, home.status, home.redirects) == (b.url("/home"), 200, (a.url("/"),))
+    away = by_url(records)[b.url("/away")]
+    assert away.error is not None and "out of scope: host" in away.error
+    assert crawler.stats.skips["out of scope: host"] == 2  # c's / from /one, and /away's target
+
+
+async def test_a_resumed_crawl_keeps_the_host_a_seed_redirected_to(tmp_path: Path) -> None:
+    async with LoopbackWeb(A, B) as net:
+        a, b = net[A], net[B]
+        a.robots("")
+        b.robots("")
+        a.redirect("/", b.url("/"), status=301)
+        b.page("/", "/more")
+        b.page("/more")
+        config = make_config(limits={"max_pages": 2})
+        _records, first = await run(config, [a.url("/")], data_dir=tmp_path)
+        assert first.stats.outcome == "page limit"
+        _records, second = await run(make_config(), [a.url("/")], data_dir=tmp_path)
+    assert second.seed_moves == ((a.url("/"), b.url("/")),)
+    assert sorted(net.paths(B)) == ["/", "/more", "/robots.txt"]
+    assert second.stats.skips["out of scope: host"] == 0
+
+
 async def test_a_redirect_out_of_scope_is_one_skip(tmp_path: Path) -> None:
     """Counted once and written once (it was counted twice: the redirect path counted it and
     then handed it to the one place that counts skips)."""

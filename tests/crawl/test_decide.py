@@ -187,6 +187,37 @@ def test_redirect_hop(
     assert fate == expected
 
 
+@pytest.mark.parametrize(
+    ("scope", "location", "from_seed", "expected"),
+    [
+        # A seed's chain takes a host out of scope along: it joins the seeds' hosts.
+        (SCOPE, "https://www.example.org/", True, "moved"),
+        (SCOPE, "https://www.example.org/", False, "out of scope: host"),
+        # Patterns still hold for the new host, as for a seed's.
+        (SCOPE, "https://www.example.org/private/", True, "out of scope: deny pattern"),
+        # Without seed hosts in scope (scope.seed_hosts false) a seed's host gains nothing.
+        (
+            Scope.for_seeds((f"{SITE}/",), seed_hosts=False, allow_domains=("example.org",)),
+            "https://other.example/",
+            True,
+            "out of scope: host",
+        ),
+    ],
+)
+def test_a_seeds_redirect_takes_its_host_into_scope(
+    scope: Scope, location: str, from_seed: bool, expected: str
+) -> None:
+    fate = redirect_hop(
+        START, 301, location, scope=scope, seen=set(), max_redirects=5, from_seed=from_seed
+    )
+    if expected == "moved":
+        assert isinstance(fate, Hop) and fate.seed_moved
+        assert fate.item == QueuedUrl(location, 1, (f"{SITE}/start",), 0, 301)
+    else:
+        assert isinstance(fate, Stop) and fate.skip is not None
+        assert fate.skip.reason == expected
+
+
 def test_a_hop_keeps_the_status_that_led_to_it() -> None:
     fate = redirect_hop(START, 307, "/t", scope=SCOPE, seen=set(), max_redirects=5)
     assert isinstance(fate, Hop) and fate.item.redirect_status == 307

@@ -471,6 +471,22 @@ def test_the_run_record_keeps_seeds_figures_deferrals_and_how_it_ended(reopen: O
     state.close()
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_the_run_record_keeps_where_seeds_redirected_each_once(kind: str, reopen: Opener) -> None:
+    state = reopen() if kind == "sqlite" else MemoryCrawlState()
+    run = state.run
+    assert run.seed_moves() == ()
+    run.add_seed_move(f"{A}/", f"{B}/")
+    run.add_seed_move(f"{A}/", f"{C}/")
+    run.add_seed_move(f"{A}/", f"{B}/")
+    assert run.seed_moves() == ((f"{A}/", f"{B}/"), (f"{A}/", f"{C}/"))
+    if kind == "sqlite":
+        state.close()
+        state = reopen()
+        assert state.run.seed_moves() == ((f"{A}/", f"{B}/"), (f"{A}/", f"{C}/"))
+    state.close()
+
+
 # --- durability ----------------------------------------------------------------------------------
 
 KILLED_WRITER = """
