@@ -96,6 +96,10 @@ class FetchConfig:
     client: Literal["auto", "http1", "aiohttp"] = "auto"
     """The HTTP client: http1 (crawler.http.http1, on httptools), aiohttp, or auto: http1 where
     httptools is installed, else aiohttp."""
+    verify_tls: bool = True
+    """Verify servers' certificates and host names; false only for sites you control."""
+    ca_bundle: str = ""
+    """A PEM file of the certificate authorities to trust instead of the system's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +305,9 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
                 raise ConfigError(
                     f"scope.{key}: {pattern!r} is not a valid regular expression ({error})"
                 ) from error
+    bundle = config.fetch.ca_bundle
+    if bundle and not Path(bundle).is_file():
+        raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
     return config
 
 

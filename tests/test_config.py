@@ -497,3 +497,10 @@ def test_a_bad_file_key_beside_overrides_keeps_its_line(tmp_path: Path) -> None:
 def test_override_into_a_section_left_empty_in_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, "limits:\n  # max_pages: 100\n")
     assert load_config(path, ["limits.max_pages=10"]).limits.max_pages == 10
+
+
+def test_a_ca_bundle_that_is_no_file_names_the_key(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-ca.pem"
+    with pytest.raises(ConfigError, match=r"fetch\.ca_bundle: .*no-such-ca\.pem.* is not a file"):
+        load_config(None, [f"fetch.ca_bundle={missing}"])
+    assert load_config(None, ["fetch.verify_tls=false"]).fetch.verify_tls is False

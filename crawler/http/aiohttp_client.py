@@ -6,6 +6,7 @@ errors become `FetchFailure` kinds here, and its connections stamp each answer's
 from __future__ import annotations
 
 import functools
+import ssl
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -37,6 +38,9 @@ def _error_kinds() -> tuple[
         (TimeoutError, "timeout"),
         *((cls, kind) for cls, kind in optional if cls is not None),
         (aiohttp.InvalidURL, "invalid-url"),
+        # A certificate that fails verification is also a ValueError: a connection failure, as
+        # in the http1 client, not the answer's.
+        (aiohttp.ClientConnectorCertificateError, "connection"),
         (aiohttp.ClientPayloadError, "payload"),
         ((aiohttp.ClientResponseError, ValueError, UnicodeError), "protocol"),
     )
@@ -108,9 +112,17 @@ def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
 class AiohttpClient:
     """The same GETs through one aiohttp ClientSession."""
 
-    def __init__(self, config: FetchConfig, user_agent: str, connections: int) -> None:
+    def __init__(
+        self,
+        config: FetchConfig,
+        user_agent: str,
+        connections: int,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self._config = config
-        connector = _stamping_connector(limit=connections, limit_per_host=0, ttl_dns_cache=300)
+        connector = _stamping_connector(
+            limit=connections, limit_per_host=0, ttl_dns_cache=300, ssl=ssl_context or True
+        )
         self._session = aiohttp.ClientSession(
             connector=connector,
             headers={"User-Agent": user_agent, "Accept": ACCEPT},

@@ -12,6 +12,7 @@ before it asks for it.
 from __future__ import annotations
 
 import importlib.util
+import ssl
 from types import TracebackType
 from typing import Protocol
 
@@ -19,7 +20,7 @@ from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 from crawler.http.answer import ACCEPT, FetchFailure, Response
 
-__all__ = ["Client", "Fetcher", "http1_available"]
+__all__ = ["Client", "Fetcher", "http1_available", "tls_context"]
 
 
 class Client(Protocol):
@@ -31,6 +32,25 @@ class Client(Protocol):
     ) -> Response | FetchFailure: ...
 
     async def close(self) -> None: ...
+
+
+def tls_context(config: FetchConfig) -> ssl.SSLContext | None:
+    """The TLS settings of the crawl's connections: `fetch.ca_bundle`'s certificate authorities
+    instead of the system's; with `fetch.verify_tls` false, no verification at all. None for the
+    defaults, which the clients load when a first https URL needs them. ConfigError when the
+    bundle cannot be read as PEM."""
+    if config.verify_tls and not config.ca_bundle:
+        return None
+    try:
+        context = ssl.create_default_context(cafile=config.ca_bundle or None)
+    except (OSError, ssl.SSLError) as error:
+        raise ConfigError(
+            f"fetch.ca_bundle: cannot load {config.ca_bundle!r} as PEM certificates ({error})"
+        ) from error
+    if not config.verify_tls:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
 
 
 def http1_available() -> bool:
@@ -88,13 +108,20 @@ class Fetcher:
                 "Accept": ACCEPT,
                 "Accept-Encoding": accept_encoding(),
             }
-            self._client = Http1Client(self._config, headers, limit=self._connections)
+            self._client = Http1Client(
+                self._config,
+                headers,
+                limit=self._connections,
+                ssl_context=tls_context(self._config),
+            )
         else:
             # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on
             # the http1 client need not pay.
             from crawler.http.aiohttp_client import AiohttpClient
 
-            self._client = AiohttpClient(self._config, self._user_agent, self._connections)
+            self._client = AiohttpClient(
+                self._config, self._user_agent, self._connections, tls_context(self._config)
+            )
 
     async def close(self) -> None:
         if self._client is not None:

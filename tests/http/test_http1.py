@@ -20,6 +20,7 @@ from types import TracebackType
 import pytest
 
 from crawler.config import FetchConfig
+from crawler.errors import ConfigError
 from crawler.http import http1
 from crawler.http.answer import ACCEPT, FetchFailure, Response
 from crawler.http.coding import accept_encoding, media_type
@@ -830,6 +831,54 @@ async def test_https_is_verified_and_its_connection_kept_alive(test_data: Path) 
     assert [head.split(b" ")[1] for head in heads] == [b"/one", b"/two"]
     assert failure_kind(refused) == "connection"
     assert isinstance(refused, FetchFailure) and "CERTIFICATE_VERIFY_FAILED" in refused.message
+
+
+@pytest.mark.parametrize("client", ["http1", "aiohttp"])
+async def test_a_private_ca_or_no_verification_reaches_a_site_the_system_does_not_trust(
+    client: str, test_data: Path
+) -> None:
+    """fetch.ca_bundle trusts the given authorities instead of the system's; fetch.verify_tls
+    false trusts any server. By default the same site is a connection failure."""
+    tls = test_data / "tls"
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(tls / "cert.pem", tls / "key.pem")
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(answer(b"<p>private</p>", "Content-Type: text/html", "Connection: close"))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(serve, A, 0, ssl=server_context)
+    url = f"https://{A}:{server.sockets[0].getsockname()[1]}/"
+    results = {}
+    try:
+        for name, config in (
+            ("default", FetchConfig(client=client)),
+            ("ca_bundle", FetchConfig(client=client, ca_bundle=str(tls / "cert.pem"))),
+            ("no verification", FetchConfig(client=client, verify_tls=False)),
+        ):
+            async with Fetcher(config, UA) as fetcher:
+                results[name] = await fetcher.get(url)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert failure_kind(results["default"]) == "connection"
+    for name in ("ca_bundle", "no verification"):
+        result = results[name]
+        assert isinstance(result, Response) and result.body == b"<p>private</p>", name
+
+
+async def test_a_ca_bundle_that_is_not_pem_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("not a certificate\n")
+    with pytest.raises(ConfigError, match=r"fetch\.ca_bundle: cannot load .*ca\.pem"):
+        async with Fetcher(FetchConfig(ca_bundle=str(bundle)), UA):
+            pass
 
 
 # --- addresses ---------------------------------------------------------------------------------
