@@ -17,7 +17,8 @@
  *   `marker_word(content)`, which answers None or (action, kind, flags); the open sections
  *   and googleoff counts that follow decide, for every later node, what holds there;
  * - <a> and <area> with a non-empty href: (href, rel or None, held), `held` when the start tag
- *   is inside a section that says nofollow;
+ *   is inside a section that says nofollow; <frame> and <iframe> with a non-empty src the same
+ *   way, as (src, None, held) (an iframe's content is still skipped);
  * - <meta> with a name or an http-equiv: (name, content, http-equiv), each str or None;
  * - the first <title>'s text, the first <base> with a non-empty href, <html lang>;
  * - text nodes: skipped when only HTML whitespace, else stripped as str.strip() strips; inside
@@ -102,6 +103,7 @@ enum {
     TAG_AREA = 0x0013,
     TAG_BASE = 0x0018,
     TAG_BODY = 0x0020,
+    TAG_FRAME = 0x0059,
     TAG_HTML = 0x0066,
     TAG_IFRAME = 0x0068,
     TAG_META = 0x007d,
@@ -122,6 +124,7 @@ enum {
     ATTR_HTTP_EQUIV = 0x0020,
     ATTR_LANG = 0x0023,
     ATTR_REL = 0x0032,
+    ATTR_SRC = 0x003d,
     ATTR_LAST_ENTRY = 0x0049,
 };
 
@@ -231,6 +234,14 @@ find_href(const lxb_node *element)
 {
     const lxb_attr *href = find_attr(element, ATTR_HREF, "href");
     return has_value(href) && href->value->length > 0 ? href : NULL;
+}
+
+/* A src worth reading: present and not empty. */
+static const lxb_attr *
+find_src(const lxb_node *element)
+{
+    const lxb_attr *src = find_attr(element, ATTR_SRC, "src");
+    return has_value(src) && src->value->length > 0 ? src : NULL;
 }
 
 /* Elements whose content is no reader's text and holds nothing the walk reads. */
@@ -537,6 +548,19 @@ append_new(PyObject *list, PyObject *item)
     return status;
 }
 
+/* (link, rel, held) appended to `anchors`: 0, or -1 with an exception set. */
+static int
+append_anchor(PyObject *anchors, const lxb_attr *link, PyObject *rel, bool held)
+{
+    PyObject *href = value_str(link);
+    PyObject *anchor = NULL;
+    if (href != NULL && rel != NULL) {
+        anchor = PyTuple_Pack(3, href, rel, held ? Py_True : Py_False);
+    }
+    Py_XDECREF(href);
+    return append_new(anchors, anchor);
+}
+
 /* --- the walk ---------------------------------------------------------------------------------- */
 
 static PyObject *
@@ -593,6 +617,12 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         else if (node->type == NODE_ELEMENT) {
             uintptr_t tag = node->local_name;
             const lxb_attr *href_attr;
+            bool held = (state.flags & NOFOLLOW) != 0;
+            if ((tag == TAG_IFRAME || tag == TAG_FRAME) && (href_attr = find_src(node)) != NULL) {
+                if (append_anchor(anchors, href_attr, Py_None, held) < 0) {
+                    goto done;
+                }
+            }
             if (dropped_tag(tag)) {
                 descend = false;
                 goto next;
@@ -601,16 +631,10 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             case TAG_A:
             case TAG_AREA:
                 if ((href_attr = find_href(node)) != NULL) {
-                    PyObject *href = value_str(href_attr);
-                    PyObject *rel = href != NULL ? attr_value(node, ATTR_REL, "rel") : NULL;
-                    PyObject *anchor = NULL;
-                    if (rel != NULL) {
-                        anchor = PyTuple_Pack(3, href, rel,
-                                              (state.flags & NOFOLLOW) ? Py_True : Py_False);
-                    }
-                    Py_XDECREF(href);
+                    PyObject *rel = attr_value(node, ATTR_REL, "rel");
+                    int appended = rel != NULL ? append_anchor(anchors, href_attr, rel, held) : -1;
                     Py_XDECREF(rel);
-                    if (append_new(anchors, anchor) < 0) {
+                    if (appended < 0) {
                         goto done;
                     }
                 }
@@ -1103,8 +1127,8 @@ PyInit__pagescan(void)
     /* The lexbor and selectolax releases this layout was copied from, and the tag ids the walk
      * relies on (checked against selectolax's `tag_id` before the walk is trusted). */
     PyObject *tags = Py_BuildValue(
-        "{sisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base", TAG_BASE, "body",
-        TAG_BODY, "html", TAG_HTML, "iframe", TAG_IFRAME, "meta", TAG_META, "noembed", TAG_NOEMBED,
+        "{sisisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base", TAG_BASE, "body",
+        TAG_BODY, "frame", TAG_FRAME, "html", TAG_HTML, "iframe", TAG_IFRAME, "meta", TAG_META, "noembed", TAG_NOEMBED,
         "noframes", TAG_NOFRAMES, "script", TAG_SCRIPT, "style", TAG_STYLE, "template",
         TAG_TEMPLATE, "title", TAG_TITLE, "", TAG_LAST_ENTRY);
     if (tags == NULL || PyModule_AddStringConstant(m, "LEXBOR_LAYOUT", "3.1.0") < 0

@@ -184,8 +184,10 @@ def _tag_ids_problem(tag_ids: Mapping[str, int]) -> str | None:
     (`""`, its end) must get ids above it."""
     names = [name for name in tag_ids if name]
     tree = LexborHTMLParser("".join(f"<{name}></{name}>" for name in names) + "<noindex></noindex>")
+    # A <frame> is only ever parsed inside a <frameset>.
+    frames = LexborHTMLParser("<frameset><frame></frameset>")
     for name in names:
-        node = tree.css_first(name)
+        node = (frames if name == "frame" else tree).css_first(name)
         if node is None or node.tag_id != tag_ids[name]:
             found = node.tag_id if node is not None else None
             return f"<{name}>'s tag id is {found} in selectolax, {tag_ids[name]} in the walk"
@@ -209,7 +211,8 @@ content="A  page"><meta http-equiv="Content-Language" content="de"><meta propert
 <!-- robots content="none" --><p>none <a href="/n">n</a></p><!-- /robots -->
 <div><!--noindex-->yandex<!--/noindex--> after \u2003</div><a href=""></a><a>no href</a>
 <!--googleoff: snippet--><p>only searchable <a href="/s">s</a></p><!--googleon: snippet-->
-<template><a href="/t">t</a></template><noindex>el</noindex>
+<template><a href="/t">t</a></template><noindex>el</noindex><iframe src="/frame">no <a href="/if">
+</a></iframe><iframe src=""></iframe><frame src="/not-in-a-frameset">
 <p><!-- robots content="nofollow" -->open <a href="/o">o<!-- /robots --> end</a></p>
 <svg><style><a href="/svg">x</a></style><title>svg title</title></svg>caf\u00e9 \u6771\u4eac
 <!-- robots content="noindex" -->left open <a href=/left>l</a></body></html>"""

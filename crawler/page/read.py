@@ -107,6 +107,39 @@ def _reason(sources: Sequence[tuple[str, int]], flag: int) -> str | None:
 # --- the page ------------------------------------------------------------------------------------
 
 
+_WHITESPACE = "\t\n\f\r "
+
+
+def refresh_url(content: str) -> str | None:
+    """The URL of a `<meta http-equiv="refresh" content="5; url=/next">`, read as the HTML
+    standard's shared declarative refresh steps read it: a delay, then `;` or `,`, then the URL,
+    after `url=` or not, quoted or not. None when it names none (a refresh of the page itself),
+    or is not a refresh the standard acts on."""
+    rest = content.lstrip(_WHITESPACE)
+    delay = len(rest) - len(rest.lstrip("0123456789"))
+    if delay == 0 and not rest.startswith("."):
+        return None
+    rest = rest[delay:].lstrip("0123456789.")
+    if not rest:
+        return None
+    if rest[0] not in _WHITESPACE + ";,":
+        return None
+    rest = rest.lstrip(_WHITESPACE)
+    if rest[:1] in (";", ","):
+        rest = rest[1:].lstrip(_WHITESPACE)
+    if rest[:3].lower() == "url":
+        after = rest[3:].lstrip(_WHITESPACE)
+        if after[:1] == "=":
+            rest = after[1:].lstrip(_WHITESPACE)
+    if rest[:1] in ("'", '"'):
+        quote, rest = rest[0], rest[1:]
+        end = rest.find(quote)
+        if end >= 0:
+            rest = rest[:end]
+    target = rest.strip(_WHITESPACE)
+    return target or None
+
+
 def _squeeze(text: str | None) -> str | None:
     if not text:
         return None
@@ -140,15 +173,21 @@ def read_page(
     token = rules.token.lower()
     sources: list[tuple[str, int]] = []
     description = language = None
+    refreshes: list[str] = []
     for name_value, content, equiv in facts.metas:
         name = (name_value or "").strip().lower()
+        equiv_name = (equiv or "").strip().lower()
+        if equiv_name == "refresh":
+            target = refresh_url(content or "")
+            if target is not None:
+                refreshes.append(target)
         if name == "robots" or name == token:
             flags = directives_of(content or "")
             if flags:
                 sources.append((f"meta {name}: {(content or '').strip()}", flags))
         elif name == "description":
             description = description or content
-        elif (equiv or "").strip().lower() == "content-language":
+        elif equiv_name == "content-language":
             language = language or content
     if x_robots_tag:
         sources.extend(
@@ -162,6 +201,9 @@ def read_page(
     follow = not page_flags & NOFOLLOW
     language = facts.lang or language
 
+    if refreshes:
+        # A refresh's target is a link like an <a>'s, after the page's own.
+        facts = facts._replace(anchors=[*facts.anchors, *((ref, None, False) for ref in refreshes)])
     links, nofollow_links, unusable = links_of(facts, url, follow, rules.follow_rel_nofollow)
 
     text = nosnippet_text = ""

@@ -14,7 +14,7 @@ Two walks give the same facts:
 What both read, in document order:
 - nothing from inside script, style, template, iframe, noembed and noframes elements;
 - <a>/<area> with a non-empty href as (href, rel, held): `held` when the start tag is inside a
-  nofollow section;
+  nofollow section; <frame>/<iframe> with a non-empty src the same way, as (src, None, held);
 - <meta> with a name or http-equiv as (name, content, http-equiv);
 - the first <title>'s text, the first <base> with an href, <html lang>;
 - the body's text outside noindex sections (selectolax's `text(separator=" ", strip=True,
@@ -49,7 +49,8 @@ Meta = tuple[str | None, str | None, str | None]
 
 class PageFacts(NamedTuple):
     anchors: list[Anchor]
-    """(href, rel, held) of each <a>/<area> with an href, in document order."""
+    """(href, rel, held) of each <a>/<area> with an href, and (src, None, held) of each
+    <frame>/<iframe> with a src, in document order."""
     metas: list[Meta]
     """(name, content, http-equiv) of each <meta> with a name or an http-equiv."""
     title: str | None
@@ -74,24 +75,31 @@ def _tag_ids() -> dict[str, int]:
     )
     root = sample.root
     assert root is not None
-    return {node.tag or "": node.tag_id or 0 for node in root.traverse(include_text=True)}
+    ids = {node.tag or "": node.tag_id or 0 for node in root.traverse(include_text=True)}
+    # A <frame> is only ever parsed inside a <frameset>.
+    frame = LexborHTMLParser("<frameset><frame></frameset>").css_first("frame")
+    assert frame is not None
+    return {**ids, "frame": frame.tag_id or 0}
 
 
 _IDS = _tag_ids()
 _TEXT_ID = _IDS["-text"]
-_LINK, _META, _TITLE, _BASE, _DROP, _COMMENT = range(6)
+_LINK, _META, _TITLE, _BASE, _DROP, _COMMENT, _FRAME = range(7)
 _ROLES = {
     _IDS["a"]: _LINK,
     _IDS["area"]: _LINK,
+    _IDS["frame"]: _FRAME,
     _IDS["meta"]: _META,
     _IDS["title"]: _TITLE,
     _IDS["base"]: _BASE,
     _IDS["-comment"]: _COMMENT,
-    **{
-        _IDS[name]: _DROP
-        for name in ("script", "style", "template", "iframe", "noembed", "noframes")
-    },
+    **{_IDS[name]: _DROP for name in ("script", "style", "template", "noembed", "noframes")},
+    # An iframe is a link by its src, and its content is dropped like a script's.
+    _IDS["iframe"]: _FRAME,
 }
+_IFRAME_ID = _IDS["iframe"]
+_SRC_TAGS = frozenset({_IDS["frame"], _IFRAME_ID})
+"""Elements whose link is their `src`."""
 # lexbor numbers the tags it knows from a fixed table; a tag it does not know (like `noindex`)
 # gets its id from the document's own tag table, a pointer value far above that range.
 _KNOWN_TAG_LIMIT = 1 << 16
@@ -126,6 +134,7 @@ class _Scan:
         role_of = _ROLES.get
         add_anchor = anchors.append
         link, comment, drop, meta, title_role = _LINK, _COMMENT, _DROP, _META, _TITLE
+        frame, iframe_id = _FRAME, _IFRAME_ID
         known_limit, text_id = _KNOWN_TAG_LIMIT, _TEXT_ID
         for node in (document or root).traverse() if root is not None else ():
             tag_id = node.tag_id
@@ -135,6 +144,13 @@ class _Scan:
                     yandex_elements = True
             elif role == link:
                 add_anchor(node)
+            elif role == frame:
+                add_anchor(node)
+                if tag_id == iframe_id:
+                    drops.append(node)
+                    child = node.child
+                    if child is not None and (child.tag_id != text_id or child.next is not None):
+                        nested_drops = True
             elif role == comment:
                 marker = marker_of(node)
                 if marker is not None:
@@ -183,13 +199,26 @@ def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
             # An <a> opened inside the section is inside, though its end comes after the close.
             opened.update(node.mem_id for node in stretch.opened)
     anchors: list[Anchor] = []
+    src_tags = _SRC_TAGS
     for node in nodes:
         attrs = node.attributes
-        href = attrs.get("href")
+        if node.tag_id in src_tags:
+            href, rel = attrs.get("src"), None
+        else:
+            href, rel = attrs.get("href"), attrs.get("rel")
         if href:
             held = bool(roots or opened) and _held(node, roots, opened)
-            anchors.append((href, attrs.get("rel"), held))
+            anchors.append((href, rel, held))
     return anchors
+
+
+def _children(node: LexborNode) -> list[LexborNode]:
+    children = []
+    child = node.child
+    while child is not None:
+        children.append(child)
+        child = child.next
+    return children
 
 
 def _is_child(node: LexborNode, parent: LexborNode) -> bool:
@@ -201,7 +230,12 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
     """The reference walk. It changes the tree: drop elements and noindex stretches are cut."""
     scan = _Scan(tree)
     for node in scan.drops:
-        node.decompose()
+        if node.tag_id == _IFRAME_ID:
+            # Kept, empty: its src is a link, read below with the sections it is in.
+            for child in _children(node):
+                child.decompose()
+        else:
+            node.decompose()
     if scan.nested_drops:
         # Markup inside a foreign <script>/<style>: what the walk found there does not count.
         scan = _Scan(tree)

@@ -419,6 +419,43 @@ async def test_a_redirect_out_of_scope_is_one_skip(tmp_path: Path) -> None:
     ]
 
 
+async def test_a_frameset_site_is_crawled_through_its_frames_iframes_and_refreshes() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("User-agent: *\nDisallow: /private\n")
+        a.text(
+            "/",
+            "<html><head><title>frames</title></head><frameset>"
+            "<frame src='/nav.html'><frame src='/private/admin.html'><frame src='/main.html'>"
+            "</frameset></html>",
+            content_type="text/html",
+        )
+        a.page("/nav.html", "/one")
+        a.text(
+            "/main.html",
+            '<html><head><meta http-equiv="refresh" content="10; url=/moved.html"></head>'
+            "<body><iframe src='/embedded.html'>no frames</iframe></body></html>",
+            content_type="text/html",
+        )
+        a.page("/one")
+        a.page("/moved.html")
+        a.page("/embedded.html")
+        a.page("/private/admin.html")
+        records, crawler = await run(make_config(), [a.url("/")])
+    assert sorted(net.paths(A)) == [
+        "/",
+        "/embedded.html",
+        "/main.html",
+        "/moved.html",
+        "/nav.html",
+        "/one",
+        "/robots.txt",
+    ]
+    assert crawler.stats.skips["disallowed by robots.txt"] == 1
+    front = by_url(records)[a.url("/")]
+    assert front.links == (a.url("/nav.html"), a.url("/private/admin.html"), a.url("/main.html"))
+
+
 async def test_non_html_is_recorded_not_parsed() -> None:
     async with LoopbackWeb(A) as net:
         a = net[A]

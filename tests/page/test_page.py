@@ -1605,6 +1605,62 @@ def test_links(head: str, body: str, links: tuple[str, ...], unusable: int) -> N
     assert page.unusable_links == unusable
 
 
+def test_a_frameset_page_links_to_its_frames() -> None:
+    page = read(
+        "<html><head><title>Frames</title></head><frameset cols='20%,80%'>"
+        "<frame src='nav.html' name=nav><frame src=''><frame src='/main/index.html'>"
+        "<noframes><a href='/fallback'>no frames</a></noframes></frameset></html>"
+    )
+    assert page.links == urls("/dir/nav.html", "/main/index.html")
+    assert page.title == "Frames"
+
+
+def test_an_iframe_is_a_link_and_its_content_is_not_read() -> None:
+    page = read(
+        doc("", "<p>before <iframe src='/embedded'>fallback <a href='/in'>x</a></iframe> after")
+    )
+    assert page.links == urls("/embedded")
+    assert page.text == "before after"
+
+
+def test_a_frame_inside_a_nofollow_section_is_not_followed() -> None:
+    page = read(
+        doc(
+            "",
+            '<!-- robots content="nofollow" --><iframe src="/held"></iframe><!-- /robots -->'
+            '<iframe src="/free"></iframe>',
+        )
+    )
+    assert page.links == urls("/free")
+    assert page.nofollow_links == urls("/held")
+
+
+@pytest.mark.parametrize(
+    ("content", "links"),
+    [
+        ("0; url=/next", urls("/next")),
+        ("5;URL='other.html'", urls("/dir/other.html")),
+        ("  3 , url = 'https://b.test/x' ", ("https://b.test/x",)),
+        ("0;/plain", urls("/plain")),
+        ("0", ()),  # the page itself, again
+        ("0; url=", ()),
+        ("soon; url=/x", ()),  # no delay: not a refresh
+        ("5x; url=/x", ()),
+    ],
+)
+def test_a_meta_refresh_is_a_link(content: str, links: tuple[str, ...]) -> None:
+    page = read(doc(f'<meta http-equiv="Refresh" content="{content}">', '<a href="/a">a</a>'))
+    assert page.links == (*urls("/a"), *links)
+
+
+def test_a_meta_refresh_of_a_nofollow_page_is_not_followed() -> None:
+    page = read(
+        doc('<meta name=robots content=nofollow><meta http-equiv=refresh content="0;url=/r">', "")
+    )
+    assert page.links == ()
+    assert page.nofollow_links == urls("/r")
+
+
 def test_empty_body() -> None:
     page = read(b"")
     assert page == Page(title=None, links=(), encoding="utf-8")

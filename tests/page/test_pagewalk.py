@@ -455,6 +455,15 @@ def _anchor(content: Strings) -> Strings:
     )
 
 
+def _framed(content: Strings) -> Strings:
+    """An <iframe> or a <frame>, by its src (none, empty or an href), an iframe with content."""
+    src_attrs = st.one_of(st.just(""), _attr("src", HREFS), _attr("SRC", HREFS))
+    return st.one_of(
+        st.builds(lambda src, inner: f"<iframe{src}>{inner}</iframe>", src_attrs, content),
+        src_attrs.map(lambda src: f"<frame{src}>"),
+    )
+
+
 RAW_CONTENT: Strings = st.lists(
     st.one_of(
         MARKER,
@@ -590,7 +599,7 @@ def _element(content: Strings) -> Strings:
 
 
 BODY_CONTENT: Strings = st.recursive(
-    st.one_of(TEXT, MARKER, MARKER, _anchor(TEXT), _anchor(TEXT), RAW_ELEMENTS),
+    st.one_of(TEXT, MARKER, MARKER, _anchor(TEXT), _anchor(TEXT), _framed(TEXT), RAW_ELEMENTS),
     lambda content: st.lists(st.one_of(content, _element(content)), max_size=4).map("".join),
     max_leaves=14,
 )
@@ -698,9 +707,10 @@ def documents(draw: st.DrawFn) -> str:
     if shape == "no-head":
         return f"{prelude}<html{lang}>{body}</body>{after_body}</html>{after_html}"
     if shape == "frameset":
+        frames = "".join(draw(st.lists(st.one_of(MARKER, _framed(TEXT)), max_size=4)))
         return (
             f"{prelude}<html{lang}><head>{draw(FRAMESET_HEAD)}</head><frameset>{draw(MARKER)}"
-            f"<noframes>{body}</noframes></frameset>{after_body}</html>{after_html}"
+            f"{frames}<noframes>{body}</noframes></frameset>{after_body}</html>{after_html}"
         )
     return (
         f"{prelude}<html{lang}><head>{head}</head><body>{body}</body>{after_body}</html>"
