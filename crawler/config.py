@@ -29,6 +29,119 @@ from crawler.robots.txt import RobotsOptions, product_token_from_user_agent, val
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 
+SKIP_EXTENSIONS = (
+    "7z",
+    "7zip",
+    "bz2",
+    "gz",
+    "rar",
+    "tar",
+    "tar.gz",
+    "tgz",
+    "xz",
+    "zip",
+    "mng",
+    "pct",
+    "bmp",
+    "gif",
+    "jpg",
+    "jpeg",
+    "png",
+    "pst",
+    "psp",
+    "tif",
+    "tiff",
+    "ai",
+    "drw",
+    "dxf",
+    "eps",
+    "ps",
+    "svg",
+    "cdr",
+    "ico",
+    "webp",
+    "avif",
+    "heic",
+    "mp3",
+    "wma",
+    "ogg",
+    "oga",
+    "opus",
+    "flac",
+    "wav",
+    "ra",
+    "aac",
+    "mid",
+    "au",
+    "aiff",
+    "3gp",
+    "asf",
+    "asx",
+    "avi",
+    "mov",
+    "mp4",
+    "mpg",
+    "mpeg",
+    "mkv",
+    "qt",
+    "rm",
+    "swf",
+    "wmv",
+    "m4a",
+    "m4v",
+    "flv",
+    "webm",
+    "woff",
+    "woff2",
+    "ttf",
+    "otf",
+    "eot",
+    "xls",
+    "xlsm",
+    "xlsx",
+    "xltm",
+    "xltx",
+    "potm",
+    "potx",
+    "ppt",
+    "pptm",
+    "pptx",
+    "pps",
+    "doc",
+    "docb",
+    "docm",
+    "docx",
+    "dotm",
+    "dotx",
+    "odt",
+    "ods",
+    "odg",
+    "odp",
+    "epub",
+    "css",
+    "pdf",
+    "exe",
+    "bin",
+    "rss",
+    "dmg",
+    "iso",
+    "img",
+    "apk",
+    "jar",
+    "deb",
+    "rpm",
+    "msi",
+    "msp",
+    "sh",
+    "rb",
+    "js",
+    "hta",
+    "bat",
+    "cpl",
+    "py",
+)
+"""Scrapy's IGNORED_EXTENSIONS, with fonts and a few more images, archives and media."""
+
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
@@ -126,6 +239,9 @@ class ScopeConfig:
     """Regular expressions; when any is given, a URL must match one (searched anywhere)."""
     deny: tuple[str, ...] = ()
     """Regular expressions; a URL matching any is out of scope. Deny wins over allow."""
+    skip_extensions: tuple[str, ...] = SKIP_EXTENSIONS
+    """Links whose path ends in one of these extensions (case aside) are not fetched: images,
+    archives, media, fonts, documents and programs, not pages. Empty: every link is tried."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +421,12 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
                 raise ConfigError(
                     f"scope.{key}: {pattern!r} is not a valid regular expression ({error})"
                 ) from error
+    for extension in config.scope.skip_extensions:
+        if not re.fullmatch(r"\.?[A-Za-z0-9][A-Za-z0-9.+_-]*", extension):
+            raise ConfigError(
+                f"scope.skip_extensions: {extension!r} is not a file name extension "
+                "(letters and digits, like pdf or tar.gz)"
+            )
     bundle = config.fetch.ca_bundle
     if bundle and not Path(bundle).is_file():
         raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")

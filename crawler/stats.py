@@ -23,6 +23,7 @@ SkipReason: TypeAlias = Literal[
     "out of scope: deny pattern",
     "out of scope: no allow pattern",
     "over limits.max_depth",
+    "not HTML by its extension",
     "disallowed by robots.txt",
     "host skipped",
 ]

@@ -397,3 +397,27 @@ def domain_to_ascii(domain: str) -> str:
         return _host_to_ascii(domain, domain).strip(".")
     except InvalidUrlError:
         return domain.lower()
+
+
+def extensions_of(url: str) -> tuple[str, ...]:
+    """The file name extensions the last segment of a normal URL's path may be read to have, lower
+    case, longest first: `/a/Book.TAR.gz?x` gives ("tar.gz", "gz"); `/a/` none."""
+    start = url.find("/", url.find("//") + 2)
+    if start < 0:
+        return ()
+    end = len(url)
+    for mark in "?#":
+        at = url.find(mark, start)
+        if 0 <= at < end:
+            end = at
+    segment = url[url.rfind("/", start, end) + 1 : end]
+    dot = segment.find(".", 1)  # a leading dot names a hidden file, not an extension
+    if dot < 0:
+        return ()
+    tail = segment[dot + 1 :].lower()
+    found = []
+    while tail:
+        found.append(tail)
+        dot = tail.find(".")
+        tail = tail[dot + 1 :] if dot >= 0 else ""
+    return tuple(found)

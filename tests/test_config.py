@@ -504,3 +504,9 @@ def test_a_ca_bundle_that_is_no_file_names_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"fetch\.ca_bundle: .*no-such-ca\.pem.* is not a file"):
         load_config(None, [f"fetch.ca_bundle={missing}"])
     assert load_config(None, ["fetch.verify_tls=false"]).fetch.verify_tls is False
+
+
+def test_skip_extensions_must_be_extensions() -> None:
+    with pytest.raises(ConfigError, match=r"scope\.skip_extensions: 'a/b' is not a file name"):
+        load_config(None, ["scope.skip_extensions=[pdf, a/b]"])
+    assert load_config(None, ["scope.skip_extensions=[]"]).scope.skip_extensions == ()

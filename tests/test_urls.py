@@ -12,6 +12,7 @@ from crawler.urls import (
     LinkResolver,
     canonical_path,
     canonical_pattern,
+    extensions_of,
     host_of,
     match_target,
     normalize_url,
@@ -795,3 +796,21 @@ def test_link_resolver_agrees_with_resolve_url(base: str, hrefs: list[str]) -> N
     resolve = LinkResolver(base)
     for href in hrefs:
         assert _resolved(resolve, href) == _resolved_slowly(base, href), href
+
+
+@pytest.mark.parametrize(
+    ("url", "extensions"),
+    [
+        ("http://a.test/x/Book.TAR.gz?x=1", ("tar.gz", "gz")),
+        ("http://a.test/img.PNG", ("png",)),
+        ("http://a.test/jquery.min.js", ("min.js", "js")),
+        ("http://a.test/page.html#photo.jpg", ("html",)),
+        ("http://a.test/a.b/index", ()),
+        ("http://a.test/v1.2/", ()),
+        ("http://a.test/.hidden", ()),
+        ("http://a.test/", ()),
+        ("http://a.test:8080/file.", ()),
+    ],
+)
+def test_extensions_of(url: str, extensions: tuple[str, ...]) -> None:
+    assert extensions_of(url) == extensions

@@ -120,6 +120,7 @@ class HostWork:
             allow_domains=scope.allow_domains,
             allow=scope.allow,
             deny=scope.deny,
+            skip_extensions=scope.skip_extensions,
         )
 
     def resume(self) -> None:

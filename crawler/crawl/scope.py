@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from crawler.stats import SkipReason
-from crawler.urls import domain_to_ascii, host_of
+from crawler.urls import domain_to_ascii, extensions_of, host_of
 
 __all__ = ["Scope"]
 
@@ -20,7 +20,7 @@ class Scope:
     `seed_hosts`: whether a seed's host is in scope as such (scope.seed_hosts); a host a seed
     redirects to then joins them (`reason_out_as_seed`)."""
 
-    __slots__ = ("_allow", "_deny", "_domains", "_hosts", "_known", "seed_hosts")
+    __slots__ = ("_allow", "_deny", "_domains", "_extensions", "_hosts", "_known", "seed_hosts")
 
     def __init__(
         self,
@@ -30,8 +30,10 @@ class Scope:
         deny: tuple[str, ...] = (),
         *,
         seed_hosts: bool = True,
+        skip_extensions: tuple[str, ...] = (),
     ) -> None:
         self.seed_hosts = seed_hosts
+        self._extensions = frozenset(ext.lower().lstrip(".") for ext in skip_extensions)
         self._hosts = hosts
         self._domains = tuple(domain_to_ascii(domain) for domain in domains)
         # One regex each: joined into one, flags, group names and back-references would clash.
@@ -50,10 +52,18 @@ class Scope:
         allow_domains: tuple[str, ...] = (),
         allow: tuple[str, ...] = (),
         deny: tuple[str, ...] = (),
+        skip_extensions: tuple[str, ...] = (),
     ) -> Scope:
         hosts = frozenset(host_of(seed) for seed in seeds) if seed_hosts else frozenset()
         domains = allow_domains + (tuple(hosts) if include_subdomains else ())
-        return cls(hosts, domains, allow, deny, seed_hosts=seed_hosts)
+        return cls(
+            hosts,
+            domains,
+            allow,
+            deny,
+            seed_hosts=seed_hosts,
+            skip_extensions=skip_extensions,
+        )
 
     def host_in_scope(self, host: str) -> bool:
         known = self._known.get(host)
@@ -75,6 +85,8 @@ class Scope:
             return "out of scope: deny pattern"
         if self._allow and not any(search(url) for search in self._allow):
             return "out of scope: no allow pattern"
+        if self._extensions and not self._extensions.isdisjoint(extensions_of(url)):
+            return "not HTML by its extension"
         return None
 
     def reason_out_as_seed(self, url: str) -> SkipReason | None:

@@ -25,6 +25,9 @@ from crawler.http.coding import DECODE_ERRORS, Decoder, body_decoder, media_type
 __all__ = ["MAX_HEADER_BYTES", "Connection", "ExchangeError", "StaleConnectionError"]
 
 MAX_HEADER_BYTES = 64 * 1024
+DISCARD_BYTES = 64 * 1024
+"""Most bytes of a body not wanted (not HTML) read and thrown away to keep its connection for
+the host's next request; a longer one closes the connection instead."""
 
 
 class ExchangeError(Exception):
@@ -85,6 +88,8 @@ class Connection(asyncio.Protocol):
         self._body: list[bytes] = []
         self._size = 0
         self._keep_alive = False
+        self._discarding = False
+        self._discarded = 0
         self._error: ExchangeError | None = None
 
     # --- the exchange ---------------------------------------------------------------------------
@@ -108,6 +113,8 @@ class Connection(asyncio.Protocol):
         self._body = []
         self._size = 0
         self._decoder = None
+        self._discarding = False
+        self._discarded = 0
         self._error = None
         self.reusable = False
         self.transport.write(request)
@@ -249,6 +256,7 @@ class Connection(asyncio.Protocol):
         content_type = ""
         encoding = ""
         length = chunked = False
+        declared = -1
         for name, value in self._headers:
             lowered = name.lower()
             if lowered == "content-type" and not content_type:
@@ -257,6 +265,7 @@ class Connection(asyncio.Protocol):
                 encoding = value.strip().lower()
             elif lowered == "content-length":
                 length = True
+                declared = int(value) if value.strip().isdigit() else -1
             elif lowered == "transfer-encoding":
                 chunked = "chunked" in value.lower()
         if content_type:
@@ -266,7 +275,13 @@ class Connection(asyncio.Protocol):
         no_body = status in (204, 304)
         self._eof_delimited = not (length or chunked or no_body)
         if self._html_only and self._content_type and self._content_type not in HTML_TYPES:
-            self._answer()  # its body is not wanted: the connection is not reused
+            # Its body is not wanted. A short one is read and thrown away so that the connection
+            # serves the host's next request; a long one, or one that ends only with the
+            # connection, is not read, and the connection is not reused.
+            if self._eof_delimited or declared > DISCARD_BYTES or not self._keep_alive:
+                self._answer()
+            else:
+                self._discarding = True
             return
         if encoding and encoding != "identity":
             self._decoder = body_decoder(encoding)
@@ -274,6 +289,11 @@ class Connection(asyncio.Protocol):
     def on_body(self, chunk: bytes) -> None:
         waiter = self._waiter
         if waiter is None or waiter.done() or self._error is not None:
+            return
+        if self._discarding:
+            self._discarded += len(chunk)
+            if self._discarded > DISCARD_BYTES:
+                self._answer()  # longer than it is worth reading: not reused
             return
         decoder = self._decoder
         if decoder is None:
@@ -303,6 +323,9 @@ class Connection(asyncio.Protocol):
         if not self._headers_done:
             return  # the end of an interim answer
         self.reusable = self._keep_alive
+        if self._discarding:
+            self._answer()
+            return
         self._finish_body()
 
     def _finish_body(self) -> None:

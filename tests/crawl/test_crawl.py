@@ -456,6 +456,18 @@ async def test_a_frameset_site_is_crawled_through_its_frames_iframes_and_refresh
     assert front.links == (a.url("/nav.html"), a.url("/private/admin.html"), a.url("/main.html"))
 
 
+async def test_links_to_images_archives_and_media_are_counted_not_fetched() -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        a.page("/", "/photo.JPG", "/archive.tar.gz", "/doc.pdf?v=1", "/next.html", "/jpg/")
+        a.page("/next.html")
+        a.page("/jpg/")
+        _records, crawler = await run(make_config(), [a.url("/")])
+    assert sorted(net.paths(A)) == ["/", "/jpg/", "/next.html", "/robots.txt"]
+    assert crawler.stats.skips["not HTML by its extension"] == 3
+
+
 async def test_non_html_is_recorded_not_parsed() -> None:
     async with LoopbackWeb(A) as net:
         a = net[A]
@@ -463,7 +475,9 @@ async def test_non_html_is_recorded_not_parsed() -> None:
         a.page("/", "/doc.pdf")
         a.text("/doc.pdf", "<a href='/hidden'>x</a>", content_type="application/pdf")
         a.page("/hidden")
-        records, _crawler = await run(make_config(), [a.url("/")])
+        # Every link tried: this is about the answer a non-HTML link gets.
+        config = make_config(scope={"skip_extensions": ()})
+        records, _crawler = await run(config, [a.url("/")])
     assert net.paths(A) == ["/robots.txt", "/", "/doc.pdf"]
     pdf = by_url(records)[a.url("/doc.pdf")]
     assert pdf.content_type == "application/pdf" and pdf.links == () and pdf.size == 0

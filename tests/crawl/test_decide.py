@@ -237,10 +237,16 @@ def test_a_hop_keeps_the_status_that_led_to_it() -> None:
         ("https://other.example/a", 9, 3, "out of scope: host"),
         (f"{SITE}/private/a", 0, None, "out of scope: deny pattern"),
         ("http://example.org:8080/a", 0, None, None),  # the seeds' hosts, any scheme and port
+        (f"{SITE}/photo.JPG", 0, None, "not HTML by its extension"),
+        (f"{SITE}/files/a.tar.gz?v=2", 0, None, "not HTML by its extension"),
+        (f"{SITE}/page.html", 0, None, None),
+        (f"{SITE}/jpg/", 0, None, None),
+        ("https://other.example/photo.jpg", 0, None, "out of scope: host"),
     ],
 )
 def test_out_of_bounds(url: str, depth: int, max_depth: int | None, expected: str | None) -> None:
-    assert out_of_bounds(url, depth, scope=SCOPE, max_depth=max_depth) == expected
+    scope = Scope.for_seeds((f"{SITE}/",), deny=(r"/private/",), skip_extensions=("jpg", ".TAR.GZ"))
+    assert out_of_bounds(url, depth, scope=scope, max_depth=max_depth) == expected
 
 
 def entry(robots: RobotsTxt, *, unreachable: bool = False, stale: bool = False) -> RobotsEntry:
