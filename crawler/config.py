@@ -168,6 +168,9 @@ class RobotsConfig:
     retry_initial: float = _spec(60.0, minimum=0)
     """First wait before asking an unreachable origin for its robots.txt again; doubles."""
     retry_max: float = _spec(3_600.0, minimum=0)
+    give_up_after: float = _spec(300.0, minimum=0)
+    """Seconds an origin's robots.txt may stay unanswered before the crawl gives the origin up;
+    a name that does not resolve or a certificate that fails verification: after two tries."""
 
     def options(self) -> RobotsOptions:
         return RobotsOptions(

@@ -26,6 +26,7 @@ SkipReason: TypeAlias = Literal[
     "not HTML by its extension",
     "disallowed by robots.txt",
     "host skipped",
+    "host given up",
 ]
 """Why a URL was not fetched: the keys of `CrawlStats.skips` and the `reason` of a skip record."""
 

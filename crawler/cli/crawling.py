@@ -10,9 +10,10 @@ import contextlib
 import logging
 import signal
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
 from crawler.cli.report import Progress, engine, resume_note, summary
 from crawler.cli.seeds import Seeds, read_seeds
 from crawler.config import Config, load_config
@@ -28,6 +29,7 @@ from crawler.state import (
     open_state,
     state_files,
 )
+from crawler.urls import InvalidUrlError, normalize_url, origin_of
 
 __all__ = ["crawl_command"]
 
@@ -123,13 +125,35 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                 problems=len(seeds.problems),
                 ran_on=engine(crawler.client_name),
                 seed_moves=crawler.seed_moves,
+                given_up=crawler.given_up,
             )
         )
         if state.durable and (crawler.stats.queued or crawler.deferred):
             print("resume: the same command goes on from here (--fresh starts over)")
+        failed = nothing_crawled(seeds.urls, crawler.given_up)
     if signalled == signal.SIGINT:
         return EXIT_INTERRUPTED
-    return EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_OK
+    if signalled == signal.SIGTERM:
+        return EXIT_TERMINATED
+    if failed is not None:
+        print(f"crawl: nothing could be crawled: {failed}", file=sys.stderr)
+        return EXIT_NOTHING_CRAWLED
+    return EXIT_OK
+
+
+def nothing_crawled(seeds: Sequence[str], given_up: Mapping[str, str]) -> str | None:
+    """When the host of every seed was given up, what to say of each; else None."""
+    origins: dict[str, None] = {}
+    for seed in seeds:
+        try:
+            origins[origin_of(normalize_url(seed))] = None
+        except InvalidUrlError:
+            continue
+    if not origins or any(origin not in given_up for origin in origins):
+        return None
+    return "every seed's host was given up: " + "; ".join(
+        f"{origin} ({given_up[origin]})" for origin in origins
+    )
 
 
 def crawl_command(args: argparse.Namespace) -> int:

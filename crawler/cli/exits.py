@@ -1,14 +1,23 @@
 """The exit statuses of `crawl`.
 
-0 success; 2 bad input (arguments, files, config, seeds, search queries), output that cannot be
-written, or a data directory another crawl is using; 130 stopped by SIGINT (Ctrl-C), 143 stopped
-by SIGTERM (128 + the signal's number, as a shell reports a process the signal killed, so a
-supervisor tells a stop it asked for from an interrupt).
+0 success; 1 nothing could be crawled: the host of every seed was given up (it did not
+resolve, its certificate failed, it stayed unreachable); 2 bad input (arguments, files, config,
+seeds, search queries), output that cannot be written, or a data directory another crawl is
+using; 130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM (128 + the signal's number, as a
+shell reports a process the signal killed, so a supervisor tells a stop it asked for from an
+interrupt).
 """
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_TERMINATED"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOTHING_CRAWLED",
+    "EXIT_OK",
+    "EXIT_TERMINATED",
+]
 
 EXIT_OK = 0
+EXIT_NOTHING_CRAWLED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143

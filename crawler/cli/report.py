@@ -78,6 +78,7 @@ def summary(
     problems: int = 0,
     ran_on: str | None = None,
     seed_moves: Sequence[tuple[str, str]] = (),
+    given_up: Mapping[str, str] | None = None,
 ) -> str:
     """The end-of-crawl report, as text. `ran_on`: the `engine` line. `seed_moves`: (seed, where
     its redirects led), hosts that joined the scope."""
@@ -141,6 +142,14 @@ def summary(
         )
         if len(deferred) > HOSTS_SHOWN:
             lines.append(f"  ... and {len(deferred) - HOSTS_SHOWN} more hosts")
+    if given_up:
+        lines.append(
+            f"given up: {len(given_up)} hosts whose robots.txt could not be had (their URLs are "
+            "skips, 'host given up'):"
+        )
+        lines.extend(f"  {origin}  {why}" for origin, why in list(given_up.items())[:HOSTS_SHOWN])
+        if len(given_up) > HOSTS_SHOWN:
+            lines.append(f"  ... and {len(given_up) - HOSTS_SHOWN} more hosts")
     if stats.queued and not deferred:
         lines.append(f"left queued: {stats.queued} URLs")
     if ran_on is not None:

@@ -21,12 +21,14 @@ from crawler.config import Config
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.decide import (
+    HOST_GIVEN_UP,
     HOST_SKIPPED,
     AskAgain,
     Failed,
     Hop,
     Redirect,
     after_failure,
+    gives_up,
     judge,
     out_of_bounds,
     redirect_hop,
@@ -45,7 +47,7 @@ from crawler.page.read import Page, PageRules, read_page
 from crawler.politeness import HostRules, Politeness
 from crawler.robots.entry import RobotsEntry
 from crawler.state.interface import CrawlState
-from crawler.stats import CrawlStats
+from crawler.stats import CrawlStats, SkipReason
 from crawler.urls import InvalidUrlError, normalize_url, origin_of
 
 __all__ = ["HostWork"]
@@ -90,6 +92,8 @@ class HostWork:
         self._max_pages = config.limits.max_pages
         self.scope = Scope()
         self._seeds: set[str] = set()
+        self.given_up: dict[str, str] = {}
+        """Origins given up in this run (their robots.txt could not be had), and why."""
         self.page_starts = stats.pages
         """Pages started, this run's and the runs' before: what limits.max_pages counts."""
 
@@ -140,7 +144,7 @@ class HostWork:
         origin = origin_of(url)
         host = self._hosts.get(origin)
         if host.retired is not None:
-            self._outlet.skip(Skip(url, HOST_SKIPPED, host.retired))
+            self._outlet.skip(Skip(url, host.retired_as, host.retired))
             return False
         item = QueuedUrl(url, depth)
         skip = robots_skip(host.robots, url, self._token)
@@ -211,6 +215,16 @@ class HostWork:
             self._stats.requests += len(entry.hops) - 1
             if entry.unreachable:
                 self._politeness.on_failure(host.timing, now)
+                self._stats.errors[entry.error or "unreachable"] += 1
+                if host.unreachable_since is None:
+                    host.unreachable_since = now
+            else:
+                host.unreachable_since = None
+            if entry.blocks and host.unreachable_since is not None:
+                give_up_after = self._config.robots.give_up_after
+                if gives_up(entry, host.unreachable_since, give_up_after):
+                    self._give_up(host, entry)
+                    return
             if entry.blocks:
                 host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
                 log.info(
@@ -243,10 +257,19 @@ class HostWork:
             if skip:
                 self._retire(host, f"Crawl-delay {rules.crawl_delay:g} s over the cap {cap:g} s")
 
-    def _retire(self, host: Host, reason: str) -> None:
+    def _give_up(self, host: Host, entry: RobotsEntry) -> None:
+        """No rules to crawl by, and no more tries: the origin's URLs become skips."""
+        tries = "try" if entry.failures == 1 else "tries"
+        why = f"robots.txt {entry.reason} ({entry.failures} {tries})"
+        log.warning("giving %s up: %s", host.origin, why)
+        self.given_up[host.origin] = why
+        self._retire(host, why, HOST_GIVEN_UP)
+
+    def _retire(self, host: Host, reason: str, kind: SkipReason = HOST_SKIPPED) -> None:
         host.retired = reason
+        host.retired_as = kind
         while (item := self._frontier.pop(host.origin)) is not None:
-            self._outlet.skip(Skip(item.url, HOST_SKIPPED, reason))
+            self._outlet.skip(Skip(item.url, kind, reason))
             self._checkpoints.finished(item)
 
     def _disallowed(self, item: QueuedUrl, skip: Skip, now: float | None) -> None:

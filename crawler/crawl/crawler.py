@@ -258,6 +258,12 @@ class Crawler:
         return self._work.scope
 
     @property
+    def given_up(self) -> dict[str, str]:
+        """Origins this run gave up, their robots.txt not to be had, and why; their URLs are
+        skips ('host given up')."""
+        return dict(self._work.given_up)
+
+    @property
     def seed_moves(self) -> tuple[tuple[str, str], ...]:
         """(seed, URL) for each host a seed's redirects led to, which joined the scope."""
         return self._state.run.seed_moves()

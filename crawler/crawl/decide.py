@@ -19,7 +19,9 @@ from crawler.stats import SkipReason
 from crawler.urls import InvalidUrlError, resolve_url
 
 __all__ = [
+    "HOST_GIVEN_UP",
     "HOST_SKIPPED",
+    "PERMANENT_FAILURES",
     "READ",
     "RETRY_STATUSES",
     "ROBOTS_DISALLOWED",
@@ -31,6 +33,7 @@ __all__ = [
     "Redirect",
     "Stop",
     "after_failure",
+    "gives_up",
     "judge",
     "out_of_bounds",
     "redirect_hop",
@@ -41,6 +44,10 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Answers worth asking again after a backoff; any other is the page's answer."""
 ROBOTS_DISALLOWED: SkipReason = "disallowed by robots.txt"
 HOST_SKIPPED: SkipReason = "host skipped"
+HOST_GIVEN_UP: SkipReason = "host given up"
+PERMANENT_FAILURES = frozenset({"dns", "tls"})
+"""Failures no wait mends: a name that does not resolve, a certificate that fails verification."""
+PERMANENT_TRIES = 2
 
 
 class Seen(Protocol):
@@ -186,3 +193,15 @@ def redirect_hop(
         return Stop(f"redirect to {target}, a URL already seen")
     chain = (*item.redirected_from, item.url)
     return Hop(QueuedUrl(target, item.depth, chain, redirect_status=status), moved)
+
+
+# --- hosts ---------------------------------------------------------------------------------------
+
+
+def gives_up(entry: RobotsEntry, unreachable_since: float, give_up_after: float) -> bool:
+    """Whether an origin whose robots.txt cannot be had (`entry.blocks`) is given up now: at its
+    second try when the failure is one no wait mends, else when its next try would come more
+    than `give_up_after` seconds after its first failure."""
+    if entry.error in PERMANENT_FAILURES:
+        return entry.failures >= PERMANENT_TRIES
+    return entry.expires_at - unreachable_since > give_up_after

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from crawler.crawl.clock import CrawlClock
 from crawler.politeness import HostTiming, HostTimingStore, Politeness
 from crawler.robots.entry import RobotsEntry, RobotsStore
-from crawler.stats import HostReport
+from crawler.stats import HostReport, SkipReason
 
 __all__ = ["Host", "HostTable", "Slot", "deferral_reason", "host_report"]
 
@@ -17,7 +17,15 @@ __all__ = ["Host", "HostTable", "Slot", "deferral_reason", "host_report"]
 class Host:
     """An origin's timing, its robots.txt, and what it has used of the limits."""
 
-    __slots__ = ("origin", "retired", "robots", "robots_busy", "timing")
+    __slots__ = (
+        "origin",
+        "retired",
+        "retired_as",
+        "robots",
+        "robots_busy",
+        "timing",
+        "unreachable_since",
+    )
 
     def __init__(self, timing: HostTiming) -> None:
         self.origin = timing.origin
@@ -26,7 +34,12 @@ class Host:
         self.robots_busy = False
         """Its robots.txt is being fetched: nothing else of it starts meanwhile."""
         self.retired: str | None = None
-        """Why no more URLs of this origin are fetched (Crawl-delay over the cap, page limit)."""
+        """Why no more URLs of this origin are fetched (Crawl-delay over the cap, page limit, a
+        robots.txt that could not be had)."""
+        self.retired_as: SkipReason = "host skipped"
+        """The skip reason of the URLs it will not fetch."""
+        self.unreachable_since: float | None = None
+        """When its robots.txt first failed to come, in this run, while it still fails."""
 
     def __repr__(self) -> str:
         return f"Host({self.timing!r}, pages={self.timing.pages}, retired={self.retired!r})"

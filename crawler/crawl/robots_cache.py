@@ -140,10 +140,14 @@ class RobotsCache:
         return self._keep(entry, answer)
 
     def _keep(self, entry: RobotsEntry, answer: Response | FetchFailure) -> RobotsEntry:
-        """Store `entry`; return it with the time its last answer came, which is not stored."""
+        """Store `entry`; return it with what the last answer was and when it came, which are
+        not stored."""
         self._store.put(entry)
-        if isinstance(answer, Response) and answer.answered_at is not None:
-            return replace(entry, answered_at=answer.answered_at)
+        if isinstance(answer, FetchFailure):
+            return replace(entry, error=answer.kind)
+        error = f"status {answer.status}" if entry.unreachable else None
+        if error is not None or answer.answered_at is not None:
+            return replace(entry, error=error, answered_at=answer.answered_at)
         return entry
 
     def _unreachable(

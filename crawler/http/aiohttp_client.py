@@ -38,9 +38,9 @@ def _error_kinds() -> tuple[
         (TimeoutError, "timeout"),
         *((cls, kind) for cls, kind in optional if cls is not None),
         (aiohttp.InvalidURL, "invalid-url"),
-        # A certificate that fails verification is also a ValueError: a connection failure, as
-        # in the http1 client, not the answer's.
-        (aiohttp.ClientConnectorCertificateError, "connection"),
+        # A certificate that fails verification is also a ValueError: the connection's failure,
+        # not the answer's.
+        (aiohttp.ClientConnectorCertificateError, "tls"),
         (aiohttp.ClientPayloadError, "payload"),
         ((aiohttp.ClientResponseError, ValueError, UnicodeError), "protocol"),
     )

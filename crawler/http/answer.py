@@ -5,7 +5,8 @@ A failure's `kind` says what went wrong:
 
     timeout      no answer, or no more of it, within fetch.connect_timeout or fetch.read_timeout
     dns          the host name does not resolve
-    connection   refused, reset, TLS failed, or closed before an answer on a new connection
+    connection   refused, reset, or closed before an answer on a new connection
+    tls          the server's certificate failed verification
     closed       a kept-alive connection closed without an answer (http1 only): the server may
                  have read the request, so it is asked again at the host's pace, not at once
     payload      the body broke off or did not decode
@@ -23,7 +24,7 @@ from multidict import CIMultiDictProxy
 __all__ = ["ACCEPT", "HTML_TYPES", "FailureKind", "FetchFailure", "Response", "is_html"]
 
 FailureKind: TypeAlias = Literal[
-    "timeout", "dns", "connection", "closed", "payload", "protocol", "invalid-url"
+    "timeout", "dns", "connection", "tls", "closed", "payload", "protocol", "invalid-url"
 ]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

@@ -282,6 +282,9 @@ class Http1Client:
             raise ExchangeError("timeout", message) from None
         except socket.gaierror as error:
             raise ExchangeError("dns", f"cannot resolve {target.host}: {error}") from None
+        except ssl.SSLCertVerificationError as error:
+            where = f"{target.host}:{target.port}"
+            raise ExchangeError("tls", f"the certificate of {where} failed: {error}") from None
         except (OSError, ssl.SSLError, ValueError) as error:
             message = str(error) or type(error).__name__
             where = f"{target.host}:{target.port}"

@@ -30,6 +30,9 @@ class RobotsEntry:
     """Unreachable, but the rules are the last good copy's, used past its expiry."""
     hops: tuple[str, ...] = ()
     """URLs requested for this entry, robots.txt of the origin first, then redirect targets."""
+    error: str | None = field(default=None, compare=False)
+    """What the last attempt of an unreachable entry met: a failure kind (`dns`, `tls`,
+    `connection`, `timeout`, ...) or `status 503`. Only on the entry a fetch returns."""
     answered_at: float | None = field(default=None, compare=False)
     """`time.monotonic()` when the last hop's answer began to arrive, where the client could tell
     (`Response.answered_at`): when the host had answered. Only on the entry a fetch returns; never

@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from support.loopback import LoopbackWeb
 
-from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK
 from crawler.cli.main import main
 
 pytestmark = pytest.mark.loopback
@@ -84,6 +84,21 @@ async def test_the_summary_says_where_a_seed_redirected(tmp_path: Path) -> None:
     assert "crawl finished" in out and "2 pages" in out
     moved = "seeds that redirect to another host (the host joins the scope):"
     assert f"{moved}\n  {a.url('/')} -> {b.url('/')}" in out
+
+
+async def test_a_crawl_whose_every_seed_host_failed_exits_1_naming_them(tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://nowhere.invalid/\nhttp://nowhere-either.invalid/a\n", "utf-8")
+    status, out, err = await crawl_command(
+        str(seeds), "--data", str(tmp_path / "data"), "-s", "robots.retry_initial=0.05"
+    )
+    assert status == EXIT_NOTHING_CRAWLED, err
+    assert "crawl: nothing could be crawled: every seed's host was given up: " in err
+    assert "http://nowhere.invalid (robots.txt unreachable: dns: cannot resolve" in err
+    assert "http://nowhere-either.invalid (" in err
+    assert "errors: dns 4" in out
+    assert "skips: host given up 2" in out
+    assert "given up: 2 hosts whose robots.txt could not be had" in out
 
 
 def test_bad_config_exits_2_naming_the_key(

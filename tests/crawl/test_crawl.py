@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from crawler.crawl.answers import HostWork
 
 pytestmark = pytest.mark.loopback
 
-A, B, C = ADDRESSES[:3]
+A, B, C, D = ADDRESSES[:4]
 UA = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
@@ -104,7 +105,8 @@ async def test_robots_txt_503_disallows_everything_and_keeps_the_urls_queued() -
         a.page("/", "/next")
         b.page("/")
         config = make_config(
-            robots={"retry_initial": 3600.0, "retry_max": 3600.0},
+            # Given up only after two hours: this is about a wait past max_wait.
+            robots={"retry_initial": 3600.0, "retry_max": 3600.0, "give_up_after": 7200.0},
             politeness={"max_wait": 60.0},
             scope=ScopeConfig(allow_domains=(B,)),
         )
@@ -398,6 +400,63 @@ async def test_a_resumed_crawl_keeps_the_host_a_seed_redirected_to(tmp_path: Pat
     assert second.stats.skips["out of scope: host"] == 0
 
 
+# --- hosts that cannot be reached ----------------------------------------------------------------
+
+
+async def test_a_refused_host_is_given_up_in_the_time_configured() -> None:
+    """Nothing listens on D: every robots.txt attempt is refused. The host is retried with backoff
+    until its next try would come after robots.give_up_after, then given up: its URL is a skip
+    with the error, the refusals are errors as they happen, and the live host is crawled."""
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("")
+        a.page("/")
+        dead = f"http://{D}:9/"  # nothing listens there
+        config = make_config(robots={"retry_initial": 0.05, "retry_max": 0.2, "give_up_after": 0.5})
+        records, crawler = await run(config, [a.url("/"), dead])
+    assert [record.url for record in records] == [a.url("/")]
+    origin = dead.rstrip("/")
+    assert list(crawler.given_up) == [origin]
+    assert "robots.txt unreachable: connection" in crawler.given_up[origin]
+    assert crawler.stats.skips["host given up"] == 1
+    assert crawler.stats.errors["connection"] >= 3
+    assert crawler.stats.outcome == "finished"
+
+
+async def test_a_name_that_does_not_resolve_is_given_up_at_its_second_try() -> None:
+    config = make_config(robots={"retry_initial": 0.05, "retry_max": 0.2, "give_up_after": 3600.0})
+    records, crawler = await run(config, ["http://nowhere.invalid/", "http://nowhere.invalid/b"])
+    assert records == []
+    assert list(crawler.given_up) == ["http://nowhere.invalid"]
+    assert "(2 tries)" in crawler.given_up["http://nowhere.invalid"]
+    assert crawler.stats.errors["dns"] == 2
+    assert crawler.stats.skips["host given up"] == 2
+
+
+async def test_a_certificate_that_fails_is_given_up_at_its_second_try(test_data: Path) -> None:
+    tls = test_data / "tls"
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(tls / "cert.pem", tls / "key.pem")
+    handshakes = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal handshakes
+        handshakes += 1
+        writer.close()
+
+    server = await asyncio.start_server(serve, A, 0, ssl=context)
+    port = server.sockets[0].getsockname()[1]
+    config = make_config(robots={"retry_initial": 0.05, "retry_max": 0.2, "give_up_after": 3600.0})
+    try:
+        records, crawler = await run(config, [f"https://{A}:{port}/"])
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert records == []
+    assert list(crawler.given_up) == [f"https://{A}:{port}"]
+    assert crawler.stats.errors["tls"] == 2
+
+
 async def test_a_redirect_out_of_scope_is_one_skip(tmp_path: Path) -> None:
     """Counted once and written once (it was counted twice: the redirect path counted it and
     then handed it to the one place that counts skips)."""
@@ -591,7 +650,9 @@ async def test_two_crawlers_run_side_by_side_in_one_process() -> None:
 
 async def test_unreachable_host_is_deferred_not_dropped() -> None:
     config = make_config(
-        robots={"retry_initial": 3600.0, "retry_max": 3600.0}, politeness={"max_wait": 10.0}
+        # Inside robots.give_up_after, a host whose next try is past max_wait waits for it.
+        robots={"retry_initial": 3600.0, "retry_max": 3600.0, "give_up_after": 7200.0},
+        politeness={"max_wait": 10.0},
     )
     # Nothing listens on this port: connection refused.
     records, crawler = await run(config, ["http://127.0.1.9:9/"])

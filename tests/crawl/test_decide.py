@@ -3,6 +3,7 @@ No server, no event loop: values in, a decision out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import format_datetime
 
@@ -18,6 +19,7 @@ from crawler.crawl.decide import (
     Redirect,
     Stop,
     after_failure,
+    gives_up,
     judge,
     out_of_bounds,
     redirect_hop,
@@ -285,3 +287,30 @@ def test_robots_skip(known: RobotsEntry | None, url: str, expected: Skip | None)
     assert skip is not None
     assert (skip.url, skip.reason) == (expected.url, expected.reason)
     assert skip.detail == RULES.explain(url, "PoliteBot").message
+
+
+# --- gives_up: when an origin whose robots.txt cannot be had is given up ----------------------
+
+
+def unreachable(error: str, failures: int, retry_at: float) -> RobotsEntry:
+    robots = RobotsTxt.disallow_all("unreachable")
+    entry = RobotsEntry(SITE, robots, NOW, NOW + retry_at, "unreachable", True, failures)
+    return replace(entry, error=error)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        # A name that does not resolve, a certificate that fails: the second try is the last.
+        (unreachable("dns", 1, 60), False),
+        (unreachable("dns", 2, 180), True),
+        (unreachable("tls", 2, 180), True),
+        # Anything a wait may mend: until the next try would come past the bound.
+        (unreachable("connection", 5, 800), False),
+        (unreachable("connection", 6, 901), True),
+        (unreachable("timeout", 9, 899), False),
+        (unreachable("status 503", 2, 1000), True),
+    ],
+)
+def test_gives_up(entry: RobotsEntry, expected: bool) -> None:
+    assert gives_up(entry, NOW, 900.0) is expected

@@ -864,7 +864,7 @@ async def test_https_is_verified_and_its_connection_kept_alive(test_data: Path) 
     assert isinstance(two, Response) and two.status == 200
     assert accepted == 1  # one connection for both; the stranger's handshake never completed
     assert [head.split(b" ")[1] for head in heads] == [b"/one", b"/two"]
-    assert failure_kind(refused) == "connection"
+    assert failure_kind(refused) == "tls"
     assert isinstance(refused, FetchFailure) and "CERTIFICATE_VERIFY_FAILED" in refused.message
 
 
@@ -902,7 +902,7 @@ async def test_a_private_ca_or_no_verification_reaches_a_site_the_system_does_no
     finally:
         server.close()
         await server.wait_closed()
-    assert failure_kind(results["default"]) == "connection"
+    assert failure_kind(results["default"]) == "tls"
     for name in ("ca_bundle", "no verification"):
         result = results[name]
         assert isinstance(result, Response) and result.body == b"<p>private</p>", name
