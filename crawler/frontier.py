@@ -21,7 +21,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-__all__ = ["Frontier", "MemoryFrontier", "MemorySeenSet", "QueuedUrl", "SeenSet"]
+__all__ = [
+    "Frontier",
+    "HeldUrls",
+    "MemoryFrontier",
+    "MemoryHeldUrls",
+    "MemorySeenSet",
+    "QueuedUrl",
+    "SeenSet",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +96,29 @@ class SeenSet(Protocol):
         ...
 
     def __contains__(self, url: str) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+
+class HeldUrls(Protocol):
+    """URLs met past `limits.max_depth`, each with the least depth it was found at: skips that a
+    shallower link, or a crawl resumed with a greater depth, turns into queued URLs. Each is in
+    the seen set too."""
+
+    def hold(self, url: str, depth: int) -> None:
+        """Keep `url` as found at `depth` (the least depth found so far stays)."""
+
+    def depth(self, url: str) -> int | None:
+        """The depth `url` is held at; None when it is not held."""
+        ...
+
+    def release(self, url: str) -> None:
+        """`url` is held no more (it is queued now)."""
+
+    def within(self, max_depth: int | None) -> list[tuple[str, int]]:
+        """(url, depth) of every URL held at `max_depth` or less (any depth for None), in the
+        order held."""
+        ...
 
     def __len__(self) -> int: ...
 
@@ -170,3 +201,31 @@ class MemorySeenSet:
 
     def __len__(self) -> int:
         return len(self._urls)
+
+
+class MemoryHeldUrls:
+    __slots__ = ("_depths",)
+
+    def __init__(self) -> None:
+        self._depths: dict[str, int] = {}
+
+    def hold(self, url: str, depth: int) -> None:
+        known = self._depths.get(url)
+        if known is None or depth < known:
+            self._depths[url] = depth
+
+    def depth(self, url: str) -> int | None:
+        return self._depths.get(url)
+
+    def release(self, url: str) -> None:
+        self._depths.pop(url, None)
+
+    def within(self, max_depth: int | None) -> list[tuple[str, int]]:
+        return [
+            (url, depth)
+            for url, depth in self._depths.items()
+            if max_depth is None or depth <= max_depth
+        ]
+
+    def __len__(self) -> int:
+        return len(self._depths)

@@ -47,6 +47,12 @@ class CrawlStats:
     """Runs of the crawl, this one included: more than one once it has been resumed."""
     pages: int = 0
     """Page records produced: fetched URLs, after redirects."""
+    met: int = 0
+    """Distinct URLs the crawl met: seeds, links, redirect targets (robots.txt files not). Each
+    is fetched, skipped, or still queued: `met == fetched + skipped + queued` at a run's end."""
+    fetched: int = 0
+    """URLs of `met` asked for and done with: answered (a redirect is an answer of its own), or
+    failed for good."""
     requests: int = 0
     """HTTP requests made: pages, redirect hops, retries and robots.txt."""
     robots_fetches: int = 0
@@ -56,7 +62,7 @@ class CrawlStats:
     errors: Counter[str] = field(default_factory=Counter)
     """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
     skips: Counter[SkipReason] = field(default_factory=Counter)
-    """URLs not fetched, by reason."""
+    """URLs not fetched, by reason: each distinct URL once."""
     page_rules: Counter[str] = field(default_factory=Counter)
     """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
     and 'links not followed' (links held back by nofollow, sections or rel)."""
@@ -117,6 +123,8 @@ CARRIED_FIGURES = (
     "started_at",
     "elapsed",
     "pages",
+    "met",
+    "fetched",
     "requests",
     "robots_fetches",
     "bytes",

@@ -9,11 +9,12 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TextIO
 
 from crawler.cli.exits import EXIT_OK
 from crawler.config import load_config
 from crawler.errors import ConfigError, OutputError
-from crawler.output.search import export_pages, find_index, search
+from crawler.output.search import export_pages, export_skips, find_index, search
 from crawler.robots.txt import RobotsTxt
 
 __all__ = ["export_command", "robots_command", "search_command"]
@@ -100,20 +101,29 @@ def search_command(args: argparse.Namespace) -> int:
 def export_command(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args)
     where = "stdout" if args.output is None else str(args.output)
+    if args.reason is not None and not args.skips:
+        raise ConfigError("crawl export: --reason goes with --skips")
+
+    def write(out: TextIO) -> int:
+        if args.skips:
+            return export_skips(data_dir, out, reason=args.reason)
+        return export_pages(data_dir, out, format=args.format)
+
     try:
         if args.output is None:
             # JSON lines are UTF-8 whatever the locale says.
             if isinstance(sys.stdout, io.TextIOWrapper):
                 sys.stdout.reconfigure(encoding="utf-8")
-            count = export_pages(data_dir, sys.stdout, format=args.format)
+            count = write(sys.stdout)
             sys.stdout.flush()
         else:
             find_index(data_dir)  # before creating FILE, so a missing index leaves no empty file
             with open(args.output, "w", encoding="utf-8") as out:
-                count = export_pages(data_dir, out, format=args.format)
+                count = write(out)
     except BrokenPipeError:
         raise
     except OSError as error:  # opening FILE, or a write: a full disk, a quota
         raise OutputError(f"cannot write {where}: {error.strerror}") from error
-    print(f"exported {count} pages to {where}", file=sys.stderr)
+    what = "skipped URLs" if args.skips else "pages"
+    print(f"exported {count} {what} to {where}", file=sys.stderr)
     return EXIT_OK

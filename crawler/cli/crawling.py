@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
-from crawler.cli.report import Progress, engine, resume_note, summary
+from crawler.cli.report import Progress, engine, resume_advice, resume_note, summary
 from crawler.cli.seeds import Seeds, read_seeds
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
@@ -44,7 +44,7 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
             else MemoryCrawlState()
         )
         try:
-            note = resume_note(data_dir, state, seeds.urls)
+            note = resume_note(data_dir, state, seeds.urls, config.limits)
             if note is not None:
                 print(f"crawl: {note}", file=sys.stderr)
             return await _crawl_state(config, seeds, data_dir, state)
@@ -128,8 +128,9 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                 given_up=crawler.given_up,
             )
         )
-        if state.durable and (crawler.stats.queued or crawler.deferred):
-            print("resume: the same command goes on from here (--fresh starts over)")
+        if state.durable:
+            for line in resume_advice(config.limits, crawler.stats, crawler.deferred, state):
+                print(f"resume: {line}")
         failed = nothing_crawled(seeds.urls, crawler.given_up)
     if signalled == signal.SIGINT:
         return EXIT_INTERRUPTED

@@ -24,6 +24,7 @@ from crawler.cli.report import version_text
 from crawler.errors import CrawlerError
 from crawler.output.search import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
+from crawler.stats import SkipReason
 
 __all__ = ["main"]
 
@@ -163,12 +164,22 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
 def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "export",
-        help="write the indexed crawl out, one JSON object per fetched page",
+        help="write the indexed crawl out, one JSON object per fetched page (or skipped URL)",
         description="Write every page in DIR/index.sqlite, in fetch order, with its status, robots "
-        "decisions, links and (for indexed pages only) its text.",
+        "decisions, links and (for indexed pages only) its text. With --skips, every URL the "
+        "crawl met and did not fetch instead, with the reason and its detail (the robots.txt "
+        "line, the scope rule, the limit).",
     )
     _add_data_option(parser)
     parser.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl")
+    parser.add_argument("--skips", action="store_true", help="the URLs not fetched, not the pages")
+    parser.add_argument(
+        "--reason",
+        choices=typing.get_args(SkipReason),
+        metavar="REASON",
+        help="with --skips: only the URLs skipped for REASON, as the summary names it "
+        "(e.g. 'over limits.max_depth')",
+    )
     parser.add_argument(
         "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)"
     )

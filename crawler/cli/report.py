@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crawler._version import __version__
-from crawler.config import FetchConfig
+from crawler.config import FetchConfig, LimitsConfig
 from crawler.http.fetcher import Fetcher
 from crawler.page.compiled import WALK
 from crawler.runtime import event_loop_name
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 
-__all__ = ["Progress", "engine", "resume_note", "summary", "version_text"]
+__all__ = ["Progress", "engine", "resume_advice", "resume_note", "summary", "version_text"]
 
 HOSTS_SHOWN = 20
 
@@ -92,6 +92,9 @@ def summary(
         f"statuses: {_counts(stats.statuses)}",
         f"errors: {_counts(stats.errors)}",
         f"skips: {_counts(stats.skips)}",
+        # Each URL met once, whatever became of it (crawler.stats.CrawlStats.met).
+        f"URLs: {stats.met} met: {stats.fetched} fetched, {sum(stats.skips.values())} skipped, "
+        f"{stats.queued} queued",
     ]
     if stats.page_rules:
         rules = stats.page_rules
@@ -191,7 +194,31 @@ def version_text() -> str:
     )
 
 
-def resume_note(directory: Path, state: CrawlState, seeds: Sequence[str]) -> str | None:
+def resume_advice(
+    limits: LimitsConfig, stats: CrawlStats, deferred: Sequence[DeferredHost], state: CrawlState
+) -> list[str]:
+    """What running the same command again would do, and how to go on when it would not."""
+    lines = []
+    if stats.outcome == "page limit":
+        lines.append(
+            f"limits.max_pages ({limits.max_pages}) is reached, counting the runs before; "
+            f"{stats.queued} URLs stay queued. To go on, run again with it raised "
+            "(-s limits.max_pages=N), or start over with --fresh"
+        )
+    elif stats.queued or deferred:
+        lines.append("the same command goes on from here (--fresh starts over)")
+    held = len(state.held)
+    if held:
+        lines.append(
+            f"{held} URLs found past limits.max_depth ({limits.max_depth}) are kept: run again "
+            "with it raised (-s limits.max_depth=N) to crawl them"
+        )
+    return lines
+
+
+def resume_note(
+    directory: Path, state: CrawlState, seeds: Sequence[str], limits: LimitsConfig
+) -> str | None:
     """What a crawl finds in a data directory an earlier run left: None for a new crawl."""
     run = state.run
     if not run.runs():
@@ -200,7 +227,8 @@ def resume_note(directory: Path, state: CrawlState, seeds: Sequence[str]) -> str
     pages = saved.pages if saved is not None else 0
     before = f"{pages} pages fetched in {run.runs()} runs before"
     pending = len(state.frontier)
-    if pending:
+    released = len(state.held.within(limits.max_depth))
+    if pending or released:
         hosts = sum(1 for _ in state.frontier.origins())
         ended = "ended cleanly" if run.clean() else "did not end cleanly (killed?)"
         note = (
@@ -216,6 +244,17 @@ def resume_note(directory: Path, state: CrawlState, seeds: Sequence[str]) -> str
     new = sum(1 for url in seeds if url not in known)
     if new:
         note += f"; {new} of the seeds are new"
+    limit = limits.max_pages
+    if pending and limit is not None and pages >= limit:
+        note += (
+            f"\n  limits.max_pages ({limit}) is reached already: nothing more is fetched. Raise "
+            "it (-s limits.max_pages=N) to go on, or start over with --fresh"
+        )
+    if released:
+        note += (
+            f"\n  {released} URLs held past limits.max_depth before are within "
+            f"limits.max_depth ({limits.max_depth}) now: they are queued"
+        )
     deferred = run.deferred()
     if deferred:
         first = min(deferred, key=lambda host: host.until)

@@ -23,6 +23,7 @@ from crawler.crawl.clock import CrawlClock
 from crawler.crawl.decide import (
     HOST_GIVEN_UP,
     HOST_SKIPPED,
+    OVER_MAX_DEPTH,
     AskAgain,
     Failed,
     Hop,
@@ -79,6 +80,7 @@ class HostWork:
         self._run = state.run
         self._frontier = state.frontier
         self._seen = state.seen
+        self._held = state.held
         self._fetcher = fetcher
         self._robots = robots
         self._politeness = politeness
@@ -106,6 +108,7 @@ class HostWork:
             try:
                 normal.append(normalize_url(seed))
             except InvalidUrlError as error:
+                self._stats.met += 1
                 self._outlet.skip(Skip(seed, "invalid seed", error.reason))
         self._run.add_seeds(normal)
         self._seeds = set(self._run.seeds())
@@ -134,13 +137,50 @@ class HostWork:
                 self._scheduler.reschedule(self._hosts.get(origin), self._clock.epoch0)
 
     def offer(self, url: str, depth: int) -> bool:
-        """Queue a normal URL found at `depth`, unless a rule says no; True when queued."""
+        """Queue a normal URL found at `depth`, unless a rule says no (then it is a skip, once per
+        URL); True when queued."""
+        if not self._seen.add(url):
+            if self._held and (held := self._held.depth(url)) is not None and depth < held:
+                return self._reconsider(url, depth)
+            return False
+        self._stats.met += 1
         reason = out_of_bounds(url, depth, scope=self.scope, max_depth=self._max_depth)
         if reason is not None:
-            self._outlet.count_skip(reason)
+            if reason == OVER_MAX_DEPTH:
+                self._held.hold(url, depth)
+            self._outlet.skip(Skip(url, reason, self._why_out(url, reason, depth)))
             return False
-        if not self._seen.add(url):
+        return self._admit(url, depth)
+
+    def _why_out(self, url: str, reason: SkipReason, depth: int) -> str:
+        if reason == OVER_MAX_DEPTH:
+            return f"found at depth {depth}; limits.max_depth is {self._max_depth}"
+        return self.scope.explain(url, reason)
+
+    def _reconsider(self, url: str, depth: int) -> bool:
+        """A URL held past limits.max_depth, found again at `depth`, less than before."""
+        reason = out_of_bounds(url, depth, scope=self.scope, max_depth=self._max_depth)
+        if reason == OVER_MAX_DEPTH:
+            self._held.hold(url, depth)
             return False
+        self._held.release(url)
+        self._outlet.unskip(url, OVER_MAX_DEPTH)
+        if reason is not None:
+            self._outlet.skip(Skip(url, reason, self._why_out(url, reason, depth)))
+            return False
+        return self._admit(url, depth)
+
+    def release_held(self) -> int:
+        """Queue the URLs an earlier run held past limits.max_depth that the depth now allows
+        (it was raised); how many."""
+        released = 0
+        for url, depth in self._held.within(self._max_depth):
+            released += self._reconsider(url, depth)
+        return released
+
+    def _admit(self, url: str, depth: int) -> bool:
+        """Queue `url`, met for the first time (or held till now) and in bounds, unless its host
+        is retired or robots.txt disallows it."""
         origin = origin_of(url)
         host = self._hosts.get(origin)
         if host.retired is not None:
@@ -321,6 +361,7 @@ class HostWork:
             log.info("%s: %s; retry after %.1f s", item.url, failed.error, until - now)
             self._frontier.push_front(host.origin, fate.item)
             return
+        self._stats.fetched += 1
         self._outlet.page(
             record_for(item, started_at, None, status=failed.status, error=fate.error)
         )
@@ -338,8 +379,12 @@ class HostWork:
             max_redirects=self._config.fetch.max_redirects,
             from_seed=item.first_url in self._seeds,
         )
+        self._stats.fetched += 1
         if not isinstance(fate, Hop):
             if fate.skip is not None:
+                # Met here for the first time (redirect_hop stops at a URL seen before).
+                self._seen.add(fate.skip.url)
+                self._stats.met += 1
                 self._outlet.skip(fate.skip)
             self._outlet.page(record_for(item, started_at, answer, error=fate.error))
             self._checkpoints.finished(item)
@@ -350,6 +395,7 @@ class HostWork:
             self.scope = self._scope()
             log.info("seed %s redirected to %s: its host joins the scope", item.first_url, hop.url)
         self._seen.add(hop.url)
+        self._stats.met += 1
         origin = origin_of(hop.url)
         host = self._hosts.get(origin)
         skip = robots_skip(host.robots, hop.url, self._token)
@@ -376,6 +422,7 @@ class HostWork:
                 depth = item.depth + 1
                 for link in page.links:
                     self.offer(link, depth)
+        self._stats.fetched += 1
         self._outlet.page(record_for(item, started_at, answer, page=page))
         self._checkpoints.finished(item)
 
@@ -399,6 +446,7 @@ class HostWork:
         now = self._clock.now()
         self._politeness.on_failure(host.timing, now)
         if item is not None:
+            self._stats.fetched += 1
             self._outlet.page(record_for(item, now, None, error=f"internal error: {error!r}"))
             self._checkpoints.finished(item)
 

@@ -224,6 +224,7 @@ class Crawler:
         self._checkpoints.next_at = self._clock.epoch0 + self._config.state.commit_interval
         self._work.resume()
         self._work.add_seeds(seeds)
+        self._work.release_held()
         runner = asyncio.create_task(self._run())
         try:
             while True:
@@ -244,6 +245,8 @@ class Crawler:
         try:
             await self._scheduler.run(self._work)
         finally:
+            # URLs in flight at a stop are back in the queue by now.
+            self.stats.queued = len(self._state.frontier)
             self._outlet.end()
 
     # --- what it tells ---------------------------------------------------------------------------

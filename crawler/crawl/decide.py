@@ -45,6 +45,7 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 ROBOTS_DISALLOWED: SkipReason = "disallowed by robots.txt"
 HOST_SKIPPED: SkipReason = "host skipped"
 HOST_GIVEN_UP: SkipReason = "host given up"
+OVER_MAX_DEPTH: SkipReason = "over limits.max_depth"
 PERMANENT_FAILURES = frozenset({"dns", "tls"})
 """Failures no wait mends: a name that does not resolve, a certificate that fails verification."""
 PERMANENT_TRIES = 2
@@ -60,13 +61,12 @@ class Seen(Protocol):
 def out_of_bounds(
     url: str, depth: int, *, scope: Scope, max_depth: int | None
 ) -> SkipReason | None:
-    """Why a normal URL found at `depth` is not for this crawl (out of scope, too deep), or None.
-    Such links are counted, not recorded one by one: a page links out far more than in."""
+    """Why a normal URL found at `depth` is not for this crawl (out of scope, too deep), or None."""
     reason = scope.reason_out(url)
     if reason is not None:
         return reason
     if max_depth is not None and depth > max_depth:
-        return "over limits.max_depth"
+        return OVER_MAX_DEPTH
     return None
 
 
@@ -187,7 +187,8 @@ def redirect_hop(
         reason = scope.reason_out_as_seed(target)
         moved = reason is None
     if reason is not None:
-        skip = Skip(target, reason, f"redirect from {item.url}")
+        # A URL met before is accounted for already: one skip per URL.
+        skip = None if target in seen else Skip(target, reason, f"redirect from {item.url}")
         return Stop(f"redirect to {target} not followed: {reason}", skip)
     if target in seen:
         return Stop(f"redirect to {target}, a URL already seen")

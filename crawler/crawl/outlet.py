@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
-from crawler.output.records import PageRecord, Skip, record_of
+from crawler.output.records import PageRecord, Skip, Unskip, record_of
 from crawler.output.sinks import PageSink
 from crawler.page.read import Page
 from crawler.stats import CrawlStats, SkipReason
@@ -46,10 +46,16 @@ class Outlet:
             sink.skip(skip)
         self._checkpoints.handed()
 
-    def count_skip(self, reason: SkipReason) -> None:
-        """A link not followed and not kept one by one (out of scope, too deep): counted only,
-        since a page links out far more often than in."""
-        self._stats.skips[reason] += 1
+    def unskip(self, url: str, reason: SkipReason) -> None:
+        """The skip of `url` for `reason` is withdrawn: the URL is queued after all."""
+        skips = self._stats.skips
+        skips[reason] -= 1
+        if skips[reason] <= 0:
+            del skips[reason]
+        unskip = Unskip(url)
+        for sink in self._sinks:
+            sink.unskip(unskip)
+        self._checkpoints.handed()
 
     def end(self) -> None:
         """The run is over: hand the sinks what they hold, and tell the caller."""

@@ -37,8 +37,8 @@ class Scope:
         self._hosts = hosts
         self._domains = tuple(domain_to_ascii(domain) for domain in domains)
         # One regex each: joined into one, flags, group names and back-references would clash.
-        self._allow = tuple(re.compile(pattern).search for pattern in allow)
-        self._deny = tuple(re.compile(pattern).search for pattern in deny)
+        self._allow = tuple(re.compile(pattern) for pattern in allow)
+        self._deny = tuple(re.compile(pattern) for pattern in deny)
         # Host decisions are few and asked often: one dict probe per URL after the first.
         self._known: dict[str, bool] = {}
 
@@ -81,13 +81,30 @@ class Scope:
         return self._pattern_reason(url)
 
     def _pattern_reason(self, url: str) -> SkipReason | None:
-        if self._deny and any(search(url) for search in self._deny):
+        if self._deny and any(pattern.search(url) for pattern in self._deny):
             return "out of scope: deny pattern"
-        if self._allow and not any(search(url) for search in self._allow):
+        if self._allow and not any(pattern.search(url) for pattern in self._allow):
             return "out of scope: no allow pattern"
         if self._extensions and not self._extensions.isdisjoint(extensions_of(url)):
             return "not HTML by its extension"
         return None
+
+    def explain(self, url: str, reason: SkipReason) -> str:
+        """The rule behind `reason`, which `reason_out(url)` gave: a skip's detail."""
+        if reason == "out of scope: host":
+            host = host_of(url)
+            if not self._domains:
+                return f"{host} is not a seed's host"
+            return f"{host} is not a seed's host, nor in an allowed domain"
+        if reason == "out of scope: deny pattern":
+            pattern = next(pattern for pattern in self._deny if pattern.search(url))
+            return f"scope.deny {pattern.pattern!r} matches"
+        if reason == "out of scope: no allow pattern":
+            return "no scope.allow pattern matches"
+        if reason == "not HTML by its extension":
+            found = sorted(self._extensions.intersection(extensions_of(url)))
+            return f"extension .{found[0] if found else '?'} is in scope.skip_extensions"
+        return reason
 
     def reason_out_as_seed(self, url: str) -> SkipReason | None:
         """The reason `url` would be out if its host were a seed's: None when seeds' hosts are

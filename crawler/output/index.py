@@ -39,7 +39,7 @@ from typing import Any
 
 from crawler._sqlite import write_rows
 from crawler.errors import OutputError
-from crawler.output.records import PageRecord, Skip, compact_json
+from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 from crawler.runtime import background_thread
 
 __all__ = [
@@ -137,7 +137,9 @@ _UPSERT_SKIPS = (
     "ON CONFLICT (url) DO UPDATE SET reason = excluded.reason, detail = excluded.detail"
 )
 
-_Batch = list[PageRecord | Skip]
+_DELETE_SKIPS = "DELETE FROM skips WHERE url IN ({values})"
+
+_Batch = list[PageRecord | Skip | Unskip]
 
 
 class IndexSink:
@@ -182,6 +184,9 @@ class IndexSink:
     def skip(self, skip: Skip) -> None:
         self._add(skip)
 
+    def unskip(self, unskip: Unskip) -> None:
+        self._add(unskip)
+
     def flush(self, *, wait: bool = False) -> None:
         """Hand the batch to the writer; with `wait`, also wait until all of it is committed, so a
         reader sees it. Raises OutputError if the writer has failed."""
@@ -213,7 +218,7 @@ class IndexSink:
     ) -> None:
         self.close()
 
-    def _add(self, item: PageRecord | Skip) -> None:
+    def _add(self, item: PageRecord | Skip | Unskip) -> None:
         if self._closed:
             raise OutputError(f"index {self.path} is closed")
         self._batch.append(item)
@@ -318,7 +323,15 @@ def _tune_fts(connection: sqlite3.Connection) -> None:
 def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
     # The last record of a URL wins; two FTS rows for one rowid would be a constraint error.
     pages = {item.url: item for item in batch if isinstance(item, PageRecord)}
-    skips = {item.url: item for item in batch if isinstance(item, Skip)}
+    skips: dict[str, Skip] = {}
+    unskipped: dict[str, None] = {}
+    for item in batch:
+        if isinstance(item, Skip):
+            skips[item.url] = item
+            unskipped.pop(item.url, None)
+        elif isinstance(item, Unskip):
+            skips.pop(item.url, None)
+            unskipped[item.url] = None
     page_rows = [_page_row(record) for record in pages.values()]
     texts = [
         [record.url, record.title, record.text, record.nosnippet_text]
@@ -335,6 +348,8 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
             write_rows(connection, _INSERT_TEXTS, texts, 4)
         if skip_rows:
             write_rows(connection, _UPSERT_SKIPS, skip_rows, 3)
+        if unskipped:
+            write_rows(connection, _DELETE_SKIPS, [(url,) for url in unskipped], 1)
         connection.execute("COMMIT")
     except BaseException:
         # SQLite may have rolled back already (a full disk, say); a second ROLLBACK would fail.

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from crawler.errors import OutputError
-from crawler.output.records import PageRecord, Skip, compact_json
+from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 
 __all__ = ["PAGES_NAME", "SKIPS_NAME", "JsonlSink"]
 
@@ -40,6 +40,11 @@ class JsonlSink:
 
     def skip(self, skip: Skip) -> None:
         self._write(self._skips, compact_json(skip.to_json()))
+
+    def unskip(self, unskip: Unskip) -> None:
+        # The files are a log: the skip line stays, and the URL's page line, when it is fetched,
+        # comes after it. Counted so `stored` keeps step with the records handed.
+        self._written += 1
 
     def flush(self) -> None:
         try:

@@ -13,7 +13,7 @@ from crawler.http.answer import Response, is_html
 from crawler.page.read import Page
 from crawler.stats import SkipReason
 
-__all__ = ["PageRecord", "Skip", "compact_json", "record_of"]
+__all__ = ["PageRecord", "Skip", "Unskip", "compact_json", "record_of"]
 
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """JSON text as the crawl writes it everywhere (JSONL, the index, the state): characters as they
@@ -163,3 +163,11 @@ class Skip:
 
     def to_json(self) -> dict[str, Any]:
         return {"url": self.url, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Unskip:
+    """A skip withdrawn: the URL is queued after all (found again within limits.max_depth, or the
+    depth was raised). Its page record, or a new skip, follows when its turn comes."""
+
+    url: str

@@ -29,6 +29,7 @@ __all__ = [
     "HIGHLIGHT",
     "SearchHit",
     "export_pages",
+    "export_skips",
     "find_index",
     "search",
 ]
@@ -126,6 +127,23 @@ def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
     with _reading(directory) as connection:
         for row in connection.execute(sql):  # a cursor: rows stream, never all in memory
             out.write(compact_json(_export_object(row)) + "\n")
+            count += 1
+    return count
+
+
+def export_skips(directory: Path, out: TextIO, *, reason: str | None = None) -> int:
+    """Write every URL the crawl met and did not fetch to `out`, in the order first skipped, one
+    JSON object a line (url, reason, detail); only those skipped for `reason` when given. Returns
+    the count."""
+    sql = "SELECT url, reason, detail FROM skips"
+    parameters: tuple[str, ...] = ()
+    if reason is not None:
+        sql += " WHERE reason = ?"
+        parameters = (reason,)
+    count = 0
+    with _reading(directory) as connection:
+        for url, why, detail in connection.execute(sql + " ORDER BY id", parameters):
+            out.write(compact_json({"url": url, "reason": why, "detail": detail}) + "\n")
             count += 1
     return count
 

@@ -11,7 +11,7 @@ from typing import Protocol
 from crawler.config import OutputFormat
 from crawler.output.index import INDEX_NAME, IndexSink
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME, JsonlSink
-from crawler.output.records import PageRecord, Skip
+from crawler.output.records import PageRecord, Skip, Unskip
 
 __all__ = ["PageSink", "open_sinks", "output_files"]
 
@@ -20,6 +20,9 @@ class PageSink(Protocol):
     def page(self, record: PageRecord) -> None: ...
 
     def skip(self, skip: Skip) -> None: ...
+
+    def unskip(self, unskip: Unskip) -> None:
+        """Withdraw the skip of a URL now queued; counts as a record handed, as `skip` does."""
 
     def flush(self) -> None: ...
 

@@ -188,7 +188,8 @@ def stats_json(stats: CrawlStats) -> str:
 
 def stats_from_json(text: str) -> CrawlStats:
     data = json.loads(text)
-    stats = CrawlStats(**{name: data[name] for name in _FIGURES})
+    # A figure added since the state was saved keeps its default.
+    stats = CrawlStats(**{name: data[name] for name in _FIGURES if name in data})
     stats.statuses.update({int(key): count for key, count in data["statuses"].items()})
     for name in _COUNTERS[1:]:
         counter: Counter[str] = getattr(stats, name)

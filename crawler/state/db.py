@@ -1,7 +1,7 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
-Schema (version 1, in `PRAGMA user_version`); the frontier and the seen set are in
-crawler.state.frontier, the other stores in crawler.state.stores:
+Schema (version 2, in `PRAGMA user_version`; a version 1 file gains the `held` table); the
+frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
     robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
@@ -9,6 +9,7 @@ crawler.state.frontier, the other stores in crawler.state.stores:
     timings                 one row per origin: rules (JSON), next start, backoff, failure streak,
                             requests, last start and answer, shortest gap, pages
     seeds                   every seed given, in order
+    held                    URLs met past limits.max_depth: url, the least depth found
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
                             (JSON), deferred (JSON)
 
@@ -41,11 +42,12 @@ from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
 
+_HELD_TABLE = ("CREATE TABLE held (url TEXT PRIMARY KEY, depth INTEGER NOT NULL)",)
 _SCHEMA = (
     "CREATE TABLE origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
     """CREATE TABLE queue (
@@ -87,8 +89,10 @@ _SCHEMA = (
     )""",
     "CREATE TABLE seeds (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE)",
     "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
+    *_HELD_TABLE,
 )
+_MIGRATIONS: dict[int, tuple[str, ...]] = {1: _HELD_TABLE}
+"""From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]
 
 
@@ -153,7 +157,13 @@ class StateDb:
             if version == 0:
                 for statement in _SCHEMA:
                     connection.execute(statement)
-            elif version != SCHEMA_VERSION:
+                version = SCHEMA_VERSION
+            while version in _MIGRATIONS:
+                for statement in _MIGRATIONS[version]:
+                    connection.execute(statement)
+                version += 1
+            connection.execute(f"PRAGMA user_version = {version}")
+            if version != SCHEMA_VERSION:
                 raise StateError(
                     f"crawl state {self.path} has schema version {version}; this crawler reads "
                     f"version {SCHEMA_VERSION} (crawl with --fresh to start over)"

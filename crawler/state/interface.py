@@ -1,4 +1,4 @@
-"""The crawl state as the crawl sees it: five stores and the moment they are made durable.
+"""The crawl state as the crawl sees it: six stores and the moment they are made durable.
 
 `CrawlState` bundles the stores a crawl keeps (each behind its own small interface, so an SQLite
 or a shared Redis version can stand in for the memory one) and says when what was put is durable:
@@ -8,6 +8,7 @@ or a shared Redis version can stand in for the memory one) and says when what wa
     robots    RobotsStore       crawler.robots_cache   robots.txt entries with their fetch times
     timings   HostTimingStore   crawler.politeness     per-host timing, backoff, rules, counts
     run       RunStore          here                   seeds, figures, deferred hosts, run count
+    held      HeldUrls          crawler.frontier    URLs met past limits.max_depth, with depth
 
 `MemoryCrawlState` is the one for embedding and tests: `commit` does nothing, and nothing
 outlives the process.
@@ -19,7 +20,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from crawler.frontier import Frontier, MemoryFrontier, MemorySeenSet, SeenSet
+from crawler.frontier import (
+    Frontier,
+    HeldUrls,
+    MemoryFrontier,
+    MemoryHeldUrls,
+    MemorySeenSet,
+    SeenSet,
+)
 from crawler.politeness import HostTimingStore, MemoryHostTimingStore
 from crawler.robots.entry import MemoryRobotsStore, RobotsStore
 from crawler.stats import CrawlStats, DeferredHost
@@ -93,6 +101,9 @@ class CrawlState(Protocol):
     def run(self) -> RunStore: ...
 
     @property
+    def held(self) -> HeldUrls: ...
+
+    @property
     def durable(self) -> bool:
         """Whether the state outlives the process (a resumed crawl reads it)."""
         ...
@@ -158,6 +169,7 @@ class MemoryCrawlState:
     robots: RobotsStore = field(default_factory=MemoryRobotsStore)
     timings: HostTimingStore = field(default_factory=MemoryHostTimingStore)
     run: RunStore = field(default_factory=MemoryRunStore)
+    held: HeldUrls = field(default_factory=MemoryHeldUrls)
 
     @property
     def durable(self) -> bool:

@@ -12,7 +12,12 @@ from crawler.robots.rules import RobotsOptions
 from crawler.state.db import StateDb
 from crawler.state.frontier import SqliteFrontier
 from crawler.state.seen import SqliteSeenSet
-from crawler.state.stores import SqliteHostTimingStore, SqliteRobotsStore, SqliteRunStore
+from crawler.state.stores import (
+    SqliteHeldUrls,
+    SqliteHostTimingStore,
+    SqliteRobotsStore,
+    SqliteRunStore,
+)
 
 __all__ = ["STATE_NAME", "SqliteCrawlState", "open_state", "state_files"]
 
@@ -38,6 +43,7 @@ class SqliteCrawlState:
             self._robots = SqliteRobotsStore(self._db, robots_options)
             self._timings = SqliteHostTimingStore(self._db)
             self._run = SqliteRunStore(self._db)
+            self._held = SqliteHeldUrls(self._db)
         except BaseException:
             self._db.close()
             raise
@@ -62,6 +68,10 @@ class SqliteCrawlState:
     @property
     def run(self) -> SqliteRunStore:
         return self._run
+
+    @property
+    def held(self) -> SqliteHeldUrls:
+        return self._held
 
     @property
     def durable(self) -> bool:

@@ -28,7 +28,7 @@ from crawler.state.codec import (
 from crawler.state.db import StateDb
 from crawler.stats import CrawlStats, DeferredHost
 
-__all__ = ["SqliteHostTimingStore", "SqliteRobotsStore", "SqliteRunStore"]
+__all__ = ["SqliteHeldUrls", "SqliteHostTimingStore", "SqliteRobotsStore", "SqliteRunStore"]
 
 _ROBOTS_COLUMNS = (
     "origin, text, policy, policy_message, fetched_at, expires_at, reason, unreachable, "
@@ -258,6 +258,56 @@ class SqliteRunStore:
                 "INSERT OR REPLACE INTO run (key, value) VALUES (?, ?)", self._values.items()
             )
             self._values.clear()
+
+
+class SqliteHeldUrls:
+    """A `HeldUrls` (crawler.frontier): every URL in memory, as the crawl asks of each link it
+    meets again whether it is held; changes written at the state's commit."""
+
+    def __init__(self, db: StateDb) -> None:
+        self._db = db
+        try:
+            rows = db.connection.execute("SELECT url, depth FROM held ORDER BY rowid").fetchall()
+        except sqlite3.Error as error:
+            raise db.failed(error) from error
+        self._depths: dict[str, int] = dict(rows)
+        self._changed: dict[str, int | None] = {}
+        """URL -> its new depth, or None once released: what the next write does."""
+        db.add_writer(self._write)
+
+    def hold(self, url: str, depth: int) -> None:
+        known = self._depths.get(url)
+        if known is None or depth < known:
+            self._depths[url] = depth
+            self._changed[url] = depth
+
+    def depth(self, url: str) -> int | None:
+        return self._depths.get(url)
+
+    def release(self, url: str) -> None:
+        if self._depths.pop(url, None) is not None:
+            self._changed[url] = None
+
+    def within(self, max_depth: int | None) -> list[tuple[str, int]]:
+        return [
+            (url, depth)
+            for url, depth in self._depths.items()
+            if max_depth is None or depth <= max_depth
+        ]
+
+    def __len__(self) -> int:
+        return len(self._depths)
+
+    def _write(self, connection: sqlite3.Connection) -> None:
+        if not self._changed:
+            return
+        held = [(url, depth) for url, depth in self._changed.items() if depth is not None]
+        released = [(url,) for url, depth in self._changed.items() if depth is None]
+        if held:
+            connection.executemany("INSERT OR REPLACE INTO held (url, depth) VALUES (?, ?)", held)
+        if released:
+            connection.executemany("DELETE FROM held WHERE url = ?", released)
+        self._changed.clear()
 
 
 def _marks(count: int) -> str:

@@ -253,3 +253,58 @@ async def test_fresh_says_what_it_deletes_then_starts_over(tmp_path: Path) -> No
     assert "crawl finished" in out and ": 2 pages" in out and "(2 runs)" not in out
     assert net.paths(A) == ["/robots.txt", "/", "/a"] * 2
     assert len((data / "pages.jsonl").read_text().splitlines()) == 2
+
+
+async def test_after_the_page_limit_the_next_run_says_how_to_go_on(tmp_path: Path) -> None:
+    data, seeds = tmp_path / "data", tmp_path / "seeds.txt"
+    options = ("-s", "politeness.min_delay=0", "-s", "limits.max_pages=2")
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("")
+        site.page("/", "/1", "/2", "/3")
+        for path in ("/1", "/2", "/3"):
+            site.page(path, "/deep")
+        site.page("/deep")
+        seeds.write_text(site.url("/") + "\n", "utf-8")
+        status, out, err = await crawl_command(str(seeds), "--data", str(data), *options)
+        assert status == EXIT_OK, err
+        assert "crawl page limit" in out and "2 pages" in out
+        assert "resume: limits.max_pages (2) is reached, counting the runs before; 3 URLs" in out
+        assert "(-s limits.max_pages=N), or start over with --fresh" in out
+        assert "the same command goes on" not in out
+        status, out, err = await crawl_command(str(seeds), "--data", str(data), *options)
+        assert status == EXIT_OK, err
+        assert "limits.max_pages (2) is reached already: nothing more is fetched" in err
+        assert len(net.paths(A)) == 3  # robots.txt and two pages, not one more
+        status, out, err = await crawl_command(
+            str(seeds), "--data", str(data), "-s", "politeness.min_delay=0"
+        )
+        assert status == EXIT_OK, err
+    assert sorted(net.paths(A)) == ["/", "/1", "/2", "/3", "/deep", "/robots.txt"]
+    assert "URLs: 5 met: 5 fetched, 0 skipped, 0 queued" in out
+
+
+async def test_links_past_the_depth_are_kept_for_a_run_with_a_greater_one(tmp_path: Path) -> None:
+    data, seeds = tmp_path / "data", tmp_path / "seeds.txt"
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("")
+        site.page("/", "/1")
+        site.page("/1", "/2")
+        site.page("/2")
+        seeds.write_text(site.url("/") + "\n", "utf-8")
+        status, out, err = await crawl_command(
+            str(seeds), "--data", str(data), "-s", "limits.max_depth=1"
+        )
+        assert status == EXIT_OK, err
+        assert "skips: over limits.max_depth 1" in out
+        assert "URLs: 3 met: 2 fetched, 1 skipped, 0 queued" in out
+        assert "resume: 1 URLs found past limits.max_depth (1) are kept: run again" in out
+        status, out, err = await crawl_command(
+            str(seeds), "--data", str(data), "-s", "limits.max_depth=2"
+        )
+        assert status == EXIT_OK, err
+    assert "1 URLs held past limits.max_depth before are within limits.max_depth (2)" in err
+    assert net.paths(A) == ["/robots.txt", "/", "/1", "/2"]
+    assert "URLs: 3 met: 3 fetched, 0 skipped, 0 queued" in out
+    assert "resume:" not in out

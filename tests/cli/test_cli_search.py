@@ -13,7 +13,7 @@ import pytest
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.output.index import IndexSink
-from crawler.output.records import PageRecord, Skip
+from crawler.output.records import PageRecord, Skip, Unskip
 
 pytestmark = pytest.mark.loopback
 
@@ -74,6 +74,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for page in pages:
             sink.page(page)
         sink.skip(Skip("https://a.test/secret", "disallowed by robots.txt", "line 2"))
+        sink.skip(Skip("https://a.test/deep", "over limits.max_depth", "found at depth 3"))
+        sink.skip(Skip("https://c.test/", "out of scope: host", "c.test is not a seed's host"))
+        sink.unskip(Unskip("https://a.test/deep"))
     return directory
 
 
@@ -154,6 +157,31 @@ def test_export_to_stdout(data: Path) -> None:
     ]
     assert pages[2]["indexed"] is False and pages[2]["text"] is None
     assert err == f"exported {len(pages)} pages to stdout\n"
+
+
+def test_export_skips_lists_each_url_not_fetched_with_its_reason(data: Path) -> None:
+    status, out, err = crawl_command("export", "--skips", "--data", str(data))
+    assert status == EXIT_OK, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"url": "https://a.test/secret", "reason": "disallowed by robots.txt", "detail": "line 2"},
+        {
+            "url": "https://c.test/",
+            "reason": "out of scope: host",
+            "detail": "c.test is not a seed's host",
+        },
+    ]
+    assert err == "exported 2 skipped URLs to stdout\n"
+    status, out, err = crawl_command(
+        "export", "--skips", "--reason", "out of scope: host", "--data", str(data)
+    )
+    assert status == EXIT_OK, err
+    assert [json.loads(line)["url"] for line in out.splitlines()] == ["https://c.test/"]
+
+
+def test_export_skips_of_an_unknown_reason_exits_2_naming_the_known(data: Path) -> None:
+    status, _, err = crawl_command("export", "--skips", "--reason", "bored", "--data", str(data))
+    assert status == EXIT_BAD_INPUT
+    assert "invalid choice: 'bored'" in err and "'over limits.max_depth'" in err
 
 
 def test_export_to_a_file(data: Path, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.frontier import QueuedUrl
-from crawler.output.records import PageRecord, Skip
+from crawler.output.records import PageRecord, Skip, Unskip
 from crawler.state import MemoryCrawlState
 from crawler.stats import CrawlStats
 
@@ -24,6 +24,9 @@ class CountingSink:
         pass
 
     def skip(self, skip: Skip) -> None:
+        pass
+
+    def unskip(self, unskip: Unskip) -> None:
         pass
 
     def flush(self) -> None:

@@ -34,6 +34,7 @@ from crawler.state import (
     open_state,
     state_files,
 )
+from crawler.state.db import SCHEMA_VERSION
 from crawler.state.seen import _DigestFilter
 from crawler.stats import CrawlStats, DeferredHost
 
@@ -536,8 +537,48 @@ def test_a_newer_schema_is_refused(tmp_path: Path, reopen: Opener) -> None:
     connection = sqlite3.connect(tmp_path / STATE_NAME)
     connection.execute("PRAGMA user_version = 99")
     connection.close()
-    with pytest.raises(StateError, match="schema version 99; this crawler reads version 1"):
+    with pytest.raises(
+        StateError, match=f"schema version 99; this crawler reads version {SCHEMA_VERSION}"
+    ):
         reopen()
+
+
+def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
+    tmp_path: Path, reopen: Opener
+) -> None:
+    state = reopen()
+    state.seen.add(f"{A}/kept")
+    state.frontier.push(A, QueuedUrl(f"{A}/kept", 1))
+    state.close()
+    connection = sqlite3.connect(tmp_path / STATE_NAME)
+    connection.execute("DROP TABLE held")
+    connection.execute("PRAGMA user_version = 1")
+    connection.commit()
+    connection.close()
+    state = reopen()
+    assert drain(state, A) == [f"{A}/kept"]
+    state.held.hold(f"{A}/deep", 4)
+    state.close()
+    state = reopen()
+    assert state.held.within(None) == [(f"{A}/deep", 4)]
+    state.close()
+    connection = sqlite3.connect(tmp_path / STATE_NAME)
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    connection.close()
+
+
+def test_held_urls_keep_the_least_depth_and_go_when_released(state: CrawlState) -> None:
+    held = state.held
+    held.hold(f"{A}/x", 5)
+    held.hold(f"{A}/x", 7)
+    held.hold(f"{A}/y", 3)
+    held.hold(f"{A}/x", 4)
+    assert held.depth(f"{A}/x") == 4 and held.depth(f"{A}/none") is None
+    assert held.within(3) == [(f"{A}/y", 3)]
+    assert sorted(held.within(None)) == [(f"{A}/x", 4), (f"{A}/y", 3)]
+    held.release(f"{A}/y")
+    held.release(f"{A}/never")
+    assert held.within(None) == [(f"{A}/x", 4)] and len(held) == 1
 
 
 def test_state_files_lists_what_exists(tmp_path: Path, reopen: Opener) -> None:
