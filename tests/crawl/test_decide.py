@@ -172,6 +172,14 @@ HOPPED = QueuedUrl(f"{SITE}/b", 1, (f"{SITE}/start", f"{SITE}/a"), redirect_stat
                 ),
             ),
         ),
+        # Met before (a link, another redirect): its skip, if any, was counted then.
+        (
+            START,
+            "https://elsewhere.example/",
+            ("https://elsewhere.example/",),
+            5,
+            Stop("redirect to https://elsewhere.example/ not followed: out of scope: host"),
+        ),
         (START, "/old", (f"{SITE}/old",), 5, Stop(f"redirect to {SITE}/old, a URL already seen")),
         (START, "http://[::1", (), 5, Stop("redirect to an unusable URL (invalid IPv6 address)")),
     ],
