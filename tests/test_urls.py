@@ -87,6 +87,14 @@ CANONICAL_CASES = [
     ("non-ascii-before-anchor", "/é$", "/%C3%A9%24", "/%C3%A9$"),
     ("encoded-star-stays", "/a%2a", "/a%2A", "/a%2A"),
     ("encoded-dollar-stays", "/a%24", "/a%24", "/a%24"),
+    (
+        "reserved-escapes-kept-upper-cased",
+        "/%21%26%27%28%29%2b%2c%3b%3d%3a%40?%2a%24",
+        "/%21%26%27%28%29%2B%2C%3B%3D%3A%40?%2A%24",
+        "/%21%26%27%28%29%2B%2C%3B%3D%3A%40?%2A%24",
+    ),
+    ("reserved-in-query-left-alone", "/q?k=!&'()+,;=:@", "/q?k=!&'()+,;=:@", "/q?k=!&'()+,;=:@"),
+    ("dollar-and-star-in-query", "/q?k=$*", "/q?k=%24%2A", "/q?k=%24*"),
 ]
 
 
@@ -188,6 +196,28 @@ def test_match_target(url: str, target: str) -> None:
     ],
 )
 def test_rule_and_url_spellings_meet(rule: str, url: str) -> None:
+    assert canonical_pattern(rule) == match_target(url)
+
+
+@pytest.mark.parametrize("char", list("!&'()+,;=:@"))
+def test_reserved_character_and_its_escape_stay_apart(char: str) -> None:
+    """RFC 3986 section 2.2: a sub-delimiter (or `:`, `@`) and its escape are different URIs; each
+    spelling meets only itself, in either case of hex digit."""
+    escape = f"%{ord(char):02X}"
+    for start in ("/a", "/q?k="):
+        assert canonical_pattern(start + char) == match_target(start + char)
+        assert canonical_pattern(start + escape.lower()) == match_target(start + escape)
+        assert canonical_pattern(start + char) != match_target(start + escape)
+        assert canonical_pattern(start + escape) != match_target(start + char)
+
+
+@pytest.mark.parametrize(
+    ("rule", "url"),
+    [("/a%2A", "/a*"), ("/a%24", "/a$"), ("/a$b", "/a$b"), ("/a$b", "/a%24b"), ("/q?%2A", "/q?*")],
+)
+def test_star_and_dollar_meet_their_escapes(rule: str, url: str) -> None:
+    """RFC 9309 section 2.2.3: a rule matches a URL's `*` or `$` by its escape; a `$` that does not
+    end a rule is the character."""
     assert canonical_pattern(rule) == match_target(url)
 
 

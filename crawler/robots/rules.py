@@ -239,7 +239,10 @@ class AgentView:
                 for index, pattern, priority in others
             ]
             ranked.sort()
-            self._prefixes = tuple(self._codes)
+            # Every plain prefix, or a target that starts with none of them would skip the prefix
+            # rules `ranked` keeps: those whose priority is not their canonical length, such as
+            # `/%7Euser` (`/~user`) or `/a$b` (`/a%24b`).
+            self._prefixes = (*self._codes, *(e[4] for e in ranked if e[3] == _PREFIX))
             self._lengths = tuple(sorted(set(map(len, self._codes)), reverse=True))
         else:
             ranked += [

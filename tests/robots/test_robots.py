@@ -152,6 +152,10 @@ def test_several_tokens_combine_their_groups() -> None:
 
 # --- precedence and matching ---------------------------------------------------------------------
 
+# More than 16 rules, which none of the URLs below meets: such a file keeps its plain prefix rules
+# in a dict (crawler.robots.rules.AgentView), and each question is asked of both shapes.
+MANY_RULES = "".join(f"Disallow: /zz{n}/\n" for n in range(20))
+
 MATCH_CASES = [
     # (id, robots.txt rules for *, url, allowed)
     ("longest-wins-allow", "Disallow: /\nAllow: /public\n", "/public/x", True),
@@ -186,8 +190,90 @@ MATCH_CASES = [
     [case[1:] for case in MATCH_CASES],
     ids=[case[0] for case in MATCH_CASES],
 )
-def test_matching(rules: str, url: str, expected: bool) -> None:
-    assert allowed("User-agent: *\n" + rules, url) is expected
+@pytest.mark.parametrize("filler", ["", MANY_RULES], ids=["few-rules", "many-rules"])
+def test_matching(rules: str, url: str, expected: bool, filler: str) -> None:
+    assert allowed("User-agent: *\n" + filler + rules, url) is expected
+
+
+# --- reserved characters: a literal and its escape -----------------------------------------------
+#
+# RFC 3986 section 2.2: replacing a reserved character by its escape makes a different URI, and
+# RFC 9309 section 2.2.2 never decodes a reserved escape. Google's reference parser compares the
+# URL and the rule byte by byte as written (robots.cc, RobotsMatchStrategy::Matches), escaping
+# only non-ASCII bytes and upper-casing hex digits in the rule (MaybeEscapePattern). So a
+# sub-delimiter, `:` or `@` matches itself and its escape matches its escape, in the path and in
+# the query, but the character and its escape never meet. (fast-robotstxt, the oracle of
+# test_robots_properties.py, decodes both sides: its "reserved-escape" divergence.)
+
+SUB_DELIMS = "!&'()+,;=:@"
+
+
+def _reserved_cases(char: str) -> list[tuple[str, str, str, bool]]:
+    escape = f"%{ord(char):02X}"
+    cases = []
+    for where, start in (("path", "/a"), ("query", "/q?k=")):
+        for name, rule, url, expected in (
+            ("literal-both", char, char, False),
+            ("escape-both", escape, escape, False),
+            ("escape-hex-case", escape.lower(), escape, False),
+            ("literal-rule-escape-url", char, escape, True),
+            ("escape-rule-literal-url", escape, char, True),
+        ):
+            cases.append(
+                (
+                    f"{char}-{where}-{name}",
+                    f"Disallow: {start}{rule}b\n",
+                    f"{start}{url}b",
+                    expected,
+                )
+            )
+    return cases
+
+
+# `*` and `$` mean something in a rule, so the URL's literal `*` and `$` are compared as `%2A` and
+# `%24`: RFC 9309 section 2.2.3 (figure 6) has the rule `/path/foo-%24` match the URL
+# `/path/foo-$`. Google's reference parser compares bytes and does not (its fork fast-robotstxt
+# does). A `$` that does not end a rule is the character (SPEC section 4, and Google's matcher:
+# "Includes '$' when not at end of pattern"), so it is `%24` too, and it meets a URL's `%24` as
+# well as its `$`, where Google's parser meets only the `$`: RFC 9309 asks `%24` in a rule to
+# match both, and one canonical form cannot tell them apart again.
+SPECIAL_CASES = [
+    # (id, rules, url, allowed)
+    ("star-literal-both", "Disallow: /a*b\n", "/a*b", False),
+    ("star-wildcard-matches-escape", "Disallow: /a*b\n", "/a%2Ab", False),
+    ("star-wildcard-matches-other", "Disallow: /a*b\n", "/axyb", False),
+    ("star-escape-rule-literal-url", "Disallow: /a%2Ab\n", "/a*b", False),
+    ("star-escape-both", "Disallow: /a%2ab\n", "/a%2Ab", False),
+    ("star-escape-is-no-wildcard", "Disallow: /a%2Ab\n", "/axb", True),
+    ("star-escape-in-query", "Disallow: /*?k=%2A\n", "/q?k=*", False),
+    ("dollar-literal-both", "Disallow: /a$b\n", "/a$b", False),
+    ("dollar-literal-rule-escape-url", "Disallow: /a$b\n", "/a%24b", False),
+    ("dollar-escape-rule-literal-url", "Disallow: /a%24b\n", "/a$b", False),
+    ("dollar-escape-both", "Disallow: /a%24b\n", "/a%24b", False),
+    ("dollar-in-query", "Disallow: /*?k=$v\n", "/q?k=$v", False),
+    ("dollar-final-is-anchor", "Disallow: /a$\n", "/a$", True),
+    ("dollar-final-escaped", "Disallow: /a%24\n", "/a$", False),
+    ("dollar-escaped-then-anchor", "Disallow: /a%24$\n", "/a$", False),
+    ("dollar-escaped-then-anchor-longer", "Disallow: /a%24$\n", "/a$b", True),
+    ("dollar-twice", "Disallow: /a$$\n", "/a$", False),
+    ("dollar-then-star", "Disallow: /a$*\n", "/a$b", False),
+    # Issue 16: the rule as real files write it, the URL with its braces escaped and not.
+    ("issue-16-escaped-braces", "Disallow: /a/$%7Bx%7D/\n", "http://h/a/$%7Bx%7D/", False),
+    ("issue-16-literal-braces", "Disallow: /a/$%7Bx%7D/\n", "http://h/a/${x}/y", False),
+    ("issue-16-other-path", "Disallow: /a/$%7Bx%7D/\n", "http://h/a/%7Bx%7D/", True),
+]
+
+RESERVED_CASES = [case for char in SUB_DELIMS for case in _reserved_cases(char)] + SPECIAL_CASES
+
+
+@pytest.mark.parametrize(
+    ("rules", "url", "expected"),
+    [case[1:] for case in RESERVED_CASES],
+    ids=[case[0] for case in RESERVED_CASES],
+)
+@pytest.mark.parametrize("filler", ["", MANY_RULES], ids=["few-rules", "many-rules"])
+def test_reserved_characters(rules: str, url: str, expected: bool, filler: str) -> None:
+    assert allowed("User-agent: *\n" + filler + rules, url) is expected
 
 
 def test_robots_txt_is_always_allowed() -> None:

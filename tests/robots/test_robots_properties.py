@@ -6,8 +6,14 @@ RFC 9309 / SPEC and that build part ways, the disagreement has a name here:
 
 - "robots.txt-itself": RFC 9309 2.2.2, `/robots.txt` is always allowed; the oracle applies rules.
 - "reserved-escape": a percent-escape of a reserved or other non-unreserved character (`%2F`,
-  `%3F`, `%3D`, `%24`, `%2A`, `%25`, `%20`...) in the URL or a rule. SPEC section 4: never decode
-  those; the oracle decodes them (`%2F` becomes `/`).
+  `%3F`, `%25`, `%20`, the sub-delimiters `%21 %24 %26 %27 %28 %29 %2A %2B %2C %3B %3D`, `%3A`,
+  `%40`...) in the URL or a rule. SPEC section 4 and RFC 9309 section 2.2.2: never decode those,
+  since a reserved character and its escape are different URIs (RFC 3986 section 2.2); the oracle
+  decodes them, so for it `%2F` is `/` and `%21` is `!`. Google's own parser (google/robotstxt,
+  robots.cc) decodes nothing and compares bytes, so it agrees with us that `!` and `%21` differ;
+  it differs from both of us on `*` and `$`: RFC 9309 section 2.2.3 has the rule's `%2A` and
+  `%24` match the URL's `*` and `$`, which we and the oracle do and robots.cc does not (nor does
+  it let a `$` inside a rule, a literal `$`, meet the URL's `%24`).
 - "lowercase-escape": a URL escape written in lower case (`%c3%a9`, `%7e`) and a rule holding a
   letter a-f outside its escapes. We compare escapes case-insensitively (RFC 3986 6.2.2.1: `%c3`
   is `%C3`), so a rule's `a` never meets the hex digit of `%a9`; the oracle matches the URL's
@@ -242,6 +248,16 @@ _SEGMENTS = (
     "$",
     "=",
     "&",
+    # The other sub-delimiters and `:` `@`, as characters: both sides compare them as they are.
+    "!",
+    "'",
+    "(",
+    ")",
+    "+",
+    ",",
+    ";",
+    ":",
+    "@",
     "%7E",
     "%7e",
     "%41",
@@ -258,7 +274,16 @@ _SEGMENTS = (
     "**",
 )
 # Escapes of reserved and other non-unreserved ASCII characters: the "reserved-escape" trigger.
-_RESERVED_ESCAPES = ("%2F", "%2f", "%3F", "%3D", "%24", "%2A", "%25", "%20", "%26", "%3A", "%40")
+# Every sub-delimiter's, `:`'s and `@`'s is here, the ones with a letter in both cases.
+_RESERVED_ESCAPES = (
+    "%2F",
+    "%2f",
+    "%3F",
+    "%25",
+    "%20",
+    *(f"%{ord(char):02X}" for char in "!$&'()*+,;=:@"),
+    *(f"%{ord(char):02x}" for char in "*+,;=:"),
+)
 
 _UA_KEYS = ("User-agent", "user-agent", "USER-AGENT", "useragent", "User agent")
 _RULE_KEYS = (
@@ -334,9 +359,14 @@ def _cases(segments: tuple[str, ...], *, triggers: bool) -> st.SearchStrategy[tu
         st.sampled_from(_UA_VALUES),
     ).map(lambda t: ("".join(t), None))
     group_line = rule_line | rule_line | other_line
-    group = st.tuples(
-        st.lists(ua_line, min_size=1, max_size=2), st.lists(group_line, min_size=1, max_size=5)
-    )
+    agents = st.lists(ua_line, min_size=1, max_size=2)
+    group_lines = st.lists(group_line, min_size=1, max_size=5)
+    small_group = st.tuples(agents, group_lines)
+    # More than 16 rules, so the engine keeps the group's plain prefix rules in a dict; the filler
+    # rules meet no generated URL (no segment holds a `z`) and no URL is made from them.
+    fillers = [(f"Disallow: /zz{n}/", None) for n in range(17)]
+    large_group = st.tuples(agents, group_lines.map(lambda lines: fillers + lines))
+    group = small_group | small_group | small_group | large_group
     url_piece = st.sampled_from(("/", "/", "*")) | segment
     filler = st.lists(url_piece, max_size=2).map("".join)
     query = st.lists(st.sampled_from(("q", "=", "1", "&")) | segment, max_size=3).map("".join)
@@ -502,6 +532,27 @@ def test_divergence_robots_txt_itself() -> None:
 def test_divergence_reserved_escape(body: bytes, url: str, google: bool, ours: bool) -> None:
     assert classify_disagreement(body, url) == "reserved-escape"
     assert _both(body, url) == (google, ours)
+
+
+@pytest.mark.parametrize("char", list("!&'()+,;=:@$*"))
+@pytest.mark.parametrize("start", ["/a", "/q?k="], ids=["path", "query"])
+def test_divergence_reserved_escape_sub_delims(char: str, start: str) -> None:
+    """Each sub-delimiter, `:` and `@`, in the path and in the query: as a character in the rule and
+    the URL, and as an escape in both, the two sides agree; a character on one side and its escape
+    on the other meet for the oracle, which decodes, and for us only for `*` and `$` (RFC 9309
+    section 2.2.3: a rule's `%2A` and `%24` match the URL's `*` and `$`)."""
+    escape = f"%{ord(char):02X}"
+
+    def case(rule: str, url: str) -> tuple[bytes, str]:
+        return f"User-agent: *\nDisallow: {start}{rule}b\n".encode(), f"{_HOST}{start}{url}b"
+
+    assert classify_disagreement(*case(char, char)) is None
+    assert _both(*case(char, char)) == (False, False)
+    assert _both(*case(escape, escape.lower())) == (False, False)
+    ours = char not in "*$"
+    for body, url in (case(char, escape), case(escape, char)):
+        assert classify_disagreement(body, url) == "reserved-escape"
+        assert _both(body, url) == (False, ours)
 
 
 @pytest.mark.parametrize(
