@@ -21,6 +21,7 @@ from crawler.output.index import (
     SCHEMA_VERSION,
     version_message,
 )
+from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
 from crawler.output.records import compact_json
 
 __all__ = [
@@ -57,7 +58,10 @@ def find_index(directory: Path) -> Path:
     """The index file in `directory`; OutputError if there is none."""
     path = directory / INDEX_NAME
     if not path.is_file():
-        raise OutputError(f"no index in {directory} (crawl with output.format index first)")
+        hint = "crawl with output.format index first"
+        if (directory / SKIPS_NAME).is_file():
+            hint += f"; this crawl wrote JSONL: {directory / PAGES_NAME}, {directory / SKIPS_NAME}"
+        raise OutputError(f"no index in {directory} ({hint})")
     return path
 
 

@@ -217,6 +217,15 @@ def test_export_with_a_missing_index_leaves_no_file(tmp_path: Path) -> None:
     assert not target.exists()
 
 
+def test_export_skips_of_a_jsonl_crawl_says_where_its_skips_are(tmp_path: Path) -> None:
+    (tmp_path / "pages.jsonl").write_text("", "utf-8")
+    (tmp_path / "skips.jsonl").write_text("", "utf-8")
+    status, _, err = crawl_command("export", "--skips", "--data", str(tmp_path))
+    assert status == EXIT_BAD_INPUT
+    assert f"no index in {tmp_path} (crawl with output.format index first; this crawl " in err
+    assert f"{tmp_path / 'skips.jsonl'})" in err
+
+
 def test_help_lists_the_commands() -> None:
     status, out, _ = crawl_command("--help")
     assert status == EXIT_OK
