@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -195,7 +196,8 @@ class PolitenessConfig:
     backoff_initial: float = _spec(10.0, minimum=0)
     """Wait after a 429/503 without Retry-After, or an error; doubles per repeat."""
     backoff_max: float = _spec(3_600.0, minimum=0)
-    """Longest computed backoff; a Retry-After asking for longer is still honoured."""
+    """Longest backoff, a Retry-After's included: a server asking for longer (a year, 1e12 s) is
+    asked again after this long."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,9 @@ class FetchConfig:
 
     connect_timeout: float = _spec(10.0, minimum=0.001)
     read_timeout: float = _spec(30.0, minimum=0.001)
+    total_timeout: float = _spec(60.0, minimum=0.001)
+    """Deadline of a whole answer (robots.txt included), from the connect's start to the last
+    body byte: a server dripping bytes just under read_timeout holds a request no longer."""
     max_body_bytes: int = _spec(5 * 1024 * 1024, minimum=1)
     """Cap on a page's decoded (decompressed) body; the rest is not read."""
     max_redirects: int = _spec(5, minimum=0)
@@ -216,16 +221,33 @@ class FetchConfig:
     """Verify servers' certificates and host names; false only for sites you control."""
     ca_bundle: str = ""
     """A PEM file of the certificate authorities to trust instead of the system's."""
+    slow_after: float = _spec(10.0, minimum=0.001)
+    """A request running longer than this no longer counts against `concurrency` (up to
+    `concurrency` such requests): slow servers cannot take every slot of the crawl."""
+    block_private_addresses: bool = False
+    """Refuse to connect to loopback, private, link-local (cloud metadata), multicast, reserved
+    and unspecified addresses, checked on the resolved address at connect time. Off for the
+    command line's loopback uses; on for a service that crawls URLs its users give it."""
 
 
 @dataclass(frozen=True, slots=True)
 class LimitsConfig:
-    """Where the crawl stops growing. null: no limit."""
+    """Where the crawl stops growing, and the traps it does not walk into. null: no limit."""
 
     max_pages: int | None = _spec(None, minimum=0)
     max_depth: int | None = _spec(None, minimum=0)
     """Links from a seed: seeds are depth 0."""
-    max_pages_per_host: int | None = _spec(None, minimum=0)
+    max_pages_per_host: int | None = _spec(100_000, minimum=0)
+    """Pages fetched per host (origin): a trap (an endless calendar, a session id in every link)
+    ends here. Past it, a host's URLs stay queued for a run with a greater limit."""
+    max_url_length: int = _spec(2083, minimum=20)
+    """Longer URLs, from links, redirects or seeds, are skips: Scrapy's and Heritrix's limit
+    (and Internet Explorer's, so few real sites use longer ones)."""
+    max_path_repeats: int = _spec(2, minimum=1)
+    """A URL whose path has a segment, or a group of up to three, more times in a row than this
+    (`/a/a/a/`, `/x/y/x/y/x/y/`) is a skip: relative links that grow a path without end."""
+    max_path_segments: int = _spec(30, minimum=1)
+    """A URL with more path segments than this is a skip (Heritrix's default is 20)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,7 +461,68 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
 # --- files and overrides -------------------------------------------------------------------------
 
 
-def _key_lines(text: str) -> dict[str, int]:
+MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file read: config/crawler.yaml, every key documented, is 9 KB. PyYAML reads
+about a megabyte a second, so a bigger file would be a wait, not a config."""
+MAX_CONFIG_DEPTH = 16
+"""Deepest nesting of mappings and lists read; a config nests 3 levels (scope.allow: [...])."""
+
+
+class _Refused(yaml.MarkedYAMLError):
+    """YAML this loader will not read, though a YAML parser could."""
+
+    def __init__(self, problem: str, mark: Any) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """SafeLoader without aliases: `*name` makes a few lines stand for billions of values (the
+    "billion laughs"), and a config needs none. Nesting is bounded (the composer recurses per
+    level), and a scalar Python cannot convert (an integer of 5,000 digits, a 13th month) is an
+    error at its line, not a ValueError."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(
+                f"an alias (*{event.anchor}): a config spells every value out (aliases are not "
+                "read: a few of them can stand for billions of values)",
+                event.start_mark,
+            )
+        if self._depth >= MAX_CONFIG_DEPTH:
+            raise _Refused(f"nested more than {MAX_CONFIG_DEPTH} levels deep", event.start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as error:
+            shown = reprlib.repr(node.value) if isinstance(node, yaml.ScalarNode) else node.tag
+            raise _Refused(
+                f"cannot read the value {shown}: {str(error).split(';')[0]}",
+                node.start_mark,
+            ) from error
+
+
+def _compose(text: str) -> tuple[object, yaml.Node | None]:
+    """The value of a YAML document, and its root node (for `_key_lines`)."""
+    loader = _ConfigLoader(text)
+    try:
+        root = loader.get_single_node()
+        return (loader.construct_document(root) if root is not None else None), root
+    finally:
+        loader.dispose()
+
+
+def _key_lines(root: yaml.Node | None) -> dict[str, int]:
     """Dotted key path -> 1-based line of the key in the YAML text, for error messages."""
     lines: dict[str, int] = {}
 
@@ -450,10 +533,6 @@ def _key_lines(text: str) -> dict[str, int]:
                 lines.setdefault(path, key_node.start_mark.line + 1)
                 walk(value_node, path + ".")
 
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return lines
     if root is not None:
         walk(root, "")
     return lines
@@ -478,7 +557,7 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
             f"-s {override!r}: expected key=value, e.g. robots.precedence=first-match"
         )
     try:
-        value = yaml.safe_load(text) if text else ""
+        value = _compose(text)[0] if text else ""
     except yaml.YAMLError:
         value = text
     *parents, leaf = key.strip().split(".")
@@ -494,15 +573,27 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
     node[leaf] = value
 
 
-def read_user_text(path: Path, what: str, error: type[ConfigError] = ConfigError) -> str:
+def read_user_text(
+    path: Path, what: str, error: type[ConfigError] = ConfigError, *, most: int | None = None
+) -> str:
     """The text of a file the user named (`what`: "config file", "seeds file"); a leading UTF-8
-    byte order mark is dropped. Unreadable or non-UTF-8 files raise `error` naming the file."""
+    byte order mark is dropped. Unreadable or non-UTF-8 files, and files of more than `most`
+    bytes (read no further), raise `error` naming the file."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        with path.open("rb") as file:
+            data = file.read() if most is None else file.read(most + 1)
     except OSError as failure:
         raise error(f"cannot read {what} {path}: {failure.strerror}") from failure
+    if most is not None and len(data) > most:
+        raise error(f"{path}: more than {most} bytes; expected a {what} of at most that")
+    if b"\0" in data:
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise error(f"{path} line {line}: a NUL byte: a binary file, not a {what}")
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as failure:
-        raise error(f"{path}: not UTF-8 text ({failure.reason})") from failure
+        line = data.count(b"\n", 0, failure.start) + 1
+        raise error(f"{path} line {line}: not UTF-8 text ({failure.reason})") from failure
 
 
 def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Config:
@@ -512,19 +603,24 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Conf
     lines: dict[str, int] = {}
     if path is not None:
         where = str(path)
-        text = read_user_text(path, "config file")
+        text = read_user_text(path, "config file", most=MAX_CONFIG_BYTES)
         try:
-            loaded = yaml.safe_load(text)
+            loaded, root = _compose(text)
         except yaml.MarkedYAMLError as error:
             mark = error.problem_mark
             line = f" line {mark.line + 1}" if mark is not None else ""
-            raise ConfigError(f"{path}{line}: not valid YAML: {error.problem}") from error
+            problem = (
+                error.problem if isinstance(error, _Refused) else f"not valid YAML: {error.problem}"
+            )
+            raise ConfigError(f"{path}{line}: {problem}") from error
         except yaml.YAMLError as error:
             raise ConfigError(f"{path}: not valid YAML: {error}") from error
         if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: expected a mapping of keys at the top, not {loaded!r}")
+            raise ConfigError(
+                f"{path}: expected a mapping of keys at the top, not {reprlib.repr(loaded)}"
+            )
         raw = loaded or {}
-        lines = _key_lines(text)
+        lines = _key_lines(root)
     for override in overrides:
         _apply_override(raw, override)
     if overrides:

@@ -9,8 +9,9 @@ The rules this module keeps, for every host (origin):
   on a new connection or sat in its accept queue.
 - No request starts outside the host's Visit-time windows, when it has any.
 - After 429, 503, other 5xx or a network error the host backs off: `Retry-After` when the answer
-  gives one, else `backoff_initial` doubling per consecutive failure up to `backoff_max`. A success
-  ends the streak. Backing off never shortens a wait already set (Scrapy AutoThrottle's rule).
+  gives one (at most `backoff_max`), else `backoff_initial` doubling per consecutive failure up to
+  `backoff_max`. A success ends the streak. Backing off never shortens a wait already set (Scrapy
+  AutoThrottle's rule).
 - `HostSchedule` keeps hosts in a heap by the time they may next start, so the crawl computes its
   next wake-up instead of polling.
 """
@@ -173,9 +174,11 @@ class Politeness:
         timing.failure_streak = 0
 
     def on_failure(self, timing: HostTiming, now: float, retry_after: float | None = None) -> float:
-        """429, 5xx or a network error at `now`: back the host off; returns until when."""
-        if retry_after is not None and retry_after >= 0:
-            wait = retry_after
+        """429, 5xx or a network error at `now`: back the host off; returns until when. A
+        Retry-After is honoured up to `backoff_max`: a server asking for a year (or 1e12 s)
+        defers the host as long as the longest backoff, no longer."""
+        if retry_after is not None and retry_after >= 0 and math.isfinite(retry_after):
+            wait = min(retry_after, self._config.backoff_max)
         else:
             wait = min(
                 self._config.backoff_initial * 2.0 ** min(timing.failure_streak, 30),

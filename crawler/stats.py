@@ -23,6 +23,9 @@ SkipReason: TypeAlias = Literal[
     "out of scope: deny pattern",
     "out of scope: no allow pattern",
     "over limits.max_depth",
+    "over limits.max_url_length",
+    "over limits.max_path_repeats",
+    "over limits.max_path_segments",
     "not HTML by its extension",
     "disallowed by robots.txt",
     "host skipped",
@@ -65,7 +68,8 @@ class CrawlStats:
     """URLs not fetched, by reason: each distinct URL once."""
     page_rules: Counter[str] = field(default_factory=Counter)
     """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
-    and 'links not followed' (links held back by nofollow, sections or rel)."""
+    'links not followed' (links held back by nofollow, sections or rel), and 'cut short' (read
+    only up to a bound on the parser's work or the links taken: crawler.page.bounds)."""
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""

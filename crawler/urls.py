@@ -386,6 +386,36 @@ def host_of(url: str) -> str:
     return authority.partition(":")[0]
 
 
+def path_segments(url: str) -> list[str]:
+    """The segments of a normal URL's path: `http://h/a/b/?q` has `a`, `b` and `` (the end)."""
+    start = url.index("/", url.index("//") + 2)
+    end = url.find("?", start)
+    return url[start + 1 : end if end >= 0 else len(url)].split("/")
+
+
+REPEAT_PERIODS = 3
+"""Groups of up to this many segments are looked for repeating: `/a/a/a`, `/a/b/a/b/a/b`."""
+
+
+def most_repeats(segments: list[str]) -> int:
+    """How many times in a row a segment, or a group of up to REPEAT_PERIODS segments, occurs
+    in a path at most: 1 for a path with no repeat. The end's empty segment is no segment."""
+    if segments and segments[-1] == "":
+        segments = segments[:-1]
+    most = 1 if segments else 0
+    for period in range(1, REPEAT_PERIODS + 1):
+        # A run of k copies of a group of `period` segments is (k - 1) * period segments in a
+        # row each equal to the one `period` before it.
+        streak = 0
+        for index in range(period, len(segments)):
+            if segments[index] == segments[index - period]:
+                streak += 1
+                most = max(most, 1 + streak // period)
+            else:
+                streak = 0
+    return most
+
+
 def robots_url_of(origin: str) -> str:
     return origin + "/robots.txt"
 

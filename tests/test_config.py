@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from crawler.config import (
+    MAX_CONFIG_BYTES,
     Config,
     FetchConfig,
     LimitsConfig,
@@ -510,3 +511,73 @@ def test_skip_extensions_must_be_extensions() -> None:
     with pytest.raises(ConfigError, match=r"scope\.skip_extensions: 'a/b' is not a file name"):
         load_config(None, ["scope.skip_extensions=[pdf, a/b]"])
     assert load_config(None, ["scope.skip_extensions=[]"]).scope.skip_extensions == ()
+
+
+# --- hostile files (issue 17) ---------------------------------------------------------------------
+
+BILLION_LAUGHS = "".join(
+    f"{name}: &{name} {{{', '.join(f'k{n}: *{previous}' for n in range(9))}}}\n"
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True)
+)
+"""Mappings of mappings: 9**8 values from 9 lines; walked for key lines, they never end."""
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: &a 1\n" + BILLION_LAUGHS, "line 2: an alias (*a): a config spells every value out"),
+        ("politeness: &p {min_delay: 2}\nrobots: *p\n", "line 2: an alias (*p)"),
+        ("scope:\n  allow: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested more than 16 levels"),
+        ("concurrency: " + "7" * 5000 + "\n", "line 1: cannot read the value '777"),
+        ("limits: {max_pages: 2020-13-01}\n", "line 1: cannot read the value '2020-13-01'"),
+    ],
+    ids=["billion-laughs", "alias", "deep", "huge-integer", "bad-date"],
+)
+def test_yaml_a_config_does_not_need_is_refused_at_its_line(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path} ")
+    assert message in str(caught.value)
+
+
+def test_a_config_over_the_size_bound_is_not_read(tmp_path: Path) -> None:
+    # Comments only, so that without the bound it would load (slowly) and pass.
+    path = tmp_path / "crawler.yaml"
+    path.write_text("# filler\n" * (MAX_CONFIG_BYTES // 9 + 1), encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"more than {MAX_CONFIG_BYTES} bytes; expected a config"):
+        load_config(path)
+
+
+def test_a_config_that_is_not_a_mapping_is_quoted_briefly(tmp_path: Path) -> None:
+    path = write(tmp_path, "- " + "\n- ".join(f"item {n} " + "x" * 100 for n in range(5000)))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: expected a mapping of keys at the top, not [")
+    assert len(message) < len(str(path)) + 300  # not the 550 KB of the list
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"robots:\n  token: PoliteBot\n\x00\x01\x02\n", "line 3: a NUL byte: a binary file"),
+        (b"concurrency: 4\nuser_agent: caf\xe9\n", "line 2: not UTF-8 text"),
+    ],
+    ids=["nul", "latin-1"],
+)
+def test_a_binary_config_is_an_error_naming_its_line(
+    tmp_path: Path, data: bytes, message: str
+) -> None:
+    path = tmp_path / "crawler.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path} {message}")
+
+
+def test_an_override_of_a_huge_integer_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="concurrency"):
+        load_config(None, ["concurrency=" + "9" * 5000])

@@ -45,6 +45,8 @@ PURE = (
     "crawler.crawl.decide",
     "crawler.crawl.scope",
     "crawler.http.answer",
+    "crawler.http.addresses",
+    "crawler.http.coding",
     "crawler.state.codec",
 )
 """Modules (or packages) that decide without doing: no I/O, no threads, no clock."""

@@ -371,12 +371,33 @@ def test_on_failure_returns_and_sets_backoff_until() -> None:
     assert polite.ready_at(host, NOON) == NOON + 10
 
 
-@pytest.mark.parametrize("retry_after", [0.0, 5.0, 25.0, 7200.0])
-def test_on_failure_honours_retry_after_even_beyond_backoff_max(retry_after: float) -> None:
+@pytest.mark.parametrize("retry_after", [0.0, 5.0, 25.0, 3600.0])
+def test_on_failure_honours_retry_after_up_to_backoff_max(retry_after: float) -> None:
     polite = politeness(backoff_initial=10, backoff_max=3600)
     host = timing()
     assert polite.on_failure(host, NOON, retry_after) == NOON + retry_after
     assert host.failure_streak == 1
+
+
+@pytest.mark.parametrize(
+    ("header", "until"),
+    [
+        # Absurdly long, in seconds or as a date: deferred by backoff_max, no more, no overflow.
+        ("1000000000000", NOON + 3600),
+        ("9" * 400, NOON + 3600),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", NOON + 3600),
+        # Past (1970), negative, garbage: no wait from the header; the computed backoff holds.
+        ("Thu, 01 Jan 1970 00:00:00 GMT", NOON),
+        ("-5", NOON + 10),
+        ("1e12", NOON + 10),
+        ("soon", NOON + 10),
+        ("\x00\xff", NOON + 10),
+    ],
+)
+def test_a_hostile_retry_after_is_bounded_by_backoff_max(header: str, until: float) -> None:
+    polite = politeness(backoff_initial=10, backoff_max=3600)
+    host = timing()
+    assert polite.on_failure(host, NOON, parse_retry_after(header, NOON)) == until
 
 
 def test_on_failure_with_negative_retry_after_falls_back_to_the_computed_backoff() -> None:

@@ -15,6 +15,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.config import load_config
 from crawler.errors import ConfigError, OutputError
 from crawler.output.search import export_pages, export_skips, find_index, search
+from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt
 
 __all__ = ["export_command", "robots_command", "search_command"]
@@ -40,9 +41,17 @@ def robots_command(args: argparse.Namespace) -> int:
     config = load_config(args.config, _robots_overrides(args))
     agent = config.product_token
     try:
-        body = args.file.read_bytes()
+        with args.file.open("rb") as file:
+            # A crawl reads the first MAX_BODY_BYTES of a robots.txt: so does the explanation.
+            body = file.read(MAX_BODY_BYTES + 1)
     except OSError as error:
         raise ConfigError(f"cannot read robots.txt file {args.file}: {error.strerror}") from error
+    if len(body) > MAX_BODY_BYTES:
+        print(
+            f"crawl: {args.file} is longer than {MAX_BODY_BYTES // 1024} KiB; only that much is "
+            "read, as a crawl reads a robots.txt (RFC 9309 section 2.5)",
+            file=sys.stderr,
+        )
     robots = RobotsTxt.parse(body, **asdict(config.robots.options()))
     for url in args.urls:
         verdict = robots.explain(url, agent)

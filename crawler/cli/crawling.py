@@ -122,10 +122,11 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                 crawler.deferred,
                 max_wait=config.politeness.max_wait,
                 outputs=outputs,
-                problems=len(seeds.problems),
+                problems=seeds.skipped,
                 ran_on=engine(crawler.client_name),
                 seed_moves=crawler.seed_moves,
                 given_up=crawler.given_up,
+                traps=crawler.traps,
             )
         )
         if state.durable:
@@ -171,7 +172,8 @@ def crawl_command(args: argparse.Namespace) -> int:
     data_dir = args.data if args.data is not None else Path(config.output.data_dir)
     tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler.runtime)
     tune_gc()  # and short pauses of the event loop: politeness is timed on it
-    connections = config.concurrency + CONNECTIONS_SPARE
+    # Slow requests (fetch.slow_after) may hold as many connections again.
+    connections = 2 * config.concurrency + CONNECTIONS_SPARE
     allowed, wanted = raise_open_files_limit(connections)
     if allowed < wanted:
         print(

@@ -79,6 +79,7 @@ def summary(
     ran_on: str | None = None,
     seed_moves: Sequence[tuple[str, str]] = (),
     given_up: Mapping[str, str] | None = None,
+    traps: Mapping[str, Mapping[str, int]] | None = None,
 ) -> str:
     """The end-of-crawl report, as text. `ran_on`: the `engine` line. `seed_moves`: (seed, where
     its redirects led), hosts that joined the scope."""
@@ -102,6 +103,11 @@ def summary(
             f"pages read: {rules['indexed']} indexed, {rules['noindex']} noindex, "
             f"{rules['nofollow']} nofollow, {rules['with sections']} with exclusion sections, "
             f"{rules['links not followed']} links not followed"
+            + (
+                f", {rules['cut short']} cut short (crawler.page.bounds)"
+                if rules["cut short"]
+                else ""
+            )
         )
     if problems:
         lines.append(f"seed lines skipped: {problems}")
@@ -153,6 +159,15 @@ def summary(
         lines.extend(f"  {origin}  {why}" for origin, why in list(given_up.items())[:HOSTS_SHOWN])
         if len(given_up) > HOSTS_SHOWN:
             lines.append(f"  ... and {len(given_up) - HOSTS_SHOWN} more hosts")
+    if traps:
+        lines.append(
+            f"possible traps on {len(traps)} hosts (URLs skipped by their shape, page budgets "
+            "spent):"
+        )
+        shown = sorted(traps.items(), key=lambda item: -sum(item[1].values()))
+        lines.extend(f"  {origin}  {_counts(counts)}" for origin, counts in shown[:HOSTS_SHOWN])
+        if len(traps) > HOSTS_SHOWN:
+            lines.append(f"  ... and {len(traps) - HOSTS_SHOWN} more hosts")
     if stats.queued and not deferred:
         lines.append(f"left queued: {stats.queued} URLs")
     if ran_on is not None:

@@ -14,8 +14,10 @@ its pages, each answer taken where crawler.crawl.decide says it leads. URLs come
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
 
 from crawler.config import Config
 from crawler.crawl.checkpoint import Checkpointer
@@ -24,6 +26,11 @@ from crawler.crawl.decide import (
     HOST_GIVEN_UP,
     HOST_SKIPPED,
     OVER_MAX_DEPTH,
+    PAGE_BUDGET,
+    PATH_REPEATS,
+    PATH_TOO_DEEP,
+    TRAP_REASONS,
+    URL_TOO_LONG,
     AskAgain,
     Failed,
     Hop,
@@ -31,9 +38,11 @@ from crawler.crawl.decide import (
     after_failure,
     gives_up,
     judge,
+    long_url_name,
     out_of_bounds,
     redirect_hop,
     robots_skip,
+    trap_detail,
 )
 from crawler.crawl.hosts import Host, HostTable, Slot
 from crawler.crawl.outlet import Outlet, record_for
@@ -90,10 +99,14 @@ class HostWork:
         self._checkpoints = checkpoints
         self._clock = clock
         self._stats = stats
+        self._limits = config.limits
         self._max_depth = config.limits.max_depth
         self._max_pages = config.limits.max_pages
         self.scope = Scope()
         self._seeds: set[str] = set()
+        self.traps: dict[str, Counter[str]] = {}
+        """Origins where the crawl met the shape of a trap: URLs skipped by a trap rule (by
+        reason), or PAGE_BUDGET once the host reached limits.max_pages_per_host."""
         self.given_up: dict[str, str] = {}
         """Origins given up in this run (their robots.txt could not be had), and why."""
         self.page_starts = stats.pages
@@ -139,27 +152,49 @@ class HostWork:
     def offer(self, url: str, depth: int) -> bool:
         """Queue a normal URL found at `depth`, unless a rule says no (then it is a skip, once per
         URL); True when queued."""
+        if len(url) > self._limits.max_url_length:
+            return self._too_long(url)
         if not self._seen.add(url):
             if self._held and (held := self._held.depth(url)) is not None and depth < held:
                 return self._reconsider(url, depth)
             return False
         self._stats.met += 1
-        reason = out_of_bounds(url, depth, scope=self.scope, max_depth=self._max_depth)
+        reason = out_of_bounds(url, depth, scope=self.scope, limits=self._limits)
         if reason is not None:
             if reason == OVER_MAX_DEPTH:
                 self._held.hold(url, depth)
+            elif reason in TRAP_REASONS:
+                self._count_trap(url, reason)
             self._outlet.skip(Skip(url, reason, self._why_out(url, reason, depth)))
             return False
         return self._admit(url, depth)
 
+    def _too_long(self, url: str) -> bool:
+        name = long_url_name(url)
+        if self._seen.add(name):
+            self._count_trap(url, URL_TOO_LONG)
+            self._stats.met += 1
+            detail = trap_detail(url, URL_TOO_LONG, self._limits)
+            self._outlet.skip(Skip(name, URL_TOO_LONG, detail))
+        return False
+
+    def _count_trap(self, url: str, reason: str) -> None:
+        try:
+            origin = origin_of(url)
+        except ValueError:
+            return
+        self.traps.setdefault(origin, Counter())[reason] += 1
+
     def _why_out(self, url: str, reason: SkipReason, depth: int) -> str:
         if reason == OVER_MAX_DEPTH:
             return f"found at depth {depth}; limits.max_depth is {self._max_depth}"
+        if reason in (PATH_REPEATS, PATH_TOO_DEEP):
+            return trap_detail(url, reason, self._limits)
         return self.scope.explain(url, reason)
 
     def _reconsider(self, url: str, depth: int) -> bool:
         """A URL held past limits.max_depth, found again at `depth`, less than before."""
-        reason = out_of_bounds(url, depth, scope=self.scope, max_depth=self._max_depth)
+        reason = out_of_bounds(url, depth, scope=self.scope, limits=self._limits)
         if reason == OVER_MAX_DEPTH:
             self._held.hold(url, depth)
             return False
@@ -184,6 +219,10 @@ class HostWork:
         origin = origin_of(url)
         host = self._hosts.get(origin)
         if host.retired is not None:
+            if host.over_budget:
+                # Kept for a run with a greater limits.max_pages_per_host.
+                self._frontier.push(origin, QueuedUrl(url, depth))
+                return True
             self._outlet.skip(Skip(url, host.retired_as, host.retired))
             return False
         item = QueuedUrl(url, depth)
@@ -226,6 +265,13 @@ class HostWork:
             if limit is not None and host.timing.pages >= limit:
                 self._frontier.push_front(host.origin, item)
                 host.retired = f"over limits.max_pages_per_host ({limit})"
+                host.over_budget = True
+                self.traps.setdefault(host.origin, Counter())[PAGE_BUDGET] += 1
+                log.warning(
+                    "%s reached limits.max_pages_per_host (%d): its other URLs stay queued",
+                    host.origin,
+                    limit,
+                )
                 return
             skip = robots_skip(entry, item.url, self._token)
             if skip is not None:
@@ -244,7 +290,7 @@ class HostWork:
 
     async def _robots_task(self, host: Host, slot: Slot) -> None:
         try:
-            entry = await self._robots.get(host.origin)
+            entry = await self._robots.get(host.origin, self._pace_hop(host))
             now = self._clock.now()
             answered = self._clock.at(entry.answered_at) if entry.answered_at is not None else now
             slot.release(min(now, answered))
@@ -277,6 +323,24 @@ class HostWork:
             self._robots_known(host, entry)
         except Exception as error:
             self._internal_error(host, None, error)
+
+    def _pace_hop(self, host: Host) -> Callable[[str], Awaitable[None]]:
+        """A robots.txt redirect to the same origin is one more request to it: it waits the
+        host's interval (or backoff, or visit window) like any other, and counts as a start."""
+
+        async def pace(url: str) -> None:
+            if origin_of(url) != host.origin:
+                return  # another host's first request: its own robots.txt comes later
+            politeness = self._politeness
+            # The hop before has just answered: from here the interval runs, as after any
+            # answer (with one request at a time per host).
+            politeness.on_answer(host.timing, self._clock.now())
+            wait = politeness.ready_at(host.timing, self._clock.now()) - self._clock.now()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            politeness.on_start(host.timing, self._clock.now())
+
+        return pace
 
     def _robots_known(self, host: Host, entry: RobotsEntry) -> None:
         """Apply the pace robots.txt asks for; retire the host if it asks too much."""
@@ -377,6 +441,7 @@ class HostWork:
             scope=self.scope,
             seen=self._seen,
             max_redirects=self._config.fetch.max_redirects,
+            limits=self._limits,
             from_seed=item.first_url in self._seeds,
         )
         self._stats.fetched += 1
@@ -385,6 +450,8 @@ class HostWork:
                 # Met here for the first time (redirect_hop stops at a URL seen before).
                 self._seen.add(fate.skip.url)
                 self._stats.met += 1
+                if fate.skip.reason in TRAP_REASONS:
+                    self._count_trap(item.url, fate.skip.reason)
                 self._outlet.skip(fate.skip)
             self._outlet.page(record_for(item, started_at, answer, error=fate.error))
             self._checkpoints.finished(item)
@@ -433,6 +500,8 @@ class HostWork:
             rules["nofollow"] += 1
         if page.sections:
             rules["with sections"] += 1
+        if page.cut:
+            rules["cut short"] += 1
         rules["links not followed"] += len(page.nofollow_links)
 
     # --- bugs of ours ----------------------------------------------------------------------------

@@ -80,7 +80,10 @@ class Crawler:
         self._clock = CrawlClock(start_time)
         self._politeness = Politeness(config.politeness)
         self._fetcher = Fetcher(
-            config.fetch, config.user_agent, connections=config.concurrency + CONNECTIONS_SPARE
+            config.fetch,
+            config.user_agent,
+            # Slow requests (fetch.slow_after) may hold as many connections again.
+            connections=2 * config.concurrency + CONNECTIONS_SPARE,
         )
         self._open = False
         self._running = False
@@ -107,6 +110,7 @@ class Crawler:
             concurrency=config.concurrency,
             max_wait=config.politeness.max_wait,
             stop_grace=config.state.stop_grace,
+            slow_after=config.fetch.slow_after,
         )
         robots = RobotsCache(
             config.robots, self._get_robots, store=state.robots, clock=self._clock.now
@@ -265,6 +269,13 @@ class Crawler:
         """Origins this run gave up, their robots.txt not to be had, and why; their URLs are
         skips ('host given up')."""
         return dict(self._work.given_up)
+
+    @property
+    def traps(self) -> dict[str, dict[str, int]]:
+        """Origins where this run met the shape of a crawler trap: URLs skipped by
+        limits.max_url_length, max_path_repeats or max_path_segments, by reason, and
+        'reached limits.max_pages_per_host' once the host's page budget ran out."""
+        return {origin: dict(counts) for origin, counts in self._work.traps.items()}
 
     @property
     def seed_moves(self) -> tuple[tuple[str, str], ...]:

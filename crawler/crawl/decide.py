@@ -6,9 +6,11 @@ acts on it. No I/O, no clock: time comes in as `now`.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
+from crawler.config import LimitsConfig
 from crawler.crawl.scope import Scope
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import FetchFailure, Response
@@ -16,7 +18,7 @@ from crawler.output.records import Skip
 from crawler.politeness import parse_retry_after
 from crawler.robots.entry import RobotsEntry
 from crawler.stats import SkipReason
-from crawler.urls import InvalidUrlError, resolve_url
+from crawler.urls import InvalidUrlError, most_repeats, path_segments, resolve_url
 
 __all__ = [
     "HOST_GIVEN_UP",
@@ -46,7 +48,15 @@ ROBOTS_DISALLOWED: SkipReason = "disallowed by robots.txt"
 HOST_SKIPPED: SkipReason = "host skipped"
 HOST_GIVEN_UP: SkipReason = "host given up"
 OVER_MAX_DEPTH: SkipReason = "over limits.max_depth"
+URL_TOO_LONG: SkipReason = "over limits.max_url_length"
+PATH_REPEATS: SkipReason = "over limits.max_path_repeats"
+PATH_TOO_DEEP: SkipReason = "over limits.max_path_segments"
+TRAP_REASONS = frozenset({URL_TOO_LONG, PATH_REPEATS, PATH_TOO_DEEP})
+PAGE_BUDGET = "reached limits.max_pages_per_host"
+"""Not a skip: the host's URLs past its budget stay queued."""
 PERMANENT_FAILURES = frozenset({"dns", "tls"})
+NEVER_RETRIED = frozenset({"blocked"})
+"""Failures no try mends: fetch.block_private_addresses refused the address."""
 """Failures no wait mends: a name that does not resolve, a certificate that fails verification."""
 PERMANENT_TRIES = 2
 
@@ -58,16 +68,56 @@ class Seen(Protocol):
 # --- URLs in -------------------------------------------------------------------------------------
 
 
-def out_of_bounds(
-    url: str, depth: int, *, scope: Scope, max_depth: int | None
-) -> SkipReason | None:
-    """Why a normal URL found at `depth` is not for this crawl (out of scope, too deep), or None."""
+def out_of_bounds(url: str, depth: int, *, scope: Scope, limits: LimitsConfig) -> SkipReason | None:
+    """Why a normal URL found at `depth` is not for this crawl (out of scope, a trap's shape, too
+    deep), or None. Its length is asked before (`HostWork.offer`): a URL too long is never kept."""
     reason = scope.reason_out(url)
     if reason is not None:
         return reason
+    reason = path_trap(url, limits)
+    if reason is not None:
+        return reason
+    max_depth = limits.max_depth
     if max_depth is not None and depth > max_depth:
         return OVER_MAX_DEPTH
     return None
+
+
+def path_trap(url: str, limits: LimitsConfig) -> SkipReason | None:
+    """Whether `url`'s path has the shape of a crawler trap: too many segments, or a segment (or
+    a group of them) repeated (`/a/a/a/`), as relative links that grow a path without end make."""
+    segments = path_segments(url)
+    if len(segments) > limits.max_path_segments:
+        return PATH_TOO_DEEP
+    if len(segments) > limits.max_path_repeats and most_repeats(segments) > limits.max_path_repeats:
+        return PATH_REPEATS
+    return None
+
+
+LONG_URL_KEPT = 200
+"""Characters of a URL over limits.max_url_length kept in its name."""
+
+
+def long_url_name(url: str) -> str:
+    """What stands for a URL over limits.max_url_length in the seen set and in its skip: its
+    start and a digest of the whole, so neither keeps 100 KB per link."""
+    digest = hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{url[:LONG_URL_KEPT]}...#sha256:{digest}"
+
+
+def trap_detail(url: str, reason: SkipReason, limits: LimitsConfig) -> str:
+    """A skip's detail for the reasons `path_trap` and the URL length give."""
+    if reason == URL_TOO_LONG:
+        return f"{len(url)} characters; limits.max_url_length is {limits.max_url_length}"
+    segments = path_segments(url)
+    if reason == PATH_TOO_DEEP:
+        return (
+            f"{len(segments)} path segments; limits.max_path_segments is {limits.max_path_segments}"
+        )
+    return (
+        f"a path segment or group repeated {most_repeats(segments)} times in a row; "
+        f"limits.max_path_repeats is {limits.max_path_repeats}"
+    )
 
 
 def robots_skip(entry: RobotsEntry | None, url: str, token: str) -> Skip | None:
@@ -93,6 +143,8 @@ class Failed:
     retry_after: float | None = None
     """Seconds the host asked us to wait (Retry-After), 0 for no backoff at all, None for the
     usual backoff."""
+    final: bool = False
+    """No try can mend it (the address is one fetch.block_private_addresses refuses)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +165,12 @@ def judge(answer: Response | FetchFailure, now: float) -> Failed | Redirect | Re
     if isinstance(answer, FetchFailure):
         # A kept-alive connection the server closed as the request came is no sign of trouble:
         # asked again at the host's pace, without a backoff (crawler.http.http1).
-        return Failed(str(answer), None, 0.0 if answer.kind == "closed" else None)
+        return Failed(
+            str(answer),
+            None,
+            0.0 if answer.kind == "closed" else None,
+            final=answer.kind in NEVER_RETRIED,
+        )
     status = answer.status
     if status in RETRY_STATUSES:
         retry_after = None
@@ -140,7 +197,7 @@ class GiveUp:
 
 
 def after_failure(item: QueuedUrl, failed: Failed, max_retries: int) -> AskAgain | GiveUp:
-    if item.attempts < max_retries:
+    if item.attempts < max_retries and not failed.final:
         return AskAgain(item.retried())
     return GiveUp(f"{failed.error} ({item.attempts + 1} tries)")
 
@@ -170,6 +227,7 @@ def redirect_hop(
     scope: Scope,
     seen: Seen,
     max_redirects: int,
+    limits: LimitsConfig,
     from_seed: bool = False,
 ) -> Hop | Stop:
     """Where a redirect from `item` goes: the next hop of its chain, or why the chain stops.
@@ -180,12 +238,19 @@ def redirect_hop(
         return Stop(f"redirect to an unusable URL ({error.reason})")
     if len(item.redirected_from) >= max_redirects:
         return Stop(f"more than fetch.max_redirects ({max_redirects}) redirects")
+    if len(target) > limits.max_url_length:
+        name = long_url_name(target)
+        detail = trap_detail(target, URL_TOO_LONG, limits)
+        skip = None if name in seen else Skip(name, URL_TOO_LONG, detail)
+        return Stop(f"redirect to a URL over limits.max_url_length ({detail})", skip)
     reason = scope.reason_out(target)
     moved = False
     if reason == "out of scope: host" and from_seed:
         # The host would join the seeds' hosts; a pattern may still keep the URL out.
         reason = scope.reason_out_as_seed(target)
         moved = reason is None
+    if reason is None:
+        reason = path_trap(target, limits)
     if reason is not None:
         # A URL met before is accounted for already: one skip per URL.
         skip = None if target in seen else Skip(target, reason, f"redirect from {item.url}")
@@ -203,6 +268,8 @@ def gives_up(entry: RobotsEntry, unreachable_since: float, give_up_after: float)
     """Whether an origin whose robots.txt cannot be had (`entry.blocks`) is given up now: at its
     second try when the failure is one no wait mends, else when its next try would come more
     than `give_up_after` seconds after its first failure."""
+    if entry.error in NEVER_RETRIED:
+        return True
     if entry.error in PERMANENT_FAILURES:
         return entry.failures >= PERMANENT_TRIES
     return entry.expires_at - unreachable_since > give_up_after

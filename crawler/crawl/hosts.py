@@ -19,6 +19,7 @@ class Host:
 
     __slots__ = (
         "origin",
+        "over_budget",
         "retired",
         "retired_as",
         "robots",
@@ -38,6 +39,8 @@ class Host:
         robots.txt that could not be had)."""
         self.retired_as: SkipReason = "host skipped"
         """The skip reason of the URLs it will not fetch."""
+        self.over_budget = False
+        """Retired at limits.max_pages_per_host: its URLs stay queued for a greater limit."""
         self.unreachable_since: float | None = None
         """When its robots.txt first failed to come, in this run, while it still fails."""
 

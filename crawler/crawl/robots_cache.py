@@ -30,6 +30,9 @@ __all__ = ["RobotsCache"]
 
 Get = Callable[[str, int], Awaitable[Response | FetchFailure]]
 """`get(url, max_bytes)`: one request, redirects not followed."""
+Pace = Callable[[str], Awaitable[None]]
+"""`pace(url)`: awaited before each redirect hop of a robots.txt fetch, with the hop's URL: a
+hop is a request to its host like any other, and waits its turn."""
 
 
 class RobotsCache:
@@ -64,9 +67,9 @@ class RobotsCache:
     def fetching(self, origin: str) -> bool:
         return origin in self._running
 
-    async def get(self, origin: str) -> RobotsEntry:
+    async def get(self, origin: str, pace: Pace | None = None) -> RobotsEntry:
         """The fresh entry for `origin`, fetching it if needed; concurrent callers share one
-        fetch."""
+        fetch (paced by the first caller's `pace`)."""
         entry = self.cached(origin, self._clock())
         if entry is not None:
             return entry
@@ -76,7 +79,7 @@ class RobotsCache:
         future: asyncio.Future[RobotsEntry] = asyncio.get_running_loop().create_future()
         self._running[origin] = future
         try:
-            entry = await self._fetch(origin)
+            entry = await self._fetch(origin, pace)
         except BaseException as error:
             future.set_exception(error)
             future.exception()  # retrieved: callers that share it see it raised themselves
@@ -86,11 +89,13 @@ class RobotsCache:
         future.set_result(entry)
         return entry
 
-    async def _fetch(self, origin: str) -> RobotsEntry:
+    async def _fetch(self, origin: str, pace: Pace | None) -> RobotsEntry:
         url = robots_url_of(origin)
         hops: list[str] = []
         redirects = 0
         while True:
+            if hops and pace is not None:
+                await pace(url)
             hops.append(url)
             answer = await self._get(url, MAX_BODY_BYTES)
             if isinstance(answer, FetchFailure):

@@ -14,6 +14,7 @@ to finish, then are cancelled; a cancelled request's URL goes back to the head o
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
@@ -58,6 +59,7 @@ class Scheduler:
         concurrency: int,
         max_wait: float,
         stop_grace: float,
+        slow_after: float = float("inf"),
     ) -> None:
         self._clock = clock
         self._politeness = politeness
@@ -67,6 +69,9 @@ class Scheduler:
         self._checkpoints = checkpoints
         self._stats = stats
         self._concurrency = concurrency
+        self._slow_after = slow_after
+        self._starts: deque[tuple[float, Slot]] = deque()
+        """Requests in flight (and some ended) by start: the oldest are the slow ones."""
         self._max_wait = max_wait
         self._stop_grace = stop_grace
         self._schedule = HostSchedule()
@@ -127,7 +132,7 @@ class Scheduler:
 
     def _launch_due(self, launcher: Launcher, now: float) -> None:
         launched = 0
-        while self._may_launch():
+        while self._may_launch(now):
             if launched == LAUNCH_BATCH:
                 # More are due: go on in the next iteration, once the loop has polled
                 # (crawler.crawl.turns says why a long iteration costs every host its pace).
@@ -146,19 +151,51 @@ class Scheduler:
         # committed first.
         self._checkpoints.before_requests()
 
-    def _may_launch(self) -> bool:
+    def _may_launch(self, now: float) -> bool:
         """Under `concurrency` requests in flight, and under as many answers waiting for their
         turn at the CPU: an answer waiting for its page step is no request in flight, but its
-        body is held in memory."""
+        body is held in memory. A request running longer than fetch.slow_after counts no more,
+        up to `concurrency` of them: slow servers (a byte every few seconds, an answer that never
+        comes) hold at most as many slots again, never the crawl's own."""
         cap = self._concurrency
-        return self.requests_in_flight < cap and len(self.turns) < cap
+        counted = self.requests_in_flight
+        if counted >= cap:
+            counted -= min(self._slow(now), cap)
+        return counted < cap and len(self.turns) < cap
+
+    def _slow(self, now: float) -> int:
+        """Requests in flight that started more than slow_after seconds before `now`."""
+        starts = self._starts
+        while starts and starts[0][1].released:
+            starts.popleft()
+        cutoff = now - self._slow_after
+        slow = 0
+        for started, slot in starts:
+            if started > cutoff:
+                break
+            slow += not slot.released
+        return slow
+
+    def _next_slow_at(self) -> float | None:
+        """When the next request in flight becomes slow, if one will."""
+        if self._slow_after == float("inf"):
+            return None
+        cutoff = self._clock.now() - self._slow_after
+        for started, slot in self._starts:
+            if started > cutoff and not slot.released:
+                return started + self._slow_after
+        return None
 
     def _arm_timer(self) -> None:
         """One timer, for the earliest host (unless a request ending will wake us first anyway)
         or the next checkpoint, whichever comes first."""
         due = None
-        if not self.stopping and self._may_launch():
-            due = self._schedule.next_due()
+        if not self.stopping:
+            if self._may_launch(self._clock.now()):
+                due = self._schedule.next_due()
+            elif self._schedule.next_due() is not None:
+                # Full: a request turning slow frees a slot, as one ending does.
+                due = self._next_slow_at()
         if self._tasks or not self.stopping:
             checkpoint = self._checkpoints.next_at
             due = checkpoint if due is None else min(due, checkpoint)
@@ -236,7 +273,9 @@ class Scheduler:
         self._timings.put(host.timing)
         self._stats.requests += 1
         self.requests_in_flight += 1
-        return Slot(host, self._politeness, self._request_ended)
+        slot = Slot(host, self._politeness, self._request_ended)
+        self._starts.append((now, slot))
+        return slot
 
     def _request_ended(self) -> None:
         self.requests_in_flight -= 1

@@ -5,6 +5,7 @@ fetcher.py         Fetcher: picks the client; the `Client` interface a test may 
 http1.py           the crawl's own HTTP/1.1 client on httptools: pool, look-ups, TLS
 connection.py      one HTTP/1.1 connection: the answer, its stamp, its bounds
 coding.py          bounded content decoders; media type and charset
+addresses.py       which addresses fetch.block_private_addresses refuses
 aiohttp_client.py  aiohttp's client behind the same interface
 """
 

@@ -1,11 +1,19 @@
 """The aiohttp client of the fetcher (crawler.http.fetcher): the same GETs through one aiohttp
 ClientSession, where httptools is not installed or `fetch.client: aiohttp` asks for it. aiohttp's
 errors become `FetchFailure` kinds here, and its connections stamp each answer's first bytes.
+
+It is held to what the http1 client keeps (crawler.http.connection): the same limits on an
+answer's head, the same deadline on a whole GET (fetch.total_timeout; here it counts a wait for
+room in the pool too), and with fetch.block_private_addresses the same refusal, on the addresses
+its resolver gives and on IP literals, which aiohttp does not look up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import ipaddress
+import socket
 import ssl
 import time
 from collections.abc import Callable
@@ -13,11 +21,15 @@ from contextvars import ContextVar
 from typing import Any
 
 import aiohttp
+from aiohttp import http_exceptions
+from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.client_proto import ResponseHandler
 from yarl import URL
 
 from crawler.config import FetchConfig
+from crawler.http.addresses import blocked_reason
 from crawler.http.answer import ACCEPT, HTML_TYPES, FailureKind, FetchFailure, Response
+from crawler.http.connection import MAX_HEADER_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADER_LINES
 
 __all__ = ["AiohttpClient"]
 
@@ -49,14 +61,72 @@ def _error_kinds() -> tuple[
 _ERROR_KINDS = _error_kinds()
 
 
-def _failure(url: str, error: BaseException) -> FetchFailure:
+def _failure(url: str, error: BaseException, config: FetchConfig) -> FetchFailure:
     """`error` as the failure it is: the first kind of `_ERROR_KINDS` it is an instance of, else
-    `connection`."""
+    `connection`. A timeout says which setting it was, as the http1 client's do."""
     kind: FailureKind = next(
         (kind for classes, kind in _ERROR_KINDS if isinstance(error, classes)), "connection"
     )
+    if kind == "protocol" and _in_the_body(error):
+        kind = "payload"
     message = str(error) or type(error).__name__
+    if isinstance(error, aiohttp.ClientResponseError) and error.message:
+        # Its status (400) is aiohttp's verdict on the answer, not one the server sent.
+        message = f"malformed answer: {error.message}"
+    if isinstance(error, _CONNECT_TIMEOUT):
+        message = f"no connection within fetch.connect_timeout ({config.connect_timeout:g} s)"
+    elif isinstance(error, _READ_TIMEOUT):
+        message = f"no data for {config.read_timeout:g} s (fetch.read_timeout)"
     return FetchFailure(url, kind, message)
+
+
+def _in_the_body(error: BaseException) -> bool:
+    """Whether a parse error aiohttp reports as the answer's is in the body's chunks: aiohttp
+    parses a body that came in the packet of its head before it hands out the answer, and then
+    calls a bad chunk a bad message. The http1 client calls that a payload failure, as aiohttp
+    does when the chunk comes later (`_StampingHandler.set_exception`)."""
+    return isinstance(error, aiohttp.ClientResponseError) and "chunk" in error.message.lower()
+
+
+# aiohttp 3.10 and later tell a connect's timeout from a read's; an older one, neither.
+_CONNECT_TIMEOUT: tuple[type[BaseException], ...] = tuple(
+    getattr(aiohttp, name) for name in ("ConnectionTimeoutError",) if hasattr(aiohttp, name)
+)
+_READ_TIMEOUT: tuple[type[BaseException], ...] = tuple(
+    getattr(aiohttp, name) for name in ("SocketTimeoutError",) if hasattr(aiohttp, name)
+)
+
+
+class BlockedAddressError(Exception):
+    """A host's addresses are all ones fetch.block_private_addresses refuses. Not an OSError,
+    so that aiohttp lets it through as it is rather than as a DNS error."""
+
+
+def _blocked_message(host: str, address: str, reason: str) -> str:
+    return f"{host} is at {address}, {reason}: not connected to (fetch.block_private_addresses)"
+
+
+class _GuardedResolver(AbstractResolver):
+    """aiohttp's resolver, keeping only the addresses fetch.block_private_addresses allows: the
+    connector connects to what this returns, so a name (or a redirect to one) that resolves to
+    a private address is never connected to."""
+
+    def __init__(self) -> None:
+        self._resolver = aiohttp.DefaultResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        results = await self._resolver.resolve(host, port, family)
+        allowed = [result for result in results if blocked_reason(result["host"]) is None]
+        if not allowed and results:
+            address = results[0]["host"]
+            reason = blocked_reason(address) or ""
+            raise BlockedAddressError(_blocked_message(host, address, reason))
+        return allowed
+
+    async def close(self) -> None:
+        await self._resolver.close()
 
 
 _answering: ContextVar[_StampingHandler | None] = ContextVar("answering", default=None)
@@ -89,6 +159,21 @@ class _StampingHandler(ResponseHandler):
             self.first_bytes_at = time.monotonic()
         super().data_received(data)
 
+    def set_exception(self, exc: BaseException, *args: Any) -> None:
+        """The parser failed: a body being read fails with it. (aiohttp 3.14 sets the error on
+        the connection alone and drops the read timeout: a reader of a body whose chunks turned
+        malformed after its head would wait until the total timeout.)"""
+        super().set_exception(exc, *args)
+        payload = getattr(self, "_payload", None)
+        if (
+            isinstance(exc, http_exceptions.HttpProcessingError)
+            and payload is not None
+            and not payload.is_eof()
+            and payload.exception() is None
+        ):
+            message = getattr(exc, "message", "") or str(exc) or type(exc).__name__
+            payload.set_exception(aiohttp.ClientPayloadError(f"malformed body: {message}"))
+
 
 def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
     """A TCPConnector whose connections are `_StampingHandler`s, where this aiohttp builds its
@@ -120,8 +205,13 @@ class AiohttpClient:
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self._config = config
+        resolver = {"resolver": _GuardedResolver()} if config.block_private_addresses else {}
         connector = _stamping_connector(
-            limit=connections, limit_per_host=0, ttl_dns_cache=300, ssl=ssl_context or True
+            limit=connections,
+            limit_per_host=0,
+            ttl_dns_cache=300,
+            ssl=ssl_context or True,
+            **resolver,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -132,6 +222,9 @@ class AiohttpClient:
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=True,
             raise_for_status=False,
+            max_line_size=MAX_HEADER_LINE_BYTES,
+            max_field_size=MAX_HEADER_LINE_BYTES,
+            max_headers=MAX_HEADER_LINES,
         )
 
     async def close(self) -> None:
@@ -140,33 +233,62 @@ class AiohttpClient:
     async def get(
         self, url: str, max_bytes: int, *, html_only: bool = False
     ) -> Response | FetchFailure:
+        total = self._config.total_timeout
+        deadline = asyncio.timeout(total)
         try:
-            # A normal URL is already percent-encoded as it should go out (crawler.urls): yarl
-            # need not parse and quote it again for every request.
-            target = URL(url, encoded=True)
-            _answering.set(None)
-            async with self._session.get(target, allow_redirects=False) as answer:
-                protocol = _answering.get()
-                answered_at = None if protocol is None else protocol.first_bytes_at
-                content_type = answer.content_type.lower() if answer.content_type else ""
-                if "Content-Type" not in answer.headers:
-                    content_type = ""
-                want_body = not html_only or content_type in HTML_TYPES or not content_type
-                body, truncated = (
-                    (await _read_capped(answer, max_bytes)) if want_body else (b"", False)
-                )
-                return Response(
-                    url=url,
-                    status=answer.status,
-                    headers=answer.headers,
-                    content_type=content_type,
-                    charset=answer.charset,
-                    body=body,
-                    truncated=truncated,
-                    answered_at=answered_at,
-                )
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as error:
-            return _failure(url, error)
+            async with deadline:
+                return await self._get(url, max_bytes, html_only)
+        except TimeoutError as error:
+            if deadline.expired():
+                message = f"no complete answer within fetch.total_timeout ({total:g} s)"
+                return FetchFailure(url, "timeout", message)
+            return _failure(url, error, self._config)
+        except BlockedAddressError as error:
+            return FetchFailure(url, "blocked", str(error))
+        except (aiohttp.ClientError, OSError, ValueError) as error:
+            return _failure(url, error, self._config)
+
+    async def _get(self, url: str, max_bytes: int, html_only: bool) -> Response | FetchFailure:
+        # A normal URL is already percent-encoded as it should go out (crawler.urls): yarl
+        # need not parse and quote it again for every request.
+        target = URL(url, encoded=True)
+        if self._config.block_private_addresses:
+            # aiohttp connects to an IP literal without asking the resolver.
+            host = target.raw_host or ""
+            reason = blocked_reason(host) if _is_ip(host) else None
+            if reason is not None:
+                return FetchFailure(url, "blocked", _blocked_message(host, host, reason))
+        _answering.set(None)
+        async with self._session.get(target, allow_redirects=False) as answer:
+            head = sum(len(name) + len(value) + 4 for name, value in answer.raw_headers)
+            if head > MAX_HEADER_BYTES:
+                message = f"the answer's head is over {MAX_HEADER_BYTES} bytes"
+                return FetchFailure(url, "protocol", message)
+            protocol = _answering.get()
+            answered_at = None if protocol is None else protocol.first_bytes_at
+            content_type = answer.content_type.lower() if answer.content_type else ""
+            if "Content-Type" not in answer.headers:
+                content_type = ""
+            want_body = not html_only or content_type in HTML_TYPES or not content_type
+            body, truncated = (await _read_capped(answer, max_bytes)) if want_body else (b"", False)
+            return Response(
+                url=url,
+                status=answer.status,
+                headers=answer.headers,
+                content_type=content_type,
+                charset=answer.charset,
+                body=body,
+                truncated=truncated,
+                answered_at=answered_at,
+            )
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return False
+    return True
 
 
 async def _read_capped(answer: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:

@@ -3,7 +3,8 @@ by both clients, the crawl and the records; no I/O.
 
 A failure's `kind` says what went wrong:
 
-    timeout      no answer, or no more of it, within fetch.connect_timeout or fetch.read_timeout
+    timeout      no connection within fetch.connect_timeout, no more of the answer within
+                 fetch.read_timeout, or not the whole answer within fetch.total_timeout
     dns          the host name does not resolve
     connection   refused, reset, or closed before an answer on a new connection
     tls          the server's certificate failed verification
@@ -12,6 +13,8 @@ A failure's `kind` says what went wrong:
     payload      the body broke off or did not decode
     protocol     not HTTP the client can read
     invalid-url  a URL the client cannot ask for
+    blocked      the host is at an address fetch.block_private_addresses refuses (loopback,
+                 private, link-local, ...): nothing was sent; asking again changes nothing
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from multidict import CIMultiDictProxy
 __all__ = ["ACCEPT", "HTML_TYPES", "FailureKind", "FetchFailure", "Response", "is_html"]
 
 FailureKind: TypeAlias = Literal[
-    "timeout", "dns", "connection", "tls", "closed", "payload", "protocol", "invalid-url"
+    "timeout", "dns", "connection", "tls", "closed", "payload", "protocol", "invalid-url", "blocked"
 ]
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

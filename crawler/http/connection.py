@@ -3,10 +3,14 @@ feeds what arrives to httptools' parser and turns it into the answer of the one 
 progress.
 
 It stamps the answer's first bytes as they arrive (`Response.answered_at`: politeness counts a
-host's interval from there, crawler.politeness), bounds the answer's head to
-`MAX_HEADER_BYTES` and its decoded body to the cap, and ends every exchange in exactly one
-outcome: a `Response`, an `ExchangeError` (kind and message of the `FetchFailure` to be), or a
-`StaleConnectionError` when a connection ends before the first byte of its answer.
+host's interval from there, crawler.politeness), bounds the answer's head (`MAX_HEADER_BYTES`,
+`MAX_HEADER_LINES`, `MAX_HEADER_LINE_BYTES`), its decoded body to the cap and its whole exchange
+to a deadline, and ends every exchange in exactly one outcome: a `Response`, an `ExchangeError`
+(kind and message of the `FetchFailure` to be), or a `StaleConnectionError` when a connection
+ends before the first byte of its answer.
+
+The parser is as lenient as aiohttp's (the same llhttp, with the same three leniencies): header
+lines may end in a bare LF, as browsers and curl read them.
 """
 
 from __future__ import annotations
@@ -20,11 +24,29 @@ import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from crawler.http.answer import HTML_TYPES, FailureKind, Response
-from crawler.http.coding import DECODE_ERRORS, Decoder, body_decoder, media_type
+from crawler.http.coding import BodyReader, DecodeError, body_decoder, media_type
 
-__all__ = ["MAX_HEADER_BYTES", "Connection", "ExchangeError", "StaleConnectionError"]
+__all__ = [
+    "MAX_HEADER_BYTES",
+    "MAX_HEADER_LINES",
+    "MAX_HEADER_LINE_BYTES",
+    "Connection",
+    "ExchangeError",
+    "StaleConnectionError",
+    "new_parser",
+]
 
+# An answer's head is bounded, as every client bounds it: Node.js at 16 KiB, Chrome at 256 KiB,
+# curl at 300 KiB (100 KiB a line); aiohttp at 128 lines of 8 KiB. The aiohttp client is given
+# the same limits (crawler.http.aiohttp_client), so both clients fail the same heads.
 MAX_HEADER_BYTES = 64 * 1024
+"""The whole head, status line to blank line: past this many bytes the answer is a protocol
+failure, however its lines are cut (one line that never ends included)."""
+MAX_HEADER_LINES = 256
+"""Header lines in one head (real answers carry 10 to 40)."""
+MAX_HEADER_LINE_BYTES = 16 * 1024
+"""One header line, or the status line (twice nginx's and aiohttp's 8 KiB: long
+Content-Security-Policy and Set-Cookie lines are read)."""
 DISCARD_BYTES = 64 * 1024
 """Most bytes of a body not wanted (not HTML) read and thrown away to keep its connection for
 the host's next request; a longer one closes the connection instead."""
@@ -61,7 +83,7 @@ class Connection(asyncio.Protocol):
         """The origin's (scheme, host, port): the pool it belongs to."""
         self._loop = loop
         self._on_lost = on_lost
-        self._parser = httptools.HttpResponseParser(self)
+        self._parser = new_parser(self)
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.counted = False
@@ -75,18 +97,17 @@ class Connection(asyncio.Protocol):
         self._html_only = False
         self._timer: asyncio.TimerHandle | None = None
         self._last_data_at = 0.0
+        self._deadline = 0.0
+        self._total_timeout = 0.0
         self._first_bytes_at: float | None = None
         self._headers: list[tuple[str, str]] = []
         self._header_bytes = 0
-        self._field_bytes = 0
         self._headers_done = False
         self._eof_delimited = False
         self._status = 0
         self._content_type = ""
         self._charset: str | None = None
-        self._decoder: Decoder | None = None
-        self._body: list[bytes] = []
-        self._size = 0
+        self._body = BodyReader(0)
         self._keep_alive = False
         self._discarding = False
         self._discarded = 0
@@ -95,10 +116,17 @@ class Connection(asyncio.Protocol):
     # --- the exchange ---------------------------------------------------------------------------
 
     def exchange(
-        self, request: bytes, url: str, cap: int, html_only: bool, read_timeout: float
+        self,
+        request: bytes,
+        url: str,
+        cap: int,
+        html_only: bool,
+        read_timeout: float,
+        deadline: tuple[float, float],
     ) -> asyncio.Future[Response]:
         """Send `request`; the future ends with the answer, or raises `ExchangeError` or
-        `StaleConnectionError`."""
+        `StaleConnectionError`. `deadline`: the loop time by which the whole answer must have
+        come, and the fetch.total_timeout it was counted from (for the message)."""
         assert self.transport is not None and self._waiter is None
         self._waiter = waiter = self._loop.create_future()
         if self.closed:  # lost between its set-up and now
@@ -108,29 +136,38 @@ class Connection(asyncio.Protocol):
         self._first_bytes_at = None
         self._headers = []
         self._header_bytes = 0
-        self._field_bytes = 0
         self._headers_done = False
-        self._body = []
-        self._size = 0
-        self._decoder = None
+        self._body = BodyReader(cap)
         self._discarding = False
         self._discarded = 0
         self._error = None
         self.reusable = False
+        self._deadline, self._total_timeout = deadline
         self.transport.write(request)
         self._last_data_at = now = self._loop.time()
-        self._timer = self._loop.call_at(now + read_timeout, self._on_timer, read_timeout)
+        due = min(now + read_timeout, self._deadline)
+        self._timer = self._loop.call_at(due, self._on_timer, read_timeout)
         return waiter
 
     def _on_timer(self, read_timeout: float) -> None:
+        """One timer for both bounds: the longest silence, and the deadline of the whole answer
+        (a server dripping a byte a second is never silent for long)."""
         self._timer = None
         if self._waiter is None or self._waiter.done():
             return
-        due = self._last_data_at + read_timeout
-        if self._loop.time() >= due:
-            self._end(ExchangeError("timeout", f"no data for {read_timeout:g} s"))
+        now = self._loop.time()
+        if now >= self._deadline:
+            message = f"no complete answer within fetch.total_timeout ({self._total_timeout:g} s)"
+            self._end(ExchangeError("timeout", message))
+            self.close()
+            return
+        silent_until = self._last_data_at + read_timeout
+        if now >= silent_until:
+            message = f"no data for {read_timeout:g} s (fetch.read_timeout)"
+            self._end(ExchangeError("timeout", message))
             self.close()
         else:
+            due = min(silent_until, self._deadline)
             self._timer = self._loop.call_at(due, self._on_timer, read_timeout)
 
     def _end(self, outcome: Response | ExchangeError | StaleConnectionError) -> None:
@@ -145,11 +182,13 @@ class Connection(asyncio.Protocol):
         else:
             waiter.set_exception(outcome)
 
-    def _answer(self, truncated: bool = False) -> None:
-        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
-        if truncated:
-            body = body[: self._cap]
-        self._body = []
+    def _answer(self, *, ended: bool = False) -> None:
+        """The answer, with the body read so far (`ended`: all of it came)."""
+        try:
+            body, truncated = self._body.body(ended=ended)
+        except DecodeError as error:
+            self._end(ExchangeError("payload", f"cannot decode the body: {error}"))
+            return
         headers = CIMultiDictProxy(CIMultiDict(self._headers))
         self._end(
             Response(
@@ -190,7 +229,25 @@ class Connection(asyncio.Protocol):
         self._last_data_at = self._loop.time()
         if not self._headers_done:
             # httptools buffers a header line until it ends: bound the head here, by what came.
-            self._header_bytes += len(data)
+            # The parser is given no more than the head may still take; when the head has not
+            # ended within it, the rest is never parsed.
+            room = MAX_HEADER_BYTES - self._header_bytes
+            if len(data) > room:
+                self._feed(data[:room])
+                if not self._headers_done and self._error is None:
+                    self._error = ExchangeError("protocol", _HEAD_TOO_LONG)
+                elif self._error is None:
+                    self._feed(data[room:])
+            else:
+                self._header_bytes += len(data)
+                self._feed(data)
+        else:
+            self._feed(data)
+        if self._error is not None and not waiter.done():
+            self._end(self._error)
+            self.close()
+
+    def _feed(self, data: bytes) -> None:
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserCallbackError as error:
@@ -199,11 +256,6 @@ class Connection(asyncio.Protocol):
         except httptools.HttpParserError as error:
             kind: FailureKind = "payload" if self._headers_done else "protocol"
             self._error = ExchangeError(kind, f"malformed answer: {error}")
-        if not self._headers_done and self._header_bytes > MAX_HEADER_BYTES:
-            self._error = ExchangeError("protocol", f"headers over {MAX_HEADER_BYTES} bytes")
-        if self._error is not None and not waiter.done():
-            self._end(self._error)
-            self.close()
 
     def eof_received(self) -> bool:
         return False  # close our side too; connection_lost follows
@@ -216,7 +268,7 @@ class Connection(asyncio.Protocol):
         if waiter is None or waiter.done():
             return
         if self._headers_done and self._eof_delimited and self._error is None:
-            self._finish_body()
+            self._answer(ended=True)
         elif self._first_bytes_at is None:
             self._end(StaleConnectionError(sent=True))
         elif self._headers_done:
@@ -232,9 +284,14 @@ class Connection(asyncio.Protocol):
             self._error = ExchangeError("protocol", "more than one answer to one request")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._field_bytes += len(name) + len(value)
-        if self._field_bytes > MAX_HEADER_BYTES:
-            self._error = ExchangeError("protocol", f"headers over {MAX_HEADER_BYTES} bytes")
+        if self._error is not None:
+            return
+        if len(self._headers) >= MAX_HEADER_LINES:
+            self._error = ExchangeError("protocol", f"more than {MAX_HEADER_LINES} header lines")
+            return
+        if len(name) + len(value) > MAX_HEADER_LINE_BYTES:
+            message = f"a header line over {MAX_HEADER_LINE_BYTES} bytes ({name[:40]!r}...)"
+            self._error = ExchangeError("protocol", message)
             return
         # As aiohttp reads them: UTF-8, undecodable bytes kept as surrogates.
         self._headers.append(
@@ -284,7 +341,7 @@ class Connection(asyncio.Protocol):
                 self._discarding = True
             return
         if encoding and encoding != "identity":
-            self._decoder = body_decoder(encoding)
+            self._body = BodyReader(self._cap, body_decoder(encoding))
 
     def on_body(self, chunk: bytes) -> None:
         waiter = self._waiter
@@ -295,26 +352,13 @@ class Connection(asyncio.Protocol):
             if self._discarded > DISCARD_BYTES:
                 self._answer()  # longer than it is worth reading: not reused
             return
-        decoder = self._decoder
-        if decoder is None:
-            self._body.append(chunk)
-            self._size += len(chunk)
-        else:
-            try:
-                data = chunk
-                while data:
-                    room = self._cap - self._size
-                    out = decoder.decompress(data, room + 1)
-                    self._body.append(out)
-                    self._size += len(out)
-                    if self._size > self._cap:
-                        break
-                    data = decoder.unconsumed_tail
-            except DECODE_ERRORS as error:
-                self._error = ExchangeError("payload", f"cannot decode the body: {error}")
-                return
-        if self._size > self._cap:
-            self._answer(truncated=True)
+        try:
+            more = self._body.feed(chunk)
+        except DecodeError as error:
+            self._error = ExchangeError("payload", f"cannot decode the body: {error}")
+            return
+        if not more:
+            self._answer()  # past the cap: the rest is not read, nor the connection reused
 
     def on_message_complete(self) -> None:
         waiter = self._waiter
@@ -326,22 +370,32 @@ class Connection(asyncio.Protocol):
         if self._discarding:
             self._answer()
             return
-        self._finish_body()
-
-    def _finish_body(self) -> None:
-        decoder = self._decoder
-        if decoder is not None:
-            try:
-                tail = decoder.flush()
-            except DECODE_ERRORS as error:
-                self._end(ExchangeError("payload", f"cannot decode the body: {error}"))
-                return
-            if tail:
-                self._body.append(tail)
-                self._size += len(tail)
-        self._answer(truncated=self._size > self._cap)
+        self._answer(ended=True)
 
     def close(self) -> None:
         self.reusable = False
         if self.transport is not None and not self.closed:
             self.transport.close()
+
+
+_HEAD_TOO_LONG = f"the answer's head is over {MAX_HEADER_BYTES} bytes"
+
+# The leniencies aiohttp's parser has (aiohttp/_http_parser.pyx), so that both clients read the
+# same answers: header lines ending in a bare LF, a header value with control characters or
+# obsolete folding, spaces after a chunk size. What they allow is what browsers read; a client
+# that forwards nothing has no request smuggling to fear from them.
+_LENIENCIES = {
+    "lenient_headers": True,
+    "lenient_optional_cr_before_lf": True,
+    "lenient_spaces_after_chunk_size": True,
+}
+
+
+def new_parser(protocol: object) -> httptools.HttpResponseParser:
+    """httptools' response parser calling `protocol`'s `on_*` methods, with aiohttp's leniencies
+    (httptools 0.6.2 and later; an older one is strict)."""
+    parser = httptools.HttpResponseParser(protocol)
+    lenient = getattr(parser, "set_dangerous_leniencies", None)
+    if lenient is not None:
+        lenient(**_LENIENCIES)
+    return parser

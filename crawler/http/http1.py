@@ -20,7 +20,13 @@ What it does, as aiohttp did for the crawl:
 - Host names are looked up through the loop's resolver, answers kept `DNS_TTL` seconds; an IP
   literal is not looked up. TLS with the default context: certificates are verified.
 - `connect_timeout` bounds the look-up and the TCP (and TLS) set-up; `read_timeout` the longest
-  silence while the answer comes in.
+  silence while the answer comes in; `total_timeout` the whole GET from the connect's start (or
+  the request's, on a kept-alive connection) to the answer's last byte, so a server dripping a
+  byte at a time holds a request no longer than that. Waiting for room in the pool is not
+  counted: the server is not holding the request then.
+- With `block_private_addresses`, an address that is not a public unicast one (crawler.http.
+  addresses) is not connected to: checked on the addresses a name resolved to, at connect
+  time, so neither a DNS name nor a redirect gets past it.
 - Content-Encoding gzip and deflate (zlib or raw) are decoded, br where brotli is installed
   (crawler.http.coding); the cap counts decoded bytes, so a small compressed answer cannot
   unpack into gigabytes.
@@ -43,6 +49,7 @@ from typing import Any
 from yarl import URL
 
 from crawler.config import FetchConfig
+from crawler.http.addresses import blocked_reason
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
 
@@ -138,14 +145,15 @@ class Http1Client:
         except (ValueError, TypeError, UnicodeError) as error:
             return FetchFailure(url, "invalid-url", str(error))
         request = b"GET " + request_target + target.host_line + self._request_tail
+        deadline: tuple[float, float] | None = None
         for attempt in (1, 2):
             try:
-                connection, reused = await self._acquire(target)
+                connection, reused, deadline = await self._acquire(target, deadline)
             except ExchangeError as failure:
                 return FetchFailure(url, failure.kind, str(failure))
             try:
                 return await connection.exchange(
-                    request, url, max_bytes, html_only, self._config.read_timeout
+                    request, url, max_bytes, html_only, self._config.read_timeout, deadline
                 )
             except StaleConnectionError as stale:
                 if not stale.sent and attempt == 1:
@@ -184,10 +192,13 @@ class Http1Client:
 
     # --- the pool -------------------------------------------------------------------------------
 
-    async def _acquire(self, target: _Origin) -> tuple[Connection, bool]:
-        """A connection to the origin, and whether it is one reused: an idle one if there is
-        one, else a new one once there is room (closing the least recently used idle one of
-        another origin if need be)."""
+    async def _acquire(
+        self, target: _Origin, deadline: tuple[float, float] | None
+    ) -> tuple[Connection, bool, tuple[float, float]]:
+        """A connection to the origin, whether it is one reused, and the GET's deadline (the
+        one given, else fetch.total_timeout from now: room in the pool is found): an idle one
+        if there is one, else a new one once there is room (closing the least recently used
+        idle one of another origin if need be)."""
         while True:
             idle = self._idle.get(target.key)
             while idle:
@@ -195,7 +206,7 @@ class Http1Client:
                 del self._idle_order[connection]
                 fresh = self.loop.time() - connection.idle_since < KEEPALIVE_SECONDS
                 if fresh and not connection.closed:
-                    return connection, True
+                    return connection, True, deadline or self._deadline()
                 connection.close()
                 self.forget(connection, wake=False)
             if self._open < self._limit:
@@ -217,14 +228,19 @@ class Http1Client:
                     self._make_room()  # pass the wake-up on
                 raise
         self._open += 1
+        deadline = deadline or self._deadline()
         try:
-            connection = await self._connect(target)
+            connection = await self._connect(target, deadline[0])
             connection.counted = True
-            return connection, False
+            return connection, False, deadline
         except BaseException:
             self._open -= 1
             self._make_room()
             raise
+
+    def _deadline(self) -> tuple[float, float]:
+        total = self._config.total_timeout
+        return self.loop.time() + total, total
 
     def _release(self, connection: Connection) -> None:
         connection.finished()
@@ -259,11 +275,17 @@ class Http1Client:
                 room.set_result(None)
                 return
 
-    async def _connect(self, target: _Origin) -> Connection:
+    async def _connect(self, target: _Origin, deadline: float) -> Connection:
         config = self._config
+        # Whichever ends first: connect_timeout, or what is left of the GET's total_timeout.
+        by_total = deadline < self.loop.time() + config.connect_timeout
         try:
-            async with asyncio.timeout(config.connect_timeout):
+            async with asyncio.timeout_at(
+                deadline if by_total else self.loop.time() + config.connect_timeout
+            ):
                 addresses = _interleaved(await self._resolve(target.host, target.port))
+                if config.block_private_addresses:
+                    addresses = self._allowed(target, addresses)
                 error: Exception | None = None
                 for number, (family, address) in enumerate(addresses, 1):
                     try:
@@ -278,7 +300,15 @@ class Http1Client:
                 assert error is not None
                 raise error
         except TimeoutError:
-            message = f"no connection within {config.connect_timeout:g} s"
+            if by_total:
+                message = (
+                    f"no complete answer within fetch.total_timeout ({config.total_timeout:g} s)"
+                    " (still connecting)"
+                )
+            else:
+                message = (
+                    f"no connection within fetch.connect_timeout ({config.connect_timeout:g} s)"
+                )
             raise ExchangeError("timeout", message) from None
         except socket.gaierror as error:
             raise ExchangeError("dns", f"cannot resolve {target.host}: {error}") from None
@@ -289,6 +319,21 @@ class Http1Client:
             message = str(error) or type(error).__name__
             where = f"{target.host}:{target.port}"
             raise ExchangeError("connection", f"cannot connect to {where}: {message}") from None
+
+    @staticmethod
+    def _allowed(target: _Origin, addresses: list[Address]) -> list[Address]:
+        """The addresses fetch.block_private_addresses lets the GET connect to; when none is
+        left, the `blocked` failure naming the first refused."""
+        allowed = [entry for entry in addresses if blocked_reason(entry[1][0]) is None]
+        if not allowed and addresses:
+            address = addresses[0][1][0]
+            reason = blocked_reason(address)
+            message = (
+                f"{target.host} is at {address}, {reason}: not connected to "
+                "(fetch.block_private_addresses)"
+            )
+            raise ExchangeError("blocked", message)
+        return allowed
 
     async def _open_connection(
         self, target: _Origin, family: int, address: tuple[Any, ...]

@@ -296,6 +296,16 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")
             raise
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        name = getattr(error, "sqlite_errorname", "") or ""
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            raise OutputError(
+                f"cannot open index {path}: it is damaged or is not an index a crawl wrote "
+                f"({error}); nothing was written to it; to start over, crawl with --fresh (it "
+                "deletes the index and the crawl state, and says so first)"
+            ) from error
+        raise OutputError(f"cannot open index {path}: {error}") from error
     except sqlite3.Error as error:
         connection.close()
         raise OutputError(f"cannot open index {path}: {error}") from error

@@ -56,6 +56,10 @@ class PageRecord:
     size: int = 0
     """Decoded body bytes read."""
     truncated: bool = False
+    cut: str | None = None
+    """Why the page was not read in full though its body was: the bound it crossed and where
+    ('read up to byte 2,560 of 500,000: elements nested deeper than 512', 'links: more than
+    6,000, the first 6,000 read'). `truncated` is the body's size cap."""
     index: bool = False
     """The page's text is in the index: a 2xx HTML answer whose robots rules allow indexing."""
     index_reason: str | None = None
@@ -91,6 +95,7 @@ class PageRecord:
             "error": self.error,
             "size": self.size,
             "truncated": self.truncated,
+            "cut": self.cut,
         }
 
 
@@ -148,6 +153,7 @@ def record_of(
         follow=page.follow,
         follow_reason=page.follow_reason,
         sections=page.sections,
+        cut=page.cut,
     )
 
 

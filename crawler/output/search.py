@@ -5,8 +5,11 @@ and `export_pages`. Read-only connections: WAL lets them read while a crawl writ
 from __future__ import annotations
 
 import json
+import re
+import reprlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,9 @@ __all__ = [
     "ELLIPSIS",
     "EXPORT_FORMATS",
     "HIGHLIGHT",
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_WORDS",
+    "SEARCH_SECONDS",
     "SearchHit",
     "export_pages",
     "export_skips",
@@ -65,23 +71,99 @@ def find_index(directory: Path) -> Path:
     return path
 
 
+MAX_QUERY_CHARS = 1_000
+"""The longest query searched. Google takes 32 words and 2,048 characters in a URL; a query of
+32 long words and their operators fits in this."""
+MAX_QUERY_WORDS = 32
+"""The most words (operators and column names aside) a query may hold. FTS5 ranks and quotes a
+page in time that grows with the square of the words: on 300 pages, 16 words take 0.1 s, 32
+take 0.5, 64 take 2 and 10,000 take hours (one word repeated, matching 50 times a page)."""
+SEARCH_SECONDS = 30.0
+"""How long a search may run before it stops with an error: a bound for what the word limit does
+not foresee (32 prefixes that each match half the vocabulary of a large index)."""
+_WORD = re.compile(r"\w+(?!\w|\s*:)")
+"""A word FTS5 matches, roughly (its tokenizer keeps letters and digits); not `title` in
+`title:word`."""
+_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+_BRIEF = 200
+"""Characters of an SQLite error kept in a message: a damaged row's error quotes the row."""
+
+
+def _brief(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= _BRIEF else text[:_BRIEF] + ELLIPSIS
+
+
+def _damaged(path: Path, error: BaseException) -> OutputError:
+    return OutputError(
+        f"index {path} is damaged or is not an index a crawl wrote ({_brief(error)}); "
+        "crawl again with --fresh to start over (it deletes the index and the crawl state)"
+    )
+
+
+def _unreadable(path: Path, error: sqlite3.Error) -> OutputError:
+    """The error to raise for `error`, met reading the index at `path`."""
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "decode" in str(error):
+        return _damaged(path, error)
+    return OutputError(f"cannot read index {path}: {_brief(error)}")
+
+
 @contextmanager
 def _reading(directory: Path) -> Iterator[sqlite3.Connection]:
     path = find_index(directory)
+    wal = path.with_name(path.name + "-wal")
+    if path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0):
+        raise OutputError(
+            f"index {path} is empty (0 bytes): not an index a crawl wrote; "
+            "crawl again with --fresh to start over (it deletes the index and the crawl state)"
+        )
     try:
         # Read-only, so a search never takes a write lock from a crawl writing the same file.
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as error:
-        raise OutputError(f"cannot read index {path}: {error}") from error
+        raise _unreadable(path, error) from error
     try:
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         if version != SCHEMA_VERSION:
             raise OutputError(version_message(path, version))
         yield connection
     except sqlite3.Error as error:
-        raise OutputError(f"cannot read index {path}: {error}") from error
+        raise _unreadable(path, error) from error
+    except (ValueError, TypeError) as error:  # a row of the wrong shape: JSON, a type
+        raise _damaged(path, error) from error
     finally:
         connection.close()
+
+
+def _check_query(query: str) -> None:
+    """SearchError unless `query` is text FTS5 can be asked in bounded time."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as error:
+        # A byte the command line could not decode comes as a lone surrogate (PEP 383).
+        code = ord(query[error.start])
+        byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise SearchError(
+            f"search query: {byte} at character {error.start + 1} is not UTF-8 text "
+            "(is the terminal's encoding UTF-8?)"
+        ) from None
+    if len(query) > MAX_QUERY_CHARS:
+        raise SearchError(
+            f"search query of {len(query)} characters; at most {MAX_QUERY_CHARS} are searched"
+        )
+    words = sum(1 for word in _WORD.findall(query) if word not in _OPERATORS)
+    if words > MAX_QUERY_WORDS:
+        raise SearchError(
+            f"search query of {words} words; at most {MAX_QUERY_WORDS} are searched "
+            "(the time a search takes grows with the square of its words)"
+        )
+
+
+def _deadline(seconds: float) -> Callable[[], int]:
+    """An SQLite progress handler that stops the statement once `seconds` have passed."""
+    end = time.monotonic() + seconds
+    return lambda: int(time.monotonic() > end)
 
 
 def search(
@@ -93,11 +175,14 @@ def search(
     tokens: int = 12,
 ) -> list[SearchHit]:
     """The pages best matching `query` (FTS5 syntax: "a phrase", AND/OR/NOT, prefix*, title:word),
-    best first. SearchError for a malformed query, OutputError for a missing or unreadable index."""
+    best first. SearchError for a malformed query, one of more than `MAX_QUERY_WORDS` words or
+    `MAX_QUERY_CHARS` characters, or one that runs past `SEARCH_SECONDS`; OutputError for a
+    missing, unreadable or damaged index."""
     if limit < 1:
         raise ConfigError(f"search limit must be at least 1, not {limit}")
     if not 1 <= tokens <= 64:  # FTS5 would quietly clamp the count to its bounds
         raise ConfigError(f"snippet tokens must be from 1 to 64, not {tokens}")
+    _check_query(query)
     sql = (
         "SELECT pages.final_url, pages.title, snippet(pages_fts, 1, ?, ?, ?, ?), "
         "bm25(pages_fts, 10.0, 1.0, 1.0) AS rank "
@@ -106,14 +191,32 @@ def search(
     )
     parameters = (*highlight, ELLIPSIS, tokens, query, limit)
     with _reading(directory) as connection:
+        connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
         try:
             rows = connection.execute(sql, parameters).fetchall()
         except sqlite3.OperationalError as error:
+            if error.sqlite_errorname == "SQLITE_INTERRUPT":
+                raise SearchError(
+                    f"search query {query!r} ran for more than {SEARCH_SECONDS:g} s and was "
+                    "stopped; ask with fewer or longer words"
+                ) from error
             # The schema was checked on open, so a plain SQL error here is the query's.
             if error.sqlite_errorname != "SQLITE_ERROR":
                 raise
             raise SearchError(f"bad search query {query!r}: {error}") from error
-    return [SearchHit(url, title, snippet or "", -rank) for url, title, snippet, rank in rows]
+        hits = [_hit(*row) for row in rows]
+    return hits
+
+
+def _hit(url: object, title: object, snippet: object, rank: object) -> SearchHit:
+    if (
+        not isinstance(url, str)
+        or not isinstance(title, str | None)
+        or not isinstance(snippet, str | None)
+        or not isinstance(rank, int | float)
+    ):
+        raise TypeError(f"a result row of the wrong types: {reprlib.repr((url, title, rank))}")
+    return SearchHit(url, title, snippet or "", -rank)
 
 
 def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:

@@ -5,7 +5,8 @@ read.py       read_page: META robots, X-Robots-Tag and in-page sections decide w
 walk.py       the walk over a parsed page, in Python (the reference), and its links
 compiled.py   the same walk in C (_pagescan.c): loaded, checked, trusted or not, and chosen
 exclusion.py  directive words; in-page section markers and stretches
-charset.py    the HTML encoding sniff
+charset.py    the HTML encoding sniff; labels as the WHATWG Encoding Standard reads them
+bounds.py     how much of a hostile page is read: the prescan that bounds the parser's work
 """
 
 from crawler.page.read import Page, PageRules, read_page

@@ -16,7 +16,7 @@
  * - comments whose stripped content starts like a marker are given to the caller's
  *   `marker_word(content)`, which answers None or (action, kind, flags); the open sections
  *   and googleoff counts that follow decide, for every later node, what holds there;
- * - <a> and <area> with a non-empty href: (href, rel or None, held), `held` when the start tag
+ * - the first `max_anchors` of: <a> and <area> with a non-empty href: (href, rel or None, held), `held` when the start tag
  *   is inside a section that says nofollow; <frame> and <iframe> with a non-empty src the same
  *   way, as (src, None, held) (an iframe's content is still skipped);
  * - <meta> with a name or an http-equiv: (name, content, http-equiv), each str or None;
@@ -566,12 +566,16 @@ append_anchor(PyObject *anchors, const lxb_attr *link, PyObject *rel, bool held)
 static PyObject *
 scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "scan(document_address, marker_word)");
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan(document_address, marker_word, max_anchors)");
         return NULL;
     }
     size_t address = PyLong_AsSize_t(args[0]);
     if (address == (size_t) -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t max_anchors = PyLong_AsSsize_t(args[2]);
+    if (max_anchors == -1 && PyErr_Occurred()) {
         return NULL;
     }
     PyObject *marker_word = args[1];
@@ -618,7 +622,9 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             uintptr_t tag = node->local_name;
             const lxb_attr *href_attr;
             bool held = (state.flags & NOFOLLOW) != 0;
-            if ((tag == TAG_IFRAME || tag == TAG_FRAME) && (href_attr = find_src(node)) != NULL) {
+            bool room = PyList_GET_SIZE(anchors) < max_anchors;
+            if (room && (tag == TAG_IFRAME || tag == TAG_FRAME)
+                && (href_attr = find_src(node)) != NULL) {
                 if (append_anchor(anchors, href_attr, Py_None, held) < 0) {
                     goto done;
                 }
@@ -630,7 +636,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             switch (tag) {
             case TAG_A:
             case TAG_AREA:
-                if ((href_attr = find_href(node)) != NULL) {
+                if (room && (href_attr = find_href(node)) != NULL) {
                     PyObject *rel = attr_value(node, ATTR_REL, "rel");
                     int appended = rel != NULL ? append_anchor(anchors, href_attr, rel, held) : -1;
                     Py_XDECREF(rel);
@@ -1094,12 +1100,710 @@ text_length(PyObject *module, PyObject *number)
     return PyLong_FromSize_t(((const lxb_character_data *) address)->data.length);
 }
 
+/* --- the prescan ------------------------------------------------------------------------------
+ * crawler.page.bounds.python_prescan in C: where a page first crosses a bound of the tree-building
+ * work the parser would do on it (see crawler/page/bounds.py, the reference, for the model). */
+
+enum { LIMIT_NONE = 0, LIMIT_DEPTH = 1, LIMIT_WORK = 2, LIMIT_MARKERS = 3 };
+enum { ELEMENT_COST = 50, WINDOW = 8 };
+
+static bool
+html_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+static bool
+same_name(const unsigned char *one, size_t one_length, const unsigned char *other,
+          size_t other_length)
+{
+    if (one_length != other_length) {
+        return false;
+    }
+    for (size_t i = 0; i < one_length; i++) {
+        unsigned char a = one[i], b = other[i];
+        if ((a >= 'A' && a <= 'Z' ? a + 32 : a) != (b >= 'A' && b <= 'Z' ? b + 32 : b)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* What the model knows of a tag name: its class and the groups it belongs to and closes. */
+enum {
+    IS_RAW_TEXT = 1 << 0,
+    IS_VOID = 1 << 1,
+    IS_FOREIGN = 1 << 2,
+    IS_PLAINTEXT = 1 << 3,
+    IS_NOINDEX = 1 << 4,
+    IS_SCOPE = 1 << 5,   /* a check for an element in (default) scope stops at it */
+    IS_SPECIAL = 1 << 6, /* the HTML standard's special category */
+    STOP_ALL = 1 << 7,   /* as `stops`: only the current node is looked at */
+    M_P = 1 << 8,
+    M_LI = 1 << 9,
+    M_DT = 1 << 10,
+    M_DD = 1 << 11,
+    M_OPTION = 1 << 12,
+    M_OPTGROUP = 1 << 13,
+    M_TR = 1 << 14,
+    M_TD = 1 << 15,
+    M_TH = 1 << 16,
+    M_A = 1 << 17,
+    M_BUTTON = 1 << 18,
+    M_NOBR = 1 << 19,
+    IS_FORMATTING = 1 << 20, /* kept in the list of active formatting elements */
+    IS_MARKER = 1 << 21,     /* puts a marker in that list */
+    IS_TABLE_BOUNDARY = 1 << 22, /* a check for an element in table scope stops at it */
+    IS_LIST = 1 << 23,           /* a check for one in list item scope stops at it too */
+    IS_LIST_STOP = 1 << 24,      /* the search for the <li> an <li> closes stops at it */
+    IS_TABLE_PART = 1 << 25,     /* its end tag is looked for in table scope */
+};
+
+typedef struct {
+    const char *name;
+    unsigned flags;  /* IS_* and the M_* it is */
+    unsigned closes; /* the M_* of an open element its start tag closes, near the top */
+    unsigned stops;  /* the IS_* of an open element the search for those stops at */
+} tag_class;
+
+/* The same table as crawler.page.bounds.TAG_CLASSES (a test compares them). */
+static const tag_class TAG_CLASSES[] = {
+    {"script", IS_RAW_TEXT, 0, 0},
+    {"style", IS_RAW_TEXT, 0, 0},
+    {"xmp", IS_RAW_TEXT, M_P, IS_SCOPE | M_BUTTON},
+    {"iframe", IS_RAW_TEXT, 0, 0},
+    {"noembed", IS_RAW_TEXT, 0, 0},
+    {"noframes", IS_RAW_TEXT, 0, 0},
+    {"textarea", IS_RAW_TEXT, 0, 0},
+    {"title", IS_RAW_TEXT, 0, 0},
+    {"area", IS_VOID, 0, 0},
+    {"base", IS_VOID, 0, 0},
+    {"basefont", IS_VOID, 0, 0},
+    {"bgsound", IS_VOID, 0, 0},
+    {"br", IS_VOID, 0, 0},
+    {"col", IS_VOID, 0, 0},
+    {"embed", IS_VOID, 0, 0},
+    {"frame", IS_VOID, 0, 0},
+    {"hr", IS_VOID, 0, 0},
+    {"img", IS_VOID, 0, 0},
+    {"input", IS_VOID, 0, 0},
+    {"keygen", IS_VOID, 0, 0},
+    {"link", IS_VOID, 0, 0},
+    {"meta", IS_VOID, 0, 0},
+    {"param", IS_VOID, 0, 0},
+    {"source", IS_VOID, 0, 0},
+    {"track", IS_VOID, 0, 0},
+    {"wbr", IS_VOID, 0, 0},
+    {"html", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_BOUNDARY, 0, 0},
+    {"table", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_BOUNDARY | IS_TABLE_PART, M_P, IS_SCOPE | M_BUTTON},
+    {"td", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | IS_MARKER | M_TD, M_TD | M_TH, IS_TABLE_BOUNDARY},
+    {"th", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | IS_MARKER | M_TH, M_TD | M_TH, IS_TABLE_BOUNDARY},
+    {"caption", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | IS_MARKER, 0, 0},
+    {"marquee", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_MARKER, 0, 0},
+    {"object", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_MARKER, 0, 0},
+    {"applet", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_MARKER, 0, 0},
+    {"template", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_BOUNDARY | IS_MARKER, 0, 0},
+    {"mi", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"mo", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"mn", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"ms", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"mtext", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"annotation-xml", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"foreignobject", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"desc", IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"address", IS_SPECIAL, M_P, IS_SCOPE | M_BUTTON},
+    {"article", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"aside", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"blockquote", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"body", IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"button", IS_SPECIAL | IS_LIST_STOP | M_BUTTON, M_BUTTON, IS_SCOPE},
+    {"center", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"colgroup", IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"dd", IS_SPECIAL | IS_LIST_STOP | M_DD, M_DT | M_DD | M_P, IS_LIST_STOP},
+    {"details", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"dir", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"div", IS_SPECIAL, M_P, IS_SCOPE | M_BUTTON},
+    {"dl", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"dt", IS_SPECIAL | IS_LIST_STOP | M_DT, M_DT | M_DD | M_P, IS_LIST_STOP},
+    {"fieldset", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"figcaption", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"figure", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"footer", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"form", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"frameset", IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"h1", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"h2", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"h3", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"h4", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"h5", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"h6", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"head", IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"header", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"hgroup", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"li", IS_SPECIAL | IS_LIST_STOP | M_LI, M_LI | M_P, IS_LIST_STOP},
+    {"listing", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"main", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"menu", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"nav", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"noscript", IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"ol", IS_SPECIAL | IS_LIST_STOP | IS_LIST, M_P, IS_SCOPE | M_BUTTON},
+    {"p", IS_SPECIAL | M_P, M_P, IS_SCOPE | M_BUTTON},
+    {"pre", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"search", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"section", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"select", IS_SPECIAL | IS_LIST_STOP, 0, 0},
+    {"summary", IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON},
+    {"tbody", IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART, 0, 0},
+    {"tfoot", IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART, 0, 0},
+    {"thead", IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART, 0, 0},
+    {"tr", IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | M_TR, M_TR | M_TD | M_TH, IS_TABLE_BOUNDARY},
+    {"ul", IS_SPECIAL | IS_LIST_STOP | IS_LIST, M_P, IS_SCOPE | M_BUTTON},
+    {"dialog", 0, M_P, IS_SCOPE | M_BUTTON},
+    {"plaintext", IS_PLAINTEXT, M_P, IS_SCOPE | M_BUTTON},
+    {"option", M_OPTION, M_OPTION, STOP_ALL},
+    {"optgroup", M_OPTGROUP, M_OPTION | M_OPTGROUP, STOP_ALL},
+    {"a", IS_FORMATTING | M_A, M_A, IS_SPECIAL},
+    {"nobr", IS_FORMATTING | M_NOBR, M_NOBR, IS_SPECIAL},
+    {"b", IS_FORMATTING, 0, 0},
+    {"big", IS_FORMATTING, 0, 0},
+    {"code", IS_FORMATTING, 0, 0},
+    {"em", IS_FORMATTING, 0, 0},
+    {"font", IS_FORMATTING, 0, 0},
+    {"i", IS_FORMATTING, 0, 0},
+    {"s", IS_FORMATTING, 0, 0},
+    {"small", IS_FORMATTING, 0, 0},
+    {"strike", IS_FORMATTING, 0, 0},
+    {"strong", IS_FORMATTING, 0, 0},
+    {"tt", IS_FORMATTING, 0, 0},
+    {"u", IS_FORMATTING, 0, 0},
+    {"svg", IS_FOREIGN, 0, 0},
+    {"math", IS_FOREIGN, 0, 0},
+    {"noindex", IS_NOINDEX, 0, 0},
+};
+#define TAG_CLASS_COUNT (sizeof(TAG_CLASSES) / sizeof(TAG_CLASSES[0]))
+#define LONGEST_CLASSED 14 /* "annotation-xml" */
+
+/* TAG_CLASSES by the first letter of the name, each list ended by -1 (filled at import). */
+#define PER_LETTER 16
+static signed char BY_LETTER[26][PER_LETTER + 1];
+
+static int
+index_tag_classes(void)
+{
+    size_t filled[26] = {0};
+    memset(BY_LETTER, -1, sizeof(BY_LETTER));
+    for (size_t i = 0; i < TAG_CLASS_COUNT; i++) {
+        int letter = TAG_CLASSES[i].name[0] - 'a';
+        if (letter < 0 || letter >= 26 || filled[letter] == PER_LETTER) {
+            PyErr_SetString(PyExc_SystemError, "TAG_CLASSES does not fit its index");
+            return -1;
+        }
+        BY_LETTER[letter][filled[letter]++] = (signed char) i;
+    }
+    return 0;
+}
+
+static const tag_class *
+class_of(const unsigned char *name, size_t length)
+{
+    char lower[LONGEST_CLASSED + 1];
+    if (length > LONGEST_CLASSED) {
+        return NULL;
+    }
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = name[i];
+        lower[i] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    lower[length] = 0;
+    int letter = lower[0] - 'a';
+    if (letter < 0 || letter >= 26) {
+        return NULL;
+    }
+    for (const signed char *index = BY_LETTER[letter]; *index >= 0; index++) {
+        if (strcmp(TAG_CLASSES[*index].name, lower) == 0) {
+            return &TAG_CLASSES[*index];
+        }
+    }
+    return NULL;
+}
+
+static const unsigned char *
+find_byte(const unsigned char *at, const unsigned char *end, unsigned char c)
+{
+    return at < end ? memchr(at, c, (size_t) (end - at)) : NULL;
+}
+
+static const unsigned char *
+find_comment_end(const unsigned char *at, const unsigned char *end)
+{
+    while ((at = find_byte(at, end, '-')) != NULL) {
+        if (end - at >= 3 && at[1] == '-' && at[2] == '>') {
+            return at;
+        }
+        at++;
+    }
+    return NULL;
+}
+
+/* `</name` followed by whitespace, `/` or `>`, ASCII case-insensitively. */
+static const unsigned char *
+find_raw_text_end(const unsigned char *at, const unsigned char *end, const unsigned char *name,
+                  size_t length)
+{
+    while ((at = find_byte(at, end, '<')) != NULL) {
+        if ((size_t) (end - at) >= length + 3 && at[1] == '/'
+            && same_name(at + 2, length, name, length)) {
+            unsigned char after = at[2 + length];
+            if (html_space(after) || after == '/' || after == '>') {
+                return at;
+            }
+        }
+        at++;
+    }
+    return NULL;
+}
+
+static bool
+marker_comment(const unsigned char *at, const unsigned char *end)
+{
+    size_t left = (size_t) (end - at) < 64 ? (size_t) (end - at) : 64;
+    const unsigned char *stop = at + left;
+    while (at < stop && html_space(*at)) at++;
+    if (at < stop && *at == '/') {
+        at++;
+        while (at < stop && html_space(*at)) at++;
+    }
+    size_t rest = (size_t) (stop - at);
+    return starts_with_word(at, rest, "robots") || starts_with_word(at, rest, "google")
+           || starts_with_word(at, rest, "noindex");
+}
+
+/* The model's stack of open elements and list of active formatting elements (see _Model in
+ * crawler/page/bounds.py). */
+typedef struct {
+    const unsigned char *name; /* in the source; compared ASCII case-insensitively */
+    size_t length;
+    unsigned flags; /* its tag_class's */
+} open_element;
+
+typedef struct {
+    const unsigned char *name; /* NULL: a marker */
+    size_t length;
+    const unsigned char *attributes; /* as written, compared byte for byte */
+    size_t attributes_length;
+} formatting_entry;
+
+typedef struct {
+    open_element *open;
+    Py_ssize_t depth;
+    Py_ssize_t capacity;
+    formatting_entry *list;
+    Py_ssize_t entries;
+    Py_ssize_t list_capacity;
+} model;
+
+static int
+grow(void **items, Py_ssize_t *capacity, Py_ssize_t used, size_t size)
+{
+    if (used < *capacity) {
+        return 0;
+    }
+    Py_ssize_t grown_capacity = *capacity ? *capacity * 2 : 64;
+    void *grown = PyMem_Realloc(*items, (size_t) grown_capacity * size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = grown;
+    *capacity = grown_capacity;
+    return 0;
+}
+
+static Py_ssize_t
+model_active(const model *m)
+{
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = m->entries - 1; i >= 0 && m->list[i].name != NULL; i--) {
+        count++;
+    }
+    return count;
+}
+
+static void
+clear_to_marker(model *m)
+{
+    while (m->entries > 0) {
+        m->entries--;
+        if (m->list[m->entries].name == NULL) {
+            break;
+        }
+    }
+}
+
+static void
+pop_from(model *m, Py_ssize_t position)
+{
+    for (Py_ssize_t i = position; i < m->depth; i++) {
+        if (m->open[i].flags & IS_MARKER) {
+            clear_to_marker(m);
+        }
+    }
+    m->depth = position;
+}
+
+static void
+forget(model *m, const unsigned char *name, size_t length)
+{
+    for (Py_ssize_t i = m->entries - 1; i >= 0 && m->list[i].name != NULL; i--) {
+        if (same_name(m->list[i].name, m->list[i].length, name, length)) {
+            memmove(&m->list[i], &m->list[i + 1],
+                    (size_t) (m->entries - i - 1) * sizeof(formatting_entry));
+            m->entries--;
+            return;
+        }
+    }
+}
+
+static int
+add_formatting(model *m, const unsigned char *name, size_t length,
+               const unsigned char *attributes, size_t attributes_length)
+{
+    Py_ssize_t same = 0, earliest = -1;
+    if (name != NULL) {
+        for (Py_ssize_t i = m->entries - 1; i >= 0 && m->list[i].name != NULL; i--) {
+            const formatting_entry *entry = &m->list[i];
+            if (same_name(entry->name, entry->length, name, length)
+                && entry->attributes_length == attributes_length
+                && memcmp(entry->attributes, attributes, attributes_length) == 0) {
+                same++;
+                earliest = i;
+            }
+        }
+        if (same >= 3) { /* Noah's Ark */
+            memmove(&m->list[earliest], &m->list[earliest + 1],
+                    (size_t) (m->entries - earliest - 1) * sizeof(formatting_entry));
+            m->entries--;
+        }
+    }
+    if (grow((void **) &m->list, &m->list_capacity, m->entries, sizeof(formatting_entry)) < 0) {
+        return -1;
+    }
+    formatting_entry *entry = &m->list[m->entries++];
+    entry->name = name;
+    entry->length = length;
+    entry->attributes = attributes;
+    entry->attributes_length = attributes_length;
+    return 0;
+}
+
+/* The adoption agency, as far as the stack goes: the steps taken. */
+static Py_ssize_t
+formatting_end(model *m, const unsigned char *name, size_t length)
+{
+    Py_ssize_t depth = m->depth, position = depth - 1;
+    bool special_above = false;
+    for (; position >= 0; position--) {
+        const open_element *open = &m->open[position];
+        if (same_name(open->name, open->length, name, length)) {
+            if (!special_above) {
+                pop_from(m, position);
+                forget(m, name, length);
+            }
+            return depth - position;
+        }
+        if (open->flags & IS_SCOPE) {
+            break;
+        }
+        special_above = special_above || (open->flags & IS_SPECIAL);
+    }
+    bool open_anywhere = false;
+    for (Py_ssize_t i = 0; i < depth && !open_anywhere; i++) {
+        open_anywhere = same_name(m->open[i].name, m->open[i].length, name, length);
+    }
+    if (!open_anywhere) {
+        forget(m, name, length);
+    }
+    return depth - position;
+}
+
+static Py_ssize_t
+end_tag(model *m, const unsigned char *name, size_t length, unsigned flags)
+{
+    if ((length == 4 && ascii_ieq(name, "body", 4)) || (length == 4 && ascii_ieq(name, "html", 4))
+        || (length == 2 && ascii_ieq(name, "br", 2))) {
+        return 1;
+    }
+    if (flags & IS_FORMATTING) {
+        return formatting_end(m, name, length);
+    }
+    unsigned stop = (flags & IS_SPECIAL) ? IS_SCOPE : IS_SPECIAL;
+    if (flags & IS_TABLE_PART) {
+        stop = IS_TABLE_BOUNDARY;
+    }
+    else if (length == 2 && ascii_ieq(name, "li", 2)) {
+        stop = IS_SCOPE | IS_LIST;
+    }
+    else if (length == 1 && ascii_ieq(name, "p", 1)) {
+        stop = IS_SCOPE | M_BUTTON;
+    }
+    Py_ssize_t depth = m->depth, position = depth - 1;
+    for (; position >= 0; position--) {
+        const open_element *open = &m->open[position];
+        if (same_name(open->name, open->length, name, length)) {
+            if (length == 4 && ascii_ieq(name, "form", 4)) {
+                memmove(&m->open[position], &m->open[position + 1],
+                        (size_t) (m->depth - position - 1) * sizeof(open_element));
+                m->depth--;
+            }
+            else {
+                pop_from(m, position);
+            }
+            break;
+        }
+        if (open->flags & stop) {
+            break;
+        }
+    }
+    return depth - position;
+}
+
+static void
+closes_group(model *m, unsigned closes, unsigned stops)
+{
+    Py_ssize_t depth = m->depth, lowest = -1;
+    Py_ssize_t bottom = depth - WINDOW > 0 ? depth - WINDOW : 0;
+    for (Py_ssize_t position = depth - 1; position >= bottom; position--) {
+        unsigned open_flags = m->open[position].flags;
+        if (open_flags & closes) {
+            lowest = position;
+        }
+        else if (open_flags & stops) {
+            break;
+        }
+        if (stops & STOP_ALL) {
+            break;
+        }
+    }
+    if (lowest >= 0) {
+        open_element closed = m->open[lowest];
+        pop_from(m, lowest);
+        if (closed.flags & IS_FORMATTING) {
+            forget(m, closed.name, closed.length);
+        }
+    }
+}
+
+/* (offset, limit), as python_prescan; -1 with an exception set on failure. */
+static int
+prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_depth,
+               long long max_work, Py_ssize_t max_markers, Py_ssize_t *offset)
+{
+    const unsigned char *end = source + size, *at = source, *text_from = source;
+    model m = {0};
+    long long work = 0;
+    Py_ssize_t markers = 0;
+    int limit = LIMIT_NONE;
+    *offset = -1;
+#define CUT(why)                                                                                   \
+    do {                                                                                           \
+        *offset = at - source;                                                                     \
+        limit = (why);                                                                             \
+        goto done;                                                                                 \
+    } while (0)
+    while ((at = find_byte(at, end, '<')) != NULL && end - at >= 2) {
+        unsigned char second = at[1];
+        if (at > text_from) {
+            /* Text: a node, and the parser rebuilds the formatting elements that are not open. */
+            work += ELEMENT_COST + (long long) model_active(&m) * (ELEMENT_COST + m.depth);
+        }
+        if (second == '!' || second == '?'
+            || (second == '/' && !(end - at >= 3 && (at[2] | 0x20) >= 'a' && (at[2] | 0x20) <= 'z'))) {
+            /* A comment, a doctype or a bogus comment: a node. */
+            work += ELEMENT_COST;
+            if (work > max_work) {
+                CUT(LIMIT_WORK);
+            }
+        }
+        if (end - at >= 4 && second == '!' && at[2] == '-' && at[3] == '-') {
+            if (marker_comment(at + 4, end) && ++markers > max_markers) {
+                CUT(LIMIT_MARKERS);
+            }
+            const unsigned char *close = find_comment_end(at + 4, end);
+            if (close == NULL) {
+                goto done;
+            }
+            at = text_from = close + 3;
+            continue;
+        }
+        if (second == '!' || second == '?') {
+            const unsigned char *close = find_byte(at + 2, end, '>');
+            if (close == NULL) {
+                goto done;
+            }
+            at = text_from = close + 1;
+            continue;
+        }
+        bool closing = second == '/';
+        const unsigned char *start = at + 1 + closing;
+        if (start >= end || !((*start | 0x20) >= 'a' && (*start | 0x20) <= 'z')) {
+            if (closing) {
+                const unsigned char *close = find_byte(start, end, '>');
+                if (close == NULL) {
+                    goto done;
+                }
+                at = text_from = close + 1;
+            }
+            else {
+                at++;
+            }
+            continue;
+        }
+        const unsigned char *k = start;
+        while (k < end && !html_space(*k) && *k != '/' && *k != '>') k++;
+        const unsigned char *name = start, *name_end = k;
+        size_t length = (size_t) (k - start);
+        long long attributes = 0;
+        bool slash = false;
+        for (;;) {
+            while (k < end && (html_space(*k) || *k == '/')) {
+                slash = *k == '/';
+                k++;
+            }
+            if (k >= end) {
+                goto done; /* a tag the end of the page cuts: the parser drops it */
+            }
+            if (*k == '>') {
+                break;
+            }
+            slash = false;
+            if (!closing) {
+                work += attributes;
+                attributes++;
+            }
+            k++;
+            while (k < end && !html_space(*k) && *k != '/' && *k != '>' && *k != '=') k++;
+            while (k < end && html_space(*k)) k++;
+            if (k < end && *k == '=') {
+                k++;
+                while (k < end && html_space(*k)) k++;
+                if (k < end && (*k == '"' || *k == '\'')) {
+                    const unsigned char *close = find_byte(k + 1, end, *k);
+                    if (close == NULL) {
+                        goto done;
+                    }
+                    k = close + 1;
+                }
+                else {
+                    while (k < end && !html_space(*k) && *k != '>') k++;
+                }
+            }
+        }
+        const unsigned char *after = k + 1;
+        text_from = after;
+        const tag_class *known = class_of(name, length);
+        unsigned flags = known != NULL ? known->flags : 0;
+        if (closing) {
+            work += end_tag(&m, name, length, flags);
+            if ((flags & IS_NOINDEX) && ++markers > max_markers) {
+                CUT(LIMIT_MARKERS);
+            }
+        }
+        else {
+            work += ELEMENT_COST + m.depth
+                    + (long long) model_active(&m) * (ELEMENT_COST + m.depth);
+            if ((flags & IS_NOINDEX) && ++markers > max_markers) {
+                CUT(LIMIT_MARKERS);
+            }
+            if (flags & IS_PLAINTEXT) {
+                goto done; /* the rest of the page is its text */
+            }
+            if (known != NULL && known->closes != 0) {
+                closes_group(&m, known->closes, known->stops);
+            }
+            if (flags & IS_RAW_TEXT) {
+                if (work > max_work) {
+                    CUT(LIMIT_WORK);
+                }
+                const unsigned char *close = find_raw_text_end(after, end, name, length);
+                if (close == NULL) {
+                    goto done;
+                }
+                at = text_from = close;
+                continue;
+            }
+            /* A self-closing tag closes itself in SVG and MathML only. */
+            if (slash && !(flags & IS_FOREIGN)) {
+                slash = false;
+                for (Py_ssize_t i = 0; i < m.depth && !slash; i++) {
+                    slash = (m.open[i].flags & IS_FOREIGN) != 0;
+                }
+            }
+            if (!((flags & IS_VOID) || slash)) {
+                if (grow((void **) &m.open, &m.capacity, m.depth, sizeof(open_element)) < 0) {
+                    limit = -1;
+                    goto done;
+                }
+                m.open[m.depth].name = name;
+                m.open[m.depth].length = length;
+                m.open[m.depth].flags = flags;
+                m.depth++;
+                if (((flags & IS_MARKER) && add_formatting(&m, NULL, 0, NULL, 0) < 0)
+                    || ((flags & IS_FORMATTING)
+                        && add_formatting(&m, name, length, name_end, (size_t) (k - name_end))
+                               < 0)) {
+                    limit = -1;
+                    goto done;
+                }
+                if (m.depth > max_depth || model_active(&m) > max_depth) {
+                    CUT(LIMIT_DEPTH);
+                }
+            }
+        }
+        if (work > max_work) {
+            CUT(LIMIT_WORK);
+        }
+        at = after;
+    }
+#undef CUT
+done:
+    PyMem_Free(m.open);
+    PyMem_Free(m.list);
+    return limit;
+}
+
+static PyObject *
+prescan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t max_depth, max_markers, offset;
+    long long max_work;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "prescan(source, max_depth, max_work, max_markers)");
+        return NULL;
+    }
+    max_depth = PyLong_AsSsize_t(args[1]);
+    max_work = PyLong_AsLongLong(args[2]);
+    max_markers = PyLong_AsSsize_t(args[3]);
+    if (PyErr_Occurred() || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    int limit = prescan_source((const unsigned char *) view.buf, view.len, max_depth, max_work,
+                               max_markers, &offset);
+    PyBuffer_Release(&view);
+    if (limit < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(ni)", offset, limit);
+}
+
 static PyMethodDef methods[] = {
+    {"prescan", (PyCFunction) (void (*)(void)) prescan, METH_FASTCALL,
+     "prescan(source, max_depth, max_work, max_markers) -> (offset or -1, limit)"},
     {"links", (PyCFunction) (void (*)(void)) links, METH_FASTCALL,
      "links(anchors, resolve, unusable_error, follow, obey_rel, (origin, directory)) -> "
      "(followed, held_back, unusable)"},
     {"scan", (PyCFunction) (void (*)(void)) scan, METH_FASTCALL,
-     "scan(document_address, marker_word) -> (anchors, metas, title, base, lang, text, "
+     "scan(document_address, marker_word, max_anchors) -> (anchors, metas, title, base, lang, text, "
      "nosnippet_text, sections, yandex_element)"},
     {"node_fields", node_fields, METH_O,
      "node_fields(address) -> (parent, first_child, last_child, next, prev, type, local_name)"},
@@ -1139,5 +1843,27 @@ PyInit__pagescan(void)
         return NULL;
     }
     Py_DECREF(tags);
+    PyObject *classes = index_tag_classes() == 0 ? PyDict_New() : NULL;
+    if (classes == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (size_t i = 0; i < TAG_CLASS_COUNT; i++) {
+        const tag_class *known = &TAG_CLASSES[i];
+        PyObject *row = Py_BuildValue("(III)", known->flags, known->closes, known->stops);
+        if (row == NULL || PyDict_SetItemString(classes, known->name, row) < 0) {
+            Py_XDECREF(row);
+            Py_DECREF(classes);
+            Py_DECREF(m);
+            return NULL;
+        }
+        Py_DECREF(row);
+    }
+    if (PyModule_AddObjectRef(m, "TAG_CLASSES", classes) < 0) {
+        Py_DECREF(classes);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_DECREF(classes);
     return m;
 }

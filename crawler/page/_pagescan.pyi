@@ -4,9 +4,14 @@ from collections.abc import Callable
 
 LEXBOR_LAYOUT: str
 SELECTOLAX: str
+TAG_CLASSES: dict[str, tuple[int, int, int]]
+"""crawler.page.bounds.TAG_CLASSES, as the C prescan has it."""
 
 def scan(
-    document_address: int, marker_word: Callable[[str], tuple[int, int, int] | None], /
+    document_address: int,
+    marker_word: Callable[[str], tuple[int, int, int] | None],
+    max_anchors: int,
+    /,
 ) -> tuple[
     list[tuple[str, str | None, bool]],
     list[tuple[str | None, str | None, str | None]],
@@ -27,3 +32,6 @@ def links(
     join_parts: tuple[str, str],
     /,
 ) -> tuple[tuple[str, ...], tuple[str, ...], int]: ...
+def prescan(
+    source: bytes, max_depth: int, max_work: int, max_markers: int, /
+) -> tuple[int, int]: ...

@@ -17,7 +17,9 @@ Then it is used, unless `CRAWLER_PAGE_WALK=python` asks for the Python walk. Oth
 walk runs, about half as fast, and `WALK` says why; the crawl summary and `crawl --version`
 print it.
 
-The walk is chosen once, at import: `walk` and `links_of` are the ones in use.
+The walk is chosen once, at import: `walk` and `links_of` are the ones in use. The prescan
+(crawler.page.bounds) reads the page's bytes and no lexbor memory, so the compiled one is used
+wherever the module is built, unless `CRAWLER_PAGE_WALK=python`; `prescan` is the one in use.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from crawler.page.bounds import MAX_ANCHORS, Bounds, python_prescan
 from crawler.page.exclusion import MarkerWord, marker_word
 from crawler.page.walk import Links, PageFacts, link_resolver, python_links, python_walk
 from crawler.urls import InvalidUrlError
@@ -43,13 +46,15 @@ __all__ = [
     "compiled_walk",
     "layout_problem",
     "links_of",
+    "prescan",
     "walk",
 ]
 
 Walk = Callable[[LexborHTMLParser], PageFacts]
 LinksOf = Callable[[PageFacts, str, bool, bool], Links]
-Scan = Callable[[int, Callable[[str], MarkerWord | None]], tuple[Any, ...]]
+Scan = Callable[[int, Callable[[str], MarkerWord | None], int], tuple[Any, ...]]
 LinksScan = Callable[..., Links]
+Prescan = Callable[[bytes, Bounds], tuple[int, int]]
 
 NODE_ELEMENT, NODE_TEXT, NODE_COMMENT, NODE_DOCUMENT, NODE_DOCTYPE = 1, 3, 8, 9, 10
 _NODE_TYPES = {
@@ -67,7 +72,7 @@ def _compiled(scan: Scan) -> Walk:
         root = tree.root
         document = root.parent if root is not None else None
         # `tree` holds the document for as long as the call runs.
-        facts = scan(document.mem_id if document is not None else 0, marker_word)
+        facts = scan(document.mem_id if document is not None else 0, marker_word, MAX_ANCHORS)
         return PageFacts._make(facts)
 
     return compiled_walk
@@ -89,6 +94,24 @@ def _compiled_links(links: LinksScan) -> LinksOf:
         )
 
     return compiled_links
+
+
+def _compiled_prescan(module: ModuleType) -> Prescan:
+    scan: Callable[[bytes, int, int, int], tuple[int, int]] = module.prescan
+
+    def compiled_prescan(source: bytes, bounds: Bounds) -> tuple[int, int]:
+        """`python_prescan` in C."""
+        return scan(source, *bounds)
+
+    return compiled_prescan
+
+
+def choose_prescan(pagescan: ModuleType | None, environ: Mapping[str, str] = os.environ) -> Prescan:
+    """The compiled prescan where the module is built (it reads no lexbor memory), unless
+    `CRAWLER_PAGE_WALK=python`."""
+    if pagescan is None or environ.get("CRAWLER_PAGE_WALK", "").strip().lower() == "python":
+        return python_prescan
+    return _compiled_prescan(pagescan)
 
 
 # --- the layout handshake ------------------------------------------------------------------------
@@ -281,7 +304,10 @@ def choose(pagescan: ModuleType | None, environ: Mapping[str, str] = os.environ)
     return WalkChoice(walk, links_of, walk, links_of, "compiled")
 
 
-CHOICE = choose(_load())
+_PAGESCAN = _load()
+CHOICE = choose(_PAGESCAN)
 walk, links_of = CHOICE.walk, CHOICE.links_of
+prescan = choose_prescan(_PAGESCAN)
+compiled_prescan = _compiled_prescan(_PAGESCAN) if _PAGESCAN is not None else None
 compiled_walk, compiled_links = CHOICE.compiled_walk, CHOICE.compiled_links
 WALK = CHOICE.why

@@ -24,6 +24,12 @@ Text is what a reader without scripts sees in the body: no script, style, templa
 noembed or noframes content, nothing inside a noindex section. The encoding is sniffed by
 crawler.page.charset; bytes that do not decode become U+FFFD.
 
+How much is read: a page whose markup would cost the parser more than crawler.page.bounds allows
+(nesting past 512, pathological attributes, 1,000 section markers, past a budget of
+tree-building work) is read up to the tag that crosses the bound, and only the first 6,000 of
+its links are read; `Page.cut` says so. A META tag for robots or our token past the cut is not
+read, so it counts as the most restrictive reading: noindex, nofollow.
+
 How it stays one parse: one walk over the tree (crawler.page.walk; in C where crawler.page.compiled
 trusts it) finds the links, the META tags, the title and the section markers, and reads the text
 each section leaves indexable. The element form of Yandex's `<noindex>` is the one thing the tree
@@ -35,13 +41,16 @@ has those tags turned into the comment form before it is parsed; one the byte ch
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser
 
-from crawler.page.charset import sniff_encoding
-from crawler.page.compiled import links_of, walk
+from crawler.page.bounds import DEFAULT_BOUNDS, LIMIT_NONE, MAX_LINKS, Bounds, cut_reason
+from crawler.page.charset import decode, sniff_encoding
+from crawler.page.compiled import links_of, prescan, walk
 from crawler.page.exclusion import (
     NOFOLLOW,
     NOINDEX,
@@ -96,7 +105,10 @@ class Page:
     unusable_links: int = 0
     """hrefs that are not crawlable http(s) URLs (mailto:, javascript:, malformed)."""
     encoding: str = "utf-8"
-    """The Python codec the body was read with."""
+    """The Python codec the body was read with, or 'x-user-defined' or 'replacement'
+    (crawler.page.charset)."""
+    cut: str | None = None
+    """Why the page was not read in full: the bound of crawler.page.bounds it crossed, where."""
 
 
 def _reason(sources: Sequence[tuple[str, int]], flag: int) -> str | None:
@@ -140,6 +152,13 @@ def refresh_url(content: str) -> str | None:
     return target or None
 
 
+@functools.lru_cache(maxsize=8)  # one token per crawl
+def _robots_meta(token: str) -> re.Pattern[bytes]:
+    """A `<meta>` tag that names robots or our token, as bytes."""
+    names = b"robots|" + re.escape(token.encode("utf-8", "replace"))
+    return re.compile(rb"<meta[\t\n\f\r /][^>]*?(?:" + names + rb")", re.IGNORECASE)
+
+
 def _squeeze(text: str | None) -> str | None:
     if not text:
         return None
@@ -153,17 +172,30 @@ def read_page(
     charset: str | None = None,
     x_robots_tag: Sequence[str] = (),
     rules: PageRules = PageRules(),
+    bounds: Bounds = DEFAULT_BOUNDS,
 ) -> Page:
     """Read the HTML page fetched from the normal URL `url` (after redirects), with the charset
-    and X-Robots-Tag values of its Content-Type and headers."""
+    and X-Robots-Tag values of its Content-Type and headers. A page past `bounds` is read up to
+    the point it crosses one (`Page.cut` says where and why)."""
     encoding, bom = sniff_encoding(body, charset)
-    source: bytes | str = (
-        body[bom:] if encoding == "utf-8" else body[bom:].decode(encoding, "replace")
+    # The parser reads UTF-8; a page in another encoding is decoded (undecodable bytes become
+    # U+FFFD) and given to it as UTF-8, so that the prescan counts the bytes the parser reads.
+    source = (
+        body[bom:]
+        if encoding == "utf-8"
+        else decode(body[bom:], encoding).encode("utf-8", "surrogatepass")
     )
+    cuts: list[str] = []
+    unread_robots = False
+    offset, limit = prescan(source, bounds)
+    if limit != LIMIT_NONE:
+        cuts.append(cut_reason(offset, len(source), limit, bounds))
+        unread_robots = _robots_meta(rules.token.lower()).search(source, offset) is not None
+        source = source[:offset]
     # Yandex's <noindex> element is read as markers in the source: a page that shows the tag is
     # rewritten before its one parse; one that hides it (`<NoIndex>`) is found by the walk and
     # parsed again.
-    rewritten = b"<noindex" in source if isinstance(source, bytes) else "<noindex" in source
+    rewritten = b"<noindex" in source
     if rewritten:
         source = yandex_tags_as_comments(source)
     facts = walk(LexborHTMLParser(source))
@@ -174,7 +206,8 @@ def read_page(
     sources: list[tuple[str, int]] = []
     description = language = None
     refreshes: list[str] = []
-    for name_value, content, equiv in facts.metas:
+    # Each different META tag once: a page of 100,000 copies of one tag says it once.
+    for name_value, content, equiv in dict.fromkeys(facts.metas):
         name = (name_value or "").strip().lower()
         equiv_name = (equiv or "").strip().lower()
         if equiv_name == "refresh":
@@ -189,6 +222,9 @@ def read_page(
             description = description or content
         elif equiv_name == "content-language":
             language = language or content
+    if unread_robots:
+        # What it says is not read: the most restrictive reading.
+        sources.append(("meta robots past the cut, not read", NOINDEX | NOFOLLOW))
     if x_robots_tag:
         sources.extend(
             (f"X-Robots-Tag: {value}", flags)
@@ -204,6 +240,9 @@ def read_page(
     if refreshes:
         # A refresh's target is a link like an <a>'s, after the page's own.
         facts = facts._replace(anchors=[*facts.anchors, *((ref, None, False) for ref in refreshes)])
+    if len(facts.anchors) > MAX_LINKS:
+        cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
+        facts = facts._replace(anchors=facts.anchors[:MAX_LINKS])
     links, nofollow_links, unusable = links_of(facts, url, follow, rules.follow_rel_nofollow)
 
     text = nosnippet_text = ""
@@ -228,4 +267,5 @@ def read_page(
         sections=facts.sections,
         unusable_links=unusable,
         encoding=encoding,
+        cut="; ".join(cuts) or None,
     )

@@ -13,7 +13,8 @@ Two walks give the same facts:
 
 What both read, in document order:
 - nothing from inside script, style, template, iframe, noembed and noframes elements;
-- <a>/<area> with a non-empty href as (href, rel, held): `held` when the start tag is inside a
+- the first MAX_ANCHORS (crawler.page.bounds) of:
+  <a>/<area> with a non-empty href as (href, rel, held): `held` when the start tag is inside a
   nofollow section; <frame>/<iframe> with a non-empty src the same way, as (src, None, held);
 - <meta> with a name or http-equiv as (name, content, http-equiv);
 - the first <title>'s text, the first <base> with an href, <html lang>;
@@ -30,6 +31,7 @@ from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from crawler.page.bounds import MAX_ANCHORS
 from crawler.page.exclusion import (
     NOFOLLOW,
     NOINDEX,
@@ -50,7 +52,7 @@ Meta = tuple[str | None, str | None, str | None]
 class PageFacts(NamedTuple):
     anchors: list[Anchor]
     """(href, rel, held) of each <a>/<area> with an href, and (src, None, held) of each
-    <frame>/<iframe> with a src, in document order."""
+    <frame>/<iframe> with a src, in document order; the first MAX_ANCHORS of them."""
     metas: list[Meta]
     """(name, content, http-equiv) of each <meta> with a name or an http-equiv."""
     title: str | None
@@ -201,6 +203,8 @@ def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
     anchors: list[Anchor] = []
     src_tags = _SRC_TAGS
     for node in nodes:
+        if len(anchors) == MAX_ANCHORS:
+            break
         attrs = node.attributes
         if node.tag_id in src_tags:
             href, rel = attrs.get("src"), None

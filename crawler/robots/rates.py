@@ -21,7 +21,10 @@ _REQUEST_RATE = re.compile(
     rf"(\d{{1,9}})\s*/\s*(\d{{1,9}}(?:\.\d{{1,9}})?)\s*([smhd])?(?:\s+{_TIME}\s*-\s*{_TIME}\s*(?:utc|gmt|z)?)?",
     re.IGNORECASE,
 )
-_CRAWL_DELAY = re.compile(r"(\d{1,9}(?:\.\d*)?|\.\d+)\s*s?", re.IGNORECASE)
+_CRAWL_DELAY = re.compile(r"((?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d{1,4})?)\s*s?", re.IGNORECASE)
+MAX_CRAWL_DELAY_READ = 1e9
+"""A Crawl-delay is read as at most this many seconds (some 30 years): `1e308` or a hundred
+digits asks for no crawling at all, which the cap (politeness.max_crawl_delay) then reports."""
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3_600, "d": DAY_SECONDS}
 
 
@@ -97,12 +100,12 @@ def _window(start_h: str, start_m: str, end_h: str, end_m: str) -> TimeWindow | 
 
 
 def parse_crawl_delay(value: str) -> float | None:
-    """`Crawl-delay: 10`, `0.5`, `2s`: seconds; negative, non-finite or garbage gives None."""
+    """`Crawl-delay: 10`, `0.5`, `2s`, `1e3`: seconds, at most MAX_CRAWL_DELAY_READ (a huge delay
+    is a request to go slowly, never to be ignored); negative, NaN or garbage gives None."""
     match = _CRAWL_DELAY.fullmatch(value.strip())
     if match is None:
         return None
-    delay = float(match.group(1))
-    return delay if math.isfinite(delay) else None
+    return min(float(match.group(1)), MAX_CRAWL_DELAY_READ)  # digits only: never NaN
 
 
 def parse_request_rate(value: str) -> RequestRate | None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from crawler.errors import StateError
 from crawler.runtime import background_thread
 
-__all__ = ["SCHEMA_VERSION", "StateDb", "Writer"]
+__all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
 SCHEMA_VERSION = 2
 CACHE_KIB = 64 * 1024
@@ -125,12 +125,66 @@ class _WalCheckpoints(threading.Thread):
         self.join()
 
 
+_START_OVER = (
+    "nothing in the data directory was changed; to start over, crawl with --fresh (it deletes "
+    "the crawl state and the index, and says so first)"
+)
+_BRIEF = 200
+"""Characters of an SQLite error kept in a message: a damaged row's error quotes the row."""
+
+
+def damaged_state(path: Path, error: BaseException | str) -> StateError:
+    """The error for a state file that cannot be resumed: it says so, and how to start over."""
+    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if len(detail) > _BRIEF:
+        detail = detail[:_BRIEF] + "…"
+    return StateError(
+        f"crawl state {path} is damaged or is not a crawl state ({detail}); {_START_OVER}"
+    )
+
+
+def check_state_file(path: Path) -> None:
+    """StateError unless the existing file at `path` reads as a sound SQLite database: checked
+    read-only before anything opens it for writing, so that a damaged state is reported with
+    nothing changed, neither it nor the index beside it. A file of 0 bytes is not taken for a new
+    database: a crawl writes its schema at once, so an empty file is one that lost its content
+    (unless its WAL holds the schema, as after a kill before the first checkpoint).
+
+    `PRAGMA quick_check` reads every page of the file once (1.2 s for 235 MB of state, 2 million
+    URLs, with the file in the OS cache) and finds what SQLite would trip over later: broken
+    b-trees, pages out of range, a truncated file."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        empty = path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0)
+    except OSError as error:
+        raise StateError(f"cannot open crawl state {path}: {error.strerror}") from error
+    if empty:
+        raise StateError(f"crawl state {path} is empty (0 bytes): nothing to resume; {_START_OVER}")
+    # Without a WAL to read, immutable: a read-only connection would still create the -wal and
+    # -shm files, and leave them behind.
+    options = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?{options}", uri=True)
+    except sqlite3.Error as error:
+        raise StateError(f"cannot open crawl state {path}: {error}") from error
+    try:
+        verdict = connection.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        raise damaged_state(path, error) from error
+    finally:
+        connection.close()
+    if verdict != "ok":
+        raise damaged_state(path, " ".join(str(verdict).split()))
+
+
 class StateDb:
     """The connection, the schema, and the commit that writes every store's buffer."""
 
     def __init__(self, path: Path, *, cache_kib: int = CACHE_KIB) -> None:
         self.path = path
         self._writers: list[Writer] = []
+        if path.exists():
+            check_state_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Autocommit mode: transactions are begun and ended explicitly below.
@@ -170,9 +224,7 @@ class StateDb:
                 )
             connection.execute("COMMIT")
         except sqlite3.DatabaseError as error:
-            raise StateError(
-                f"{self.path} is not a crawl state this crawler can use: {error}"
-            ) from error
+            raise damaged_state(self.path, error) from error
         finally:
             if connection.in_transaction:
                 connection.execute("ROLLBACK")

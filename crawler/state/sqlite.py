@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from crawler.config import StateConfig
 from crawler.errors import StateError
 from crawler.robots.rules import RobotsOptions
-from crawler.state.db import StateDb
+from crawler.state.db import StateDb, damaged_state
 from crawler.state.frontier import SqliteFrontier
 from crawler.state.seen import SqliteSeenSet
 from crawler.state.stores import (
@@ -44,6 +45,11 @@ class SqliteCrawlState:
             self._timings = SqliteHostTimingStore(self._db)
             self._run = SqliteRunStore(self._db)
             self._held = SqliteHeldUrls(self._db)
+        except (sqlite3.Error, ValueError, LookupError, TypeError, OverflowError) as error:
+            # The stores read what they hold back; rows of the wrong shape (a damaged page that
+            # passed the file's check: text that is not UTF-8, a short hash) are a damaged state.
+            self._db.close()
+            raise damaged_state(path, error) from error
         except BaseException:
             self._db.close()
             raise

@@ -4,11 +4,13 @@ skipped; a file with nothing to crawl is a SeedError naming the file."""
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from crawler.cli.seeds import Seeds, parse_seeds, read_seeds
+from crawler.cli.seeds import MAX_LINE_BYTES, MAX_PROBLEMS, Seeds, parse_seeds, read_seeds
 from crawler.errors import ConfigError, SeedError
 
 WHERE = "seeds.txt"
@@ -98,7 +100,7 @@ def test_read_seeds_names_the_file_in_its_problems(tmp_path: Path) -> None:
     path = tmp_path / "seeds.txt"
     path.write_text("http://a.test/\nnot a url\n", encoding="utf-8")
     seeds = read_seeds(path)
-    assert seeds == Seeds(("http://a.test/",), seeds.problems)
+    assert seeds == Seeds(("http://a.test/",), seeds.problems, skipped=1)
     assert seeds.problems[0].startswith(f"{path} line 2: ")
 
 
@@ -165,3 +167,94 @@ def test_a_lone_carriage_return_ends_a_line() -> None:
 def test_bad_line_numbers_count_only_real_line_ends(odd: str) -> None:
     seeds = parse_seeds(f"http://a.test/{odd}\nbad\n", WHERE)
     assert seeds.problems[0].startswith("seeds.txt line 2: ")
+
+
+# --- hostile files (issue 17): read as a stream, bounded, reported briefly ---------------------
+
+
+def test_an_endless_line_is_skipped_unread_in_bounded_memory(tmp_path: Path) -> None:
+    # 8 MiB stands for the 1 GB line: either is read in 64 KiB blocks and dropped as it comes,
+    # so the peak is the same (tracemalloc counts what Python allocates: under 1 MiB).
+    at_the_bound = "http://a.test/" + "x" * (MAX_LINE_BYTES - len("http://a.test/"))
+    path = tmp_path / "seeds.txt"
+    with path.open("wb") as file:
+        file.write(b"http://a.test/\n")
+        file.write(b"http://b.test/" + b"x" * (8 * 1024 * 1024) + b"\n")
+        file.write(at_the_bound.encode() + b"\n")  # a line of MAX_LINE_BYTES is still read
+        file.write(b"http://c.test/\n")
+    seeds, peak = peak_bytes(lambda: read_seeds(path))
+    assert seeds.urls == ("http://a.test/", at_the_bound, "http://c.test/")
+    assert seeds.skipped == 1
+    assert seeds.problems == (
+        f"{path} line 2: skipped a line of more than {MAX_LINE_BYTES} bytes, not read "
+        "(expected one URL per line)",
+    )
+    assert peak < 1024 * 1024
+
+
+def test_many_bad_lines_are_counted_and_only_the_first_reported(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    lines = (f"http://a.test/{n}" if n % 2 else f"not a url {n}" for n in range(20_000))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    seeds = read_seeds(path)
+    assert len(seeds.urls) == 10_000
+    assert seeds.skipped == 10_000
+    assert len(seeds.problems) == MAX_PROBLEMS + 1
+    assert seeds.problems[0].startswith(f"{path} line 1: skipped 'not a url 0'")
+    assert seeds.problems[-1] == (
+        f"{path}: {10_000 - MAX_PROBLEMS} more lines skipped "
+        f"(10000 in all; the first {MAX_PROBLEMS} are shown)"
+    )
+
+
+def test_a_long_bad_entry_is_quoted_cut(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_text("http://a.test/\nftp://" + "y" * 10_000 + "\n", encoding="utf-8")
+    (problem,) = read_seeds(path).problems
+    assert len(problem) < 400
+    assert "(10006 characters)" in problem
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"http://a.test/\n\x00\x00\x01bad\n", "line 2: a NUL byte: a binary file"),
+        (b"http://a.test/\nhttp://b.test/\n\xff\xfe\x80garbage\n", "line 3: not UTF-8 text"),
+        (bytes(range(256)) * 16, "line 1: a NUL byte: a binary file"),
+    ],
+    ids=["nul", "invalid-utf8", "binary"],
+)
+def test_a_binary_file_is_a_seed_error_naming_the_line(
+    tmp_path: Path, data: bytes, message: str
+) -> None:
+    path = tmp_path / "seeds.bin"
+    path.write_bytes(data)
+    with pytest.raises(SeedError) as caught:
+        read_seeds(path)
+    assert str(caught.value).startswith(f"{path} {message}")
+    assert "expected UTF-8 text, one http:// or https:// URL per line" in str(caught.value)
+
+
+def peak_bytes(read: Callable[[], Seeds]) -> tuple[Seeds, int]:
+    """What `read` returns, and the most memory Python held meanwhile."""
+    tracemalloc.start()
+    try:
+        seeds = read()
+        return seeds, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("at", [-2, -1, 0, 1])
+def test_line_ends_across_the_reading_blocks_count_once(tmp_path: Path, at: int) -> None:
+    # The file is read 64 KiB at a time, never whole (2 MiB of comments, then a CR LF that
+    # straddles two blocks, or ends one): a CR LF split between two blocks is one line end.
+    filler = ("#" + "f" * 1022 + "\n") * 2048
+    comment = "#" + "x" * 40_000 + "\n"
+    url = "http://a.test/#" + "x" * (64 * 1024 - len(comment) - len("http://a.test/#") + at)
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(f"{filler}{comment}{url}\r\nbad\r\nhttp://b.test/\r".encode())
+    seeds, peak = peak_bytes(lambda: read_seeds(path))
+    assert seeds.urls == ("http://a.test/", "http://b.test/")
+    assert seeds.problems[0].startswith(f"{path} line 2051: ")
+    assert peak < 1024 * 1024

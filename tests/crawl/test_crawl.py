@@ -279,7 +279,9 @@ async def test_429_with_retry_after_backs_the_host_off_and_the_url_is_retried() 
             lambda request: web.Response(text="<a href='/next'>n</a>", content_type="text/html"),
         )
         a.page("/next")
-        records, crawler = await run(make_config(), [a.url("/")])
+        # Retry-After is honoured up to politeness.backoff_max (make_config's is 0.2 s).
+        config = make_config(politeness={"min_delay": 0.0, "backoff_max": 5.0})
+        records, crawler = await run(config, [a.url("/")])
     assert net.paths(A) == ["/robots.txt", "/", "/", "/next"]
     times = net.times(A)
     assert times[2] - times[1] >= 1.0 - EPSILON

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import format_datetime
+from typing import Any
 
 import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
+from crawler.config import LimitsConfig
 from crawler.crawl.decide import (
     AskAgain,
     Failed,
@@ -21,6 +23,7 @@ from crawler.crawl.decide import (
     after_failure,
     gives_up,
     judge,
+    long_url_name,
     out_of_bounds,
     redirect_hop,
     robots_skip,
@@ -129,6 +132,7 @@ def test_after_failure(attempts: int, max_retries: int, expected: AskAgain | Giv
 SCOPE = Scope.for_seeds((f"{SITE}/",), deny=(r"/private/",))
 START = QueuedUrl(f"{SITE}/start", 1)
 FROM_START = f"redirect from {SITE}/start"
+HOP_LIMITS: dict[str, Any] = {"max_redirects": 5, "limits": LimitsConfig()}
 HOPPED = QueuedUrl(f"{SITE}/b", 1, (f"{SITE}/start", f"{SITE}/a"), redirect_status=302)
 
 
@@ -188,7 +192,13 @@ def test_redirect_hop(
     item: QueuedUrl, location: str, seen: tuple[str, ...], max_redirects: int, expected: Hop | Stop
 ) -> None:
     fate = redirect_hop(
-        item, 301, location, scope=SCOPE, seen=set(seen), max_redirects=max_redirects
+        item,
+        301,
+        location,
+        scope=SCOPE,
+        seen=set(seen),
+        max_redirects=max_redirects,
+        limits=LimitsConfig(),
     )
     if isinstance(expected, Stop) and expected.error.startswith("redirect to an unusable URL"):
         assert isinstance(fate, Stop) and fate.error.startswith("redirect to an unusable URL")
@@ -218,7 +228,7 @@ def test_a_seeds_redirect_takes_its_host_into_scope(
     scope: Scope, location: str, from_seed: bool, expected: str
 ) -> None:
     fate = redirect_hop(
-        START, 301, location, scope=scope, seen=set(), max_redirects=5, from_seed=from_seed
+        START, 301, location, scope=scope, seen=set(), **HOP_LIMITS, from_seed=from_seed
     )
     if expected == "moved":
         assert isinstance(fate, Hop) and fate.seed_moved
@@ -229,7 +239,7 @@ def test_a_seeds_redirect_takes_its_host_into_scope(
 
 
 def test_a_hop_keeps_the_status_that_led_to_it() -> None:
-    fate = redirect_hop(START, 307, "/t", scope=SCOPE, seen=set(), max_redirects=5)
+    fate = redirect_hop(START, 307, "/t", scope=SCOPE, seen=set(), **HOP_LIMITS)
     assert isinstance(fate, Hop) and fate.item.redirect_status == 307
 
 
@@ -256,7 +266,39 @@ def test_a_hop_keeps_the_status_that_led_to_it() -> None:
 )
 def test_out_of_bounds(url: str, depth: int, max_depth: int | None, expected: str | None) -> None:
     scope = Scope.for_seeds((f"{SITE}/",), deny=(r"/private/",), skip_extensions=("jpg", ".TAR.GZ"))
-    assert out_of_bounds(url, depth, scope=scope, max_depth=max_depth) == expected
+    limits = LimitsConfig(max_depth=max_depth)
+    assert out_of_bounds(url, depth, scope=scope, limits=limits) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (f"{SITE}/a/a/", None),
+        (f"{SITE}/a/a/a/", "over limits.max_path_repeats"),
+        (f"{SITE}/x/y/x/y/", None),
+        (f"{SITE}/x/y/x/y/x/y", "over limits.max_path_repeats"),
+        (f"{SITE}/p/a/b/c/a/b/c/a/b/c/", "over limits.max_path_repeats"),
+        (f"{SITE}/2024/01/01/post?x=/a/a/a/a", None),  # the query is no path
+        (f"{SITE}/" + "/".join(f"s{n}" for n in range(30)), None),
+        (f"{SITE}/" + "/".join(f"s{n}" for n in range(31)), "over limits.max_path_segments"),
+        # Scope is asked first.
+        ("https://other.example/a/a/a/", "out of scope: host"),
+    ],
+)
+def test_out_of_bounds_finds_the_shapes_of_traps(url: str, expected: str | None) -> None:
+    scope = Scope.for_seeds((f"{SITE}/",))
+    assert out_of_bounds(url, 0, scope=scope, limits=LimitsConfig()) == expected
+
+
+def test_a_redirect_to_a_url_too_long_stops_with_a_skip_under_a_short_name() -> None:
+    target = f"{SITE}/" + "x" * 3000
+    fate = redirect_hop(START, 302, target, scope=SCOPE, seen=set(), **HOP_LIMITS)
+    assert isinstance(fate, Stop) and fate.skip is not None
+    assert fate.skip.reason == "over limits.max_url_length"
+    assert fate.skip.url == long_url_name(target) and len(fate.skip.url) < 300
+    assert fate.skip.detail == f"{len(target)} characters; limits.max_url_length is 2083"
+    again = redirect_hop(START, 302, target, scope=SCOPE, seen={fate.skip.url}, **HOP_LIMITS)
+    assert isinstance(again, Stop) and again.skip is None  # met before: no second skip
 
 
 def entry(robots: RobotsTxt, *, unreachable: bool = False, stale: bool = False) -> RobotsEntry:
@@ -322,3 +364,13 @@ def unreachable(error: str, failures: int, retry_at: float) -> RobotsEntry:
 )
 def test_gives_up(entry: RobotsEntry, expected: bool) -> None:
     assert gives_up(entry, NOW, 900.0) is expected
+
+
+def test_a_blocked_address_is_given_up_at_once_and_its_host_too() -> None:
+    blocked = FetchFailure(f"{SITE}/page", "blocked", "127.0.0.1: loopback address")
+    failed = judge(blocked, NOW)
+    assert isinstance(failed, Failed) and failed.final
+    fate = after_failure(START, failed, max_retries=3)
+    assert isinstance(fate, GiveUp) and fate.error.endswith("(1 tries)")
+    entry = RobotsEntry(SITE, RobotsTxt.disallow_all("x"), NOW, NOW + 1, "x", True, 1, False)
+    assert gives_up(replace(entry, error="blocked"), NOW, 3600.0)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import re
@@ -18,6 +19,9 @@ from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
 from crawler.output.search import SearchHit, export_pages, search
+
+SEARCH = importlib.import_module("crawler.output.search")
+"""The module (`crawler.output.search` is the function the package exports)."""
 
 FILLER = [
     "weather report for the coast tomorrow",
@@ -476,3 +480,82 @@ def test_a_slow_writer_fills_the_bounded_queue(
     release.set()
     sink.close()
     assert len(exported(tmp_path)) == 3
+
+
+# --- hostile input for search and export (issue 17) ---------------------------------------------
+
+
+def test_a_query_of_too_many_words_is_refused_before_it_runs(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "otters " * 50, title="Otters"), *filler())
+    most = SEARCH.MAX_QUERY_WORDS
+    assert urls(search(tmp_path, " ".join(["otters"] * most)))  # the bound itself is searched
+    # Operators and column names are not words: 32 words and 31 ORs is within it.
+    assert urls(search(tmp_path, " OR ".join(["title:otters"] * most)))
+    with pytest.raises(SearchError, match=f"search query of {most + 1} words; at most {most}"):
+        search(tmp_path, " ".join(["otters"] * (most + 1)))
+    with pytest.raises(SearchError, match="search query of 69999 characters; at most"):
+        search(tmp_path, " ".join(["otters"] * 10_000))
+
+
+def test_a_query_of_too_many_characters_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, *filler())
+    most = SEARCH.MAX_QUERY_CHARS
+    with pytest.raises(SearchError, match=f"search query of {most + 1} characters"):
+        search(tmp_path, '"' + "x" * (most - 1) + '"')
+
+
+def test_a_search_past_its_time_stops_with_a_search_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, *[record(f"https://a.test/{n}", "otters swim " * 20) for n in range(500)])
+    monkeypatch.setattr(SEARCH, "SEARCH_SECONDS", 0.0)
+    with pytest.raises(SearchError, match="ran for more than 0 s and was stopped"):
+        search(tmp_path, "otters swim")
+
+
+@pytest.mark.parametrize("query", ["otters \udcff", "\udc80", "a\ud800b"])
+def test_a_query_that_is_not_text_is_a_search_error(tmp_path: Path, query: str) -> None:
+    # Bytes the command line could not decode come as lone surrogates (PEP 383).
+    write(tmp_path, *filler())
+    with pytest.raises(SearchError, match=r"(byte 0x[0-9a-f]{2}|U\+D800) at character \d+ is not"):
+        search(tmp_path, query)
+
+
+def _damage(directory: Path, statement: str) -> None:
+    connection = sqlite3.connect(directory / "index.sqlite")
+    connection.execute(statement)
+    connection.commit()
+    connection.close()
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE pages SET links = '[\"https://a.test/x\", tru'",
+        "UPDATE pages SET title = CAST(x'ff41' AS TEXT)",
+    ],
+    ids=["bad-json", "not-utf8"],
+)
+def test_export_of_damaged_rows_says_the_index_is_damaged(tmp_path: Path, statement: str) -> None:
+    write(tmp_path, record("https://a.test/", "otters"))
+    _damage(tmp_path, statement)
+    with pytest.raises(OutputError) as caught:
+        export_pages(tmp_path, io.StringIO())
+    message = str(caught.value)
+    assert message.startswith(f"index {tmp_path / 'index.sqlite'} is damaged")
+    assert "--fresh" in message
+
+
+def test_search_of_a_damaged_row_says_the_index_is_damaged(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/", "otters"))
+    _damage(tmp_path, "UPDATE pages SET final_url = x'00'")  # a blob for text, as damage makes it
+    with pytest.raises(OutputError, match=r"index .*index\.sqlite is damaged"):
+        search(tmp_path, "otters")
+
+
+def test_an_empty_index_file_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "index.sqlite").write_bytes(b"")
+    for read in (lambda: search(tmp_path, "otters"), lambda: export_pages(tmp_path, io.StringIO())):
+        with pytest.raises(OutputError, match=r"index .*index\.sqlite is empty \(0 bytes\)"):
+            read()
+    assert (tmp_path / "index.sqlite").read_bytes() == b""

@@ -1465,7 +1465,7 @@ def test_header_charset_decodes_the_title_too() -> None:
         pytest.param(b"x", "ascii", ("cp1252", 0), id="ascii-label"),
         pytest.param(b"x", "iso-8859-9", ("cp1254", 0), id="iso-8859-9"),
         pytest.param(b"x", "shift_jis", ("cp932", 0), id="shift-jis"),
-        pytest.param(b"x", "gb2312", ("gbk", 0), id="gb2312"),
+        pytest.param(b"x", "gb2312", ("gb18030", 0), id="gb2312"),
         pytest.param(b"x", "koi8-r", ("koi8-r", 0), id="koi8-r"),
         pytest.param(b"x", "utf-8", ("utf-8", 0), id="utf-8"),
         pytest.param(b"x", "", ("utf-8", 0), id="empty-label"),
@@ -1482,6 +1482,55 @@ def test_header_charset_decodes_the_title_too() -> None:
 )
 def test_sniff_encoding(body: bytes, header: str | None, expected: tuple[str, int]) -> None:
     assert sniff_encoding(body, header) == expected
+
+
+# Labels as the WHATWG Encoding Standard reads them: those browsers do not decode are no label.
+@pytest.mark.parametrize(
+    ("body", "header", "expected"),
+    [
+        pytest.param(b"x", "utf-7", ("utf-8", 0), id="utf-7-header-is-no-label"),
+        pytest.param(b"caf\xe9!", "UTF-7", ("cp1252", 0), id="utf-7-falls-back-to-1252"),
+        pytest.param(b"<meta charset=utf-7>+AGg-", None, ("utf-8", 0), id="utf-7-meta"),
+        pytest.param(b"x", "utf-32", ("utf-8", 0), id="utf-32-is-no-label"),
+        pytest.param(b"x", "cp037", ("utf-8", 0), id="ebcdic-is-no-label"),
+        pytest.param(b"x", "latin-1", ("utf-8", 0), id="latin-1-with-a-hyphen-is-no-label"),
+        pytest.param(b"x", "utf-16", ("utf-16-le", 0), id="utf-16-is-utf-16le"),
+        pytest.param(b"x", "unicodeFFFE", ("utf-16-be", 0), id="unicodefffe-is-utf-16be"),
+        pytest.param(b"x", "gbk", ("gb18030", 0), id="gbk-decodes-as-gb18030"),
+        pytest.param(b"x", "big5", ("big5hkscs", 0), id="big5-is-big5-hkscs"),
+        pytest.param(b"x", "x-mac-cyrillic", ("mac-cyrillic", 0), id="x-mac-cyrillic"),
+        pytest.param(b"x", "iso-2022-kr", ("replacement", 0), id="iso-2022-kr-is-replacement"),
+        pytest.param(b"x", "hz-gb-2312", ("replacement", 0), id="hz-is-replacement"),
+        pytest.param(b"x", "x-user-defined", ("x-user-defined", 0), id="x-user-defined"),
+        pytest.param(
+            "<meta charset=x-user-defined>café".encode(), None, ("cp1252", 0), id="meta-user-def"
+        ),
+    ],
+)
+def test_labels_are_read_as_the_encoding_standard_reads_them(
+    body: bytes, header: str | None, expected: tuple[str, int]
+) -> None:
+    assert sniff_encoding(body, header) == expected
+
+
+def test_a_page_labelled_utf_7_is_not_decoded_as_utf_7() -> None:
+    # +ADw-script+AD4- is UTF-7 for <script>: a filter that reads the page as browsers do sees
+    # text, and so must we.
+    page = read(b"<p>+ADw-b+AD4-bold+ADw-/b+AD4-</p>", charset="utf-7")
+    assert page.encoding == "utf-8"
+    assert page.text == "+ADw-b+AD4-bold+ADw-/b+AD4-"
+
+
+def test_a_page_in_the_replacement_encoding_is_one_replacement_character() -> None:
+    page = read(b'<p>text <a href="/a">a</a></p>', charset="iso-2022-kr")
+    assert page.encoding == "replacement"
+    assert page.text == "\ufffd"
+    assert page.links == ()
+
+
+def test_a_page_in_x_user_defined_maps_high_bytes_to_the_private_use_area() -> None:
+    page = read(b"<p>a\x80\xff</p>", charset="x-user-defined")
+    assert page.text == "a\uf780\uf7ff"
 
 
 # --- links ---------------------------------------------------------------------------------------

@@ -528,7 +528,7 @@ def test_a_kill_loses_exactly_what_was_not_committed(tmp_path: Path, reopen: Ope
 
 def test_a_file_that_is_not_a_state_is_refused_naming_it(tmp_path: Path, reopen: Opener) -> None:
     (tmp_path / STATE_NAME).write_bytes(b"this is not a database, just text" * 100)
-    with pytest.raises(StateError, match=f"{tmp_path / STATE_NAME} is not a crawl state"):
+    with pytest.raises(StateError, match=f"{tmp_path / STATE_NAME} is damaged or is not a crawl"):
         reopen()
 
 
@@ -624,3 +624,55 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
     holder.kill()
     holder.wait()
     DataDirLock(tmp_path).release()
+
+
+# --- a damaged state on resume (issue 17): refused before anything is written ----------------
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+def _filled_state(directory: Path) -> None:
+    state = open_state(directory, StateConfig(), RobotsOptions())
+    for origin in range(20):
+        for n in range(100):
+            url = f"https://h{origin}.test/page/{n}"
+            if state.seen.add(url):
+                state.frontier.push(f"https://h{origin}.test", QueuedUrl(url, 1))
+    state.close()
+
+
+def test_an_empty_state_file_is_refused_not_taken_for_a_new_one(tmp_path: Path) -> None:
+    (tmp_path / STATE_NAME).write_bytes(b"")
+    with pytest.raises(StateError) as caught:
+        open_state(tmp_path, StateConfig(), RobotsOptions())
+    message = str(caught.value)
+    assert message.startswith(f"crawl state {tmp_path / STATE_NAME} is empty (0 bytes)")
+    assert "nothing in the data directory was changed" in message
+    assert "--fresh" in message
+    assert _files(tmp_path) == {STATE_NAME: b""}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "page"])
+def test_a_damaged_state_file_is_refused_and_left_as_it_was(tmp_path: Path, damage: str) -> None:
+    _filled_state(tmp_path)
+    path = tmp_path / STATE_NAME
+    data = bytearray(path.read_bytes())
+    if damage == "garbage":
+        data = bytearray(b"\x8f\x13 not a database " * 4096)
+    elif damage == "truncated":
+        del data[len(data) // 2 :]
+    else:  # one b-tree page of the queue overwritten, the file's header intact
+        page = 4096
+        data[3 * page : 4 * page] = b"\xa5" * page
+    path.write_bytes(bytes(data))
+    before = _files(tmp_path)
+    with pytest.raises(StateError) as caught:
+        open_state(tmp_path, StateConfig(), RobotsOptions())
+    message = str(caught.value)
+    assert message.startswith(f"crawl state {path} is damaged or is not a crawl state (")
+    assert "--fresh" in message
+    assert len(message) < len(str(path)) + 400
+    # Not written to, and no -wal or -shm files left behind by the check.
+    assert _files(tmp_path) == before

@@ -1,0 +1,541 @@
+"""How much of a page the page step reads: the bounds that keep one hostile page from holding the
+event loop (the page step runs on it). Pure.
+
+Where the time goes on a hostile page is lexbor's tree building, not our walk: each start tag
+walks the stack of open elements for its scope checks, so 100,000 nested `<div>`s cost ~10^10
+steps (13-50 s); each attribute is compared with the ones before it on its element, so 100,000
+attributes cost ~10^10 too; formatting elements a `</div>` pops stay in the list of active
+formatting elements and are rebuilt at the next text, so `<p><font id=N>x</p>` repeated rebuilds
+all of them each time (4,000 repeats: 4 s; 16,000: out of memory); and every node is an
+allocation. None of that can be interrupted once the parser has the bytes. So before the parse,
+`prescan` reads the markup with a cheap model of the tokenizer and the tree builder and finds
+where, if anywhere, the page crosses a bound; the parser is given the bytes before that point
+only, and the page says so (`Page.cut`). What is past the cut is not read at all: no text
+indexed, no link followed, whatever section it is in.
+
+The model (`_Model`): the stack of open elements, pushed by start tags (not void, raw text or
+self-closing foreign ones) and popped as the HTML standard's tree builder pops it, where that is
+cheap to know: an end tag pops to its element if that is in the scope the standard checks
+(default, button, list item or table scope), an end tag of a non-special element stops at a
+special one, `</form>` takes the form alone, `</body>` and `</html>` pop nothing, the adoption
+agency pops only when no special element is above; a start tag closes what it implies (a `<p>`,
+`<li>`, `<dd>`/`<dt>`, `<option>`, a cell or row, an `<a>`, a `<nobr>`, a `<button>`) within
+WINDOW elements of the top and not past what the standard's own search stops at. And the list
+of active formatting elements: entries added by formatting start tags (Noah's Ark: at most three
+alike, attributes compared as written), removed by their end tags, cleared at the end of a
+marker element. Where the model cannot tell, it keeps an element open: it may count deeper
+than the parser builds, never shallower (the tests hold both on generated tag soup).
+
+The bounds (a page that crosses one is cut at the tag that crosses it):
+- MAX_DEPTH, 512: the model's stack and its list of formatting elements each at most this deep,
+  so the tree is at most about twice as deep. 512 is where Blink's and WebKit's tree builders
+  stop nesting (deeper elements become siblings); no page a browser renders as meant needs more.
+- MAX_WORK, 25,000,000 steps of tree building, ~0.25 s of lexbor on the machine it was
+  measured on: each node (element, text, comment) costs ELEMENT_COST; each start tag the depth
+  its scope checks may walk, each end tag the depth it searches, each attribute the attributes
+  before it on its element; each text and start tag the formatting elements the parser may
+  rebuild there, times a node and the depth. An ordinary 12 KB page costs ~0.1% of it; 5 MB of
+  `<p>` reaches it at ~490,000 elements.
+- MAX_MARKERS, 1,000 in-page section markers: each is a call into Python and a change of the
+  section state; pages use a handful.
+And in the walk, MAX_LINKS: the first 6,000 anchors of a page are read (Heritrix's default
+`maxOutlinks`, the open web's precedent), so one page cannot put 100,000 URLs in the frontier.
+
+`python_prescan` is the reference; crawler/page/_pagescan.c has the same in C (`prescan`), with
+the same table (TAG_CLASSES), and the tests compare them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = [
+    "DEFAULT_BOUNDS",
+    "ELEMENT_COST",
+    "LIMIT_DEPTH",
+    "LIMIT_MARKERS",
+    "LIMIT_NONE",
+    "LIMIT_WORK",
+    "MAX_ANCHORS",
+    "MAX_DEPTH",
+    "MAX_LINKS",
+    "MAX_MARKERS",
+    "MAX_WORK",
+    "TAG_CLASSES",
+    "Bounds",
+    "cut_reason",
+    "python_prescan",
+]
+
+MAX_DEPTH = 512
+MAX_WORK = 25_000_000
+MAX_MARKERS = 1_000
+MAX_LINKS = 6_000
+MAX_ANCHORS = MAX_LINKS + 1
+"""The walks read this many anchors at most: one more than is taken says there were more."""
+ELEMENT_COST = 50
+"""A node costs lexbor about as much as 50 steps of a scope check."""
+
+LIMIT_NONE, LIMIT_DEPTH, LIMIT_WORK, LIMIT_MARKERS = range(4)
+
+
+class Bounds(NamedTuple):
+    max_depth: int = MAX_DEPTH
+    max_work: int = MAX_WORK
+    max_markers: int = MAX_MARKERS
+
+
+DEFAULT_BOUNDS = Bounds()
+
+_WHY = {
+    LIMIT_DEPTH: "elements nested deeper than {bounds.max_depth}",
+    LIMIT_WORK: "markup costing more than {bounds.max_work:,} steps to build",
+    LIMIT_MARKERS: "more than {bounds.max_markers:,} section markers",
+}
+
+
+def cut_reason(offset: int, size: int, limit: int, bounds: Bounds) -> str:
+    """What a page's record says when its source was cut."""
+    why = _WHY[limit].format(bounds=bounds)
+    return f"read up to byte {offset:,} of {size:,}: {why}"
+
+
+# The model's tag classes: (what the tag is, the open elements its start tag closes near the top
+# of the stack, the open elements that search stops at). The same bits and table as the C's.
+IS_RAW_TEXT, IS_VOID, IS_FOREIGN, IS_PLAINTEXT, IS_NOINDEX = 1, 2, 4, 8, 16
+IS_SCOPE = 32
+"""A check for an element in (default) scope stops at it."""
+IS_SPECIAL = 64
+"""The HTML standard's special category."""
+STOP_ALL = 128
+"""As a search's stop: only the current node is looked at."""
+M_P, M_LI, M_DT, M_DD, M_OPTION, M_OPTGROUP = (1 << bit for bit in range(8, 14))
+M_TR, M_TD, M_TH, M_A, M_BUTTON, M_NOBR = (1 << bit for bit in range(14, 20))
+IS_FORMATTING = 1 << 20
+"""Kept in the list of active formatting elements, rebuilt after it is popped."""
+IS_MARKER = 1 << 21
+"""Puts a marker in that list: what is before it is not rebuilt inside it."""
+IS_TABLE_BOUNDARY = 1 << 22
+"""A check for an element in table scope stops at it."""
+IS_LIST = 1 << 23
+"""A check for an element in list item scope stops at it too."""
+IS_LIST_STOP = 1 << 24
+"""A start tag's search for the <li> (<dd>, <dt>) it closes stops at it: special, not address,
+div or p."""
+IS_TABLE_PART = 1 << 25
+"""Its end tag is looked for in table scope."""
+TAG_CLASSES: dict[bytes, tuple[int, int, int]] = {
+    b"script": (IS_RAW_TEXT, 0, 0),
+    b"style": (IS_RAW_TEXT, 0, 0),
+    b"xmp": (IS_RAW_TEXT, M_P, IS_SCOPE | M_BUTTON),
+    b"iframe": (IS_RAW_TEXT, 0, 0),
+    b"noembed": (IS_RAW_TEXT, 0, 0),
+    b"noframes": (IS_RAW_TEXT, 0, 0),
+    b"textarea": (IS_RAW_TEXT, 0, 0),
+    b"title": (IS_RAW_TEXT, 0, 0),
+    b"area": (IS_VOID, 0, 0),
+    b"base": (IS_VOID, 0, 0),
+    b"basefont": (IS_VOID, 0, 0),
+    b"bgsound": (IS_VOID, 0, 0),
+    b"br": (IS_VOID, 0, 0),
+    b"col": (IS_VOID, 0, 0),
+    b"embed": (IS_VOID, 0, 0),
+    b"frame": (IS_VOID, 0, 0),
+    b"hr": (IS_VOID, 0, 0),
+    b"img": (IS_VOID, 0, 0),
+    b"input": (IS_VOID, 0, 0),
+    b"keygen": (IS_VOID, 0, 0),
+    b"link": (IS_VOID, 0, 0),
+    b"meta": (IS_VOID, 0, 0),
+    b"param": (IS_VOID, 0, 0),
+    b"source": (IS_VOID, 0, 0),
+    b"track": (IS_VOID, 0, 0),
+    b"wbr": (IS_VOID, 0, 0),
+    b"html": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_BOUNDARY, 0, 0),
+    b"table": (
+        IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_BOUNDARY | IS_TABLE_PART,
+        M_P,
+        IS_SCOPE | M_BUTTON,
+    ),
+    b"td": (
+        IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | IS_MARKER | M_TD,
+        M_TD | M_TH,
+        IS_TABLE_BOUNDARY,
+    ),
+    b"th": (
+        IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | IS_MARKER | M_TH,
+        M_TD | M_TH,
+        IS_TABLE_BOUNDARY,
+    ),
+    b"caption": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | IS_MARKER, 0, 0),
+    b"marquee": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_MARKER, 0, 0),
+    b"object": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_MARKER, 0, 0),
+    b"applet": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_MARKER, 0, 0),
+    b"template": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP | IS_TABLE_BOUNDARY | IS_MARKER, 0, 0),
+    b"mi": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"mo": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"mn": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"ms": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"mtext": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"annotation-xml": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"foreignobject": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"desc": (IS_SCOPE | IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"address": (IS_SPECIAL, M_P, IS_SCOPE | M_BUTTON),
+    b"article": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"aside": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"blockquote": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"body": (IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"button": (IS_SPECIAL | IS_LIST_STOP | M_BUTTON, M_BUTTON, IS_SCOPE),
+    b"center": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"colgroup": (IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"dd": (IS_SPECIAL | IS_LIST_STOP | M_DD, M_DT | M_DD | M_P, IS_LIST_STOP),
+    b"details": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"dir": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"div": (IS_SPECIAL, M_P, IS_SCOPE | M_BUTTON),
+    b"dl": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"dt": (IS_SPECIAL | IS_LIST_STOP | M_DT, M_DT | M_DD | M_P, IS_LIST_STOP),
+    b"fieldset": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"figcaption": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"figure": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"footer": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"form": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"frameset": (IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"h1": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"h2": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"h3": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"h4": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"h5": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"h6": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"head": (IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"header": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"hgroup": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"li": (IS_SPECIAL | IS_LIST_STOP | M_LI, M_LI | M_P, IS_LIST_STOP),
+    b"listing": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"main": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"menu": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"nav": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"noscript": (IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"ol": (IS_SPECIAL | IS_LIST_STOP | IS_LIST, M_P, IS_SCOPE | M_BUTTON),
+    b"p": (IS_SPECIAL | M_P, M_P, IS_SCOPE | M_BUTTON),
+    b"pre": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"search": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"section": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"select": (IS_SPECIAL | IS_LIST_STOP, 0, 0),
+    b"summary": (IS_SPECIAL | IS_LIST_STOP, M_P, IS_SCOPE | M_BUTTON),
+    b"tbody": (IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART, 0, 0),
+    b"tfoot": (IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART, 0, 0),
+    b"thead": (IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART, 0, 0),
+    b"tr": (
+        IS_SPECIAL | IS_LIST_STOP | IS_TABLE_PART | M_TR,
+        M_TR | M_TD | M_TH,
+        IS_TABLE_BOUNDARY,
+    ),
+    b"ul": (IS_SPECIAL | IS_LIST_STOP | IS_LIST, M_P, IS_SCOPE | M_BUTTON),
+    b"dialog": (0, M_P, IS_SCOPE | M_BUTTON),
+    b"plaintext": (IS_PLAINTEXT, M_P, IS_SCOPE | M_BUTTON),
+    b"option": (M_OPTION, M_OPTION, STOP_ALL),
+    b"optgroup": (M_OPTGROUP, M_OPTION | M_OPTGROUP, STOP_ALL),
+    b"a": (IS_FORMATTING | M_A, M_A, IS_SPECIAL),
+    b"nobr": (IS_FORMATTING | M_NOBR, M_NOBR, IS_SPECIAL),
+    b"b": (IS_FORMATTING, 0, 0),
+    b"big": (IS_FORMATTING, 0, 0),
+    b"code": (IS_FORMATTING, 0, 0),
+    b"em": (IS_FORMATTING, 0, 0),
+    b"font": (IS_FORMATTING, 0, 0),
+    b"i": (IS_FORMATTING, 0, 0),
+    b"s": (IS_FORMATTING, 0, 0),
+    b"small": (IS_FORMATTING, 0, 0),
+    b"strike": (IS_FORMATTING, 0, 0),
+    b"strong": (IS_FORMATTING, 0, 0),
+    b"tt": (IS_FORMATTING, 0, 0),
+    b"u": (IS_FORMATTING, 0, 0),
+    b"svg": (IS_FOREIGN, 0, 0),
+    b"math": (IS_FOREIGN, 0, 0),
+    b"noindex": (IS_NOINDEX, 0, 0),
+}
+"""ASCII-lowered tag name: (flags, closes, stops). Tags not here are none of these."""
+_UNCLASSED = (0, 0, 0)
+_WHITESPACE = b"\t\n\f\r "
+_NAME_END = _WHITESPACE + b"/>"
+WINDOW = 8
+"""How far down the stack a start tag looks for what it closes."""
+_MARKER_WORDS = (b"robots", b"google", b"noindex")
+
+
+def _raw_text_end(name: bytes) -> re.Pattern[bytes]:
+    return re.compile(b"</" + re.escape(name) + b"[\t\n\f\r />]", re.IGNORECASE)
+
+
+_RAW_TEXT_ENDS = {
+    name: _raw_text_end(name) for name, row in TAG_CLASSES.items() if row[0] & IS_RAW_TEXT
+}
+
+
+def _is_marker(source: bytes, at: int) -> bool:
+    """A comment starting at `at` (after `<!--`) that starts like a section marker."""
+    head = source[at : at + 64].lstrip(_WHITESPACE)
+    if head[:1] == b"/":
+        head = head[1:].lstrip(_WHITESPACE)
+    head = head.lower()
+    return head.startswith(_MARKER_WORDS)
+
+
+class _Model:
+    """The stack of open elements and the list of active formatting elements, as the model
+    keeps them: (name, flags) on the stack; (name, attributes as written) in the list, None for
+    a marker."""
+
+    __slots__ = ("formatting", "stack")
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[bytes, int]] = []
+        self.formatting: list[tuple[bytes, bytes] | None] = []
+
+    def active(self) -> int:
+        """Entries after the last marker: the most the parser can rebuild at once."""
+        count = 0
+        for entry in reversed(self.formatting):
+            if entry is None:
+                break
+            count += 1
+        return count
+
+    def pop_from(self, position: int) -> None:
+        for _, flags in self.stack[position:]:
+            if flags & IS_MARKER:
+                self.clear_to_marker()
+        del self.stack[position:]
+
+    def clear_to_marker(self) -> None:
+        while self.formatting:
+            if self.formatting.pop() is None:
+                break
+
+    def forget(self, name: bytes) -> None:
+        """The latest entry for `name` after the last marker leaves the list."""
+        for index in range(len(self.formatting) - 1, -1, -1):
+            entry = self.formatting[index]
+            if entry is None:
+                return
+            if entry[0] == name:
+                del self.formatting[index]
+                return
+
+    def add(self, name: bytes, attributes: bytes) -> None:
+        """A formatting element enters the list; a fourth identical one (Noah's Ark) puts the
+        earliest out."""
+        same = []
+        for index in range(len(self.formatting) - 1, -1, -1):
+            entry = self.formatting[index]
+            if entry is None:
+                break
+            if entry == (name, attributes):
+                same.append(index)
+        if len(same) >= 3:
+            del self.formatting[same[-1]]
+        self.formatting.append((name, attributes))
+
+    def end_tag(self, name: bytes, flags: int) -> int:
+        """The parser's reading of an end tag, as far as the stack goes; the steps it took."""
+        stack = self.stack
+        depth = len(stack)
+        if name in (b"body", b"html", b"br"):
+            return 1  # body and html stay open; </br> is a <br>
+        if flags & IS_FORMATTING:
+            return self._formatting_end(name)
+        if flags & IS_TABLE_PART:
+            stop = IS_TABLE_BOUNDARY
+        elif name == b"li":
+            stop = IS_SCOPE | IS_LIST
+        elif name == b"p":
+            stop = IS_SCOPE | M_BUTTON
+        else:
+            stop = IS_SCOPE if flags & IS_SPECIAL else IS_SPECIAL
+        position = depth - 1
+        while position >= 0:
+            open_name, open_flags = stack[position]
+            if open_name == name:
+                if name == b"form":
+                    del stack[position]  # </form> takes the form element alone off the stack
+                else:
+                    self.pop_from(position)
+                break
+            if open_flags & stop:
+                break
+            position -= 1
+        return depth - position
+
+    def _formatting_end(self, name: bytes) -> int:
+        # The adoption agency: the element in scope is popped with what is above it, unless a
+        # special element is above it (that one stays, and a copy of the element goes in
+        # below it: the stack is as deep as before).
+        stack = self.stack
+        depth = len(stack)
+        special_above = False
+        position = depth - 1
+        while position >= 0:
+            open_name, open_flags = stack[position]
+            if open_name == name:
+                if not special_above:
+                    self.pop_from(position)
+                    self.forget(name)
+                return depth - position
+            if open_flags & IS_SCOPE:
+                break
+            special_above = special_above or bool(open_flags & IS_SPECIAL)
+            position -= 1
+        if all(open_name != name for open_name, _ in stack):
+            self.forget(name)  # in the list only: it leaves the list
+        return depth - position
+
+    def closes(self, closes: int, stops: int) -> None:
+        """A start tag closes the lowest open element of its group near the top."""
+        stack = self.stack
+        depth = len(stack)
+        lowest = -1
+        for position in range(depth - 1, max(depth - WINDOW, 0) - 1, -1):
+            open_flags = stack[position][1]
+            if open_flags & closes:
+                lowest = position
+            elif open_flags & stops:
+                break
+            if stops & STOP_ALL:
+                break
+        if lowest >= 0:
+            name, flags = stack[lowest]
+            self.pop_from(lowest)
+            if flags & IS_FORMATTING:
+                self.forget(name)
+
+
+def _letter_at(source: bytes, index: int) -> bool:
+    return index < len(source) and 0x61 <= source[index] | 0x20 <= 0x7A
+
+
+def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int, int]:
+    """(offset, limit): where the page first crosses a bound, and which (LIMIT_*); (-1,
+    LIMIT_NONE) when it crosses none."""
+    size = len(source)
+    model = _Model()
+    stack = model.stack
+    work = markers = 0
+    at = text_from = 0
+    find = source.find
+    while True:
+        at = find(b"<", at)
+        if at < 0 or at + 1 >= size:
+            break
+        second = source[at + 1]
+        if at > text_from:
+            # Text: a node, and the parser rebuilds the formatting elements that are not open.
+            work += ELEMENT_COST + model.active() * (ELEMENT_COST + len(stack))
+        if second in b"!?" or (second == 0x2F and not _letter_at(source, at + 2)):
+            # A comment, a doctype or a bogus comment: a node.
+            work += ELEMENT_COST
+            if work > bounds.max_work:
+                return at, LIMIT_WORK
+        if source.startswith(b"!--", at + 1):
+            if _is_marker(source, at + 4):
+                markers += 1
+                if markers > bounds.max_markers:
+                    return at, LIMIT_MARKERS
+            end = find(b"-->", at + 4)
+            if end < 0:
+                break
+            at = text_from = end + 3
+            continue
+        if second in b"!?":
+            end = find(b">", at + 2)
+            if end < 0:
+                break
+            at = text_from = end + 1
+            continue
+        closing = second == 0x2F  # "/"
+        start = at + 1 + closing
+        if not _letter_at(source, start):
+            if closing:
+                end = find(b">", start)
+                if end < 0:
+                    break
+                at = text_from = end + 1
+            else:
+                at += 1
+            continue
+        k = start
+        while k < size and source[k] not in _NAME_END:
+            k += 1
+        name = source[start:k].lower()
+        name_end = k
+        attributes = 0
+        slash = False
+        while True:
+            while k < size and (source[k] in _WHITESPACE or source[k] == 0x2F):
+                slash = source[k] == 0x2F
+                k += 1
+            if k >= size:
+                return -1, LIMIT_NONE  # a tag the end of the page cuts: the parser drops it
+            if source[k] == 0x3E:  # ">"
+                break
+            slash = False
+            if not closing:
+                work += attributes
+                attributes += 1
+            k += 1
+            while k < size and source[k] not in b"\t\n\f\r />=":
+                k += 1
+            while k < size and source[k] in _WHITESPACE:
+                k += 1
+            if k < size and source[k] == 0x3D:  # "="
+                k += 1
+                while k < size and source[k] in _WHITESPACE:
+                    k += 1
+                if k < size and source[k] in b"\"'":
+                    end = find(source[k : k + 1], k + 1)
+                    if end < 0:
+                        return -1, LIMIT_NONE
+                    k = end + 1
+                else:
+                    while k < size and source[k] not in b"\t\n\f\r >":
+                        k += 1
+        after = text_from = k + 1
+        flags, closes, stops = TAG_CLASSES.get(name, _UNCLASSED)
+        if closing:
+            work += model.end_tag(name, flags)
+            if flags & IS_NOINDEX:
+                markers += 1
+                if markers > bounds.max_markers:
+                    return at, LIMIT_MARKERS
+        else:
+            work += ELEMENT_COST + len(stack) + model.active() * (ELEMENT_COST + len(stack))
+            if flags & IS_NOINDEX:
+                markers += 1
+                if markers > bounds.max_markers:
+                    return at, LIMIT_MARKERS
+            if flags & IS_PLAINTEXT:
+                break  # the rest of the page is its text
+            if closes:
+                model.closes(closes, stops)
+            if flags & IS_RAW_TEXT:
+                if work > bounds.max_work:
+                    return at, LIMIT_WORK
+                found_end = _RAW_TEXT_ENDS[name].search(source, after)
+                if found_end is None:
+                    break
+                at = text_from = found_end.start()
+                continue
+            # A self-closing tag closes itself in SVG and MathML only.
+            if slash and not flags & IS_FOREIGN:
+                slash = any(open_flags & IS_FOREIGN for _, open_flags in stack)
+            if not (flags & IS_VOID or slash):
+                stack.append((name, flags))
+                if flags & IS_MARKER:
+                    model.formatting.append(None)
+                elif flags & IS_FORMATTING:
+                    model.add(name, source[name_end:k])
+                if len(stack) > bounds.max_depth or model.active() > bounds.max_depth:
+                    return at, LIMIT_DEPTH
+        if work > bounds.max_work:
+            return at, LIMIT_WORK
+        at = after
+    return -1, LIMIT_NONE
