@@ -107,7 +107,8 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 from support.machine import machine
-from support.processes import run_tool, tail
+from support.processes import END_STEPS, end_group, run_tool, tail
+from support.speedweb import port_free
 
 from crawler.config import SKIP_EXTENSIONS
 
@@ -292,16 +293,6 @@ def version_line(command: list[str]) -> str:
     return ((done.stdout or done.stderr).strip().splitlines() or ["unknown"])[0]
 
 
-def port_free(ip: str, port: int) -> bool:
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((ip, port))
-        except OSError:
-            return False
-    return True
-
-
 @contextlib.contextmanager
 def nginx_serving(prefix: Path, web: Path, port: int) -> Iterator[None]:
     """nginx in the foreground, in a session of its own, for the `with` block; never left
@@ -333,13 +324,7 @@ def nginx_serving(prefix: Path, web: Path, port: int) -> Iterator[None]:
             raise CompareError(f"nginx did not start: {message[-400:] or 'no output'}")
         yield
     finally:
-        for sig, wait in ((signal.SIGQUIT, 10.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            if process.poll() is not None:
-                break
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, sig)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=wait)
+        end_group(process, ((signal.SIGQUIT, 10.0), *END_STEPS))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -79,14 +79,25 @@ def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple
             status = None
         finally:
             # Its own session: a Ctrl-C reaches us, not it, and we end it and its children.
-            for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-                if tool.poll() is not None:
-                    break
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(tool.pid, sig)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    tool.wait(timeout=grace)
+            end_group(tool)
     return status, time.monotonic() - started
+
+
+END_STEPS = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+
+
+def end_group(
+    process: subprocess.Popen[Any], steps: tuple[tuple[int, float], ...] = END_STEPS
+) -> None:
+    """End `process`, started in a session of its own, with its children: each signal of
+    `steps` to its process group in turn, waiting its grace, until it has exited."""
+    for sig, grace in steps:
+        if process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=grace)
 
 
 def tail(path: Path, lines: int = STDERR_TAIL_LINES) -> str:

@@ -63,6 +63,14 @@ def _when(epoch: float, now: float) -> str:
     return f"{stamp} (in {span})" if wait >= 60 else f"{stamp} (in {wait:.0f} s)"
 
 
+def _host_lines(lines: Sequence[str]) -> list[str]:
+    """One indented line per host, the first HOSTS_SHOWN, and how many more."""
+    shown = [f"  {line}" for line in lines[:HOSTS_SHOWN]]
+    if len(lines) > HOSTS_SHOWN:
+        shown.append(f"  ... and {len(lines) - HOSTS_SHOWN} more hosts")
+    return shown
+
+
 def _counts(counter: Mapping[Any, int]) -> str:
     items = sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
     return ", ".join(f"{key} {count}" for key, count in items) or "none"
@@ -156,18 +164,14 @@ def summary(
             f"given up: {len(given_up)} hosts whose robots.txt could not be had (their URLs are "
             "skips, 'host given up'):"
         )
-        lines.extend(f"  {origin}  {why}" for origin, why in list(given_up.items())[:HOSTS_SHOWN])
-        if len(given_up) > HOSTS_SHOWN:
-            lines.append(f"  ... and {len(given_up) - HOSTS_SHOWN} more hosts")
+        lines.extend(_host_lines([f"{origin}  {why}" for origin, why in given_up.items()]))
     if traps:
         lines.append(
             f"possible traps on {len(traps)} hosts (URLs skipped by their shape, page budgets "
             "spent):"
         )
         shown = sorted(traps.items(), key=lambda item: -sum(item[1].values()))
-        lines.extend(f"  {origin}  {_counts(counts)}" for origin, counts in shown[:HOSTS_SHOWN])
-        if len(traps) > HOSTS_SHOWN:
-            lines.append(f"  ... and {len(traps) - HOSTS_SHOWN} more hosts")
+        lines.extend(_host_lines([f"{origin}  {_counts(counts)}" for origin, counts in shown]))
     if stats.queued and not deferred:
         lines.append(f"left queued: {stats.queued} URLs")
     if ran_on is not None:

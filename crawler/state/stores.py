@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from crawler._sqlite import write_rows
+from crawler.frontier import MemoryHeldUrls
 from crawler.output.records import compact_json
 from crawler.politeness import HostTiming
 from crawler.robots.entry import RobotsEntry
@@ -260,43 +261,32 @@ class SqliteRunStore:
             self._values.clear()
 
 
-class SqliteHeldUrls:
+class SqliteHeldUrls(MemoryHeldUrls):
     """A `HeldUrls` (crawler.frontier): every URL in memory, as the crawl asks of each link it
     meets again whether it is held; changes written at the state's commit."""
 
+    __slots__ = ("_changed",)
+
     def __init__(self, db: StateDb) -> None:
-        self._db = db
+        super().__init__()
         try:
             rows = db.connection.execute("SELECT url, depth FROM held ORDER BY rowid").fetchall()
         except sqlite3.Error as error:
             raise db.failed(error) from error
-        self._depths: dict[str, int] = dict(rows)
+        self._depths.update(rows)
         self._changed: dict[str, int | None] = {}
         """URL -> its new depth, or None once released: what the next write does."""
         db.add_writer(self._write)
 
     def hold(self, url: str, depth: int) -> None:
-        known = self._depths.get(url)
-        if known is None or depth < known:
-            self._depths[url] = depth
+        super().hold(url, depth)
+        if self._depths[url] == depth:
             self._changed[url] = depth
 
-    def depth(self, url: str) -> int | None:
-        return self._depths.get(url)
-
     def release(self, url: str) -> None:
-        if self._depths.pop(url, None) is not None:
+        if url in self._depths:
+            super().release(url)
             self._changed[url] = None
-
-    def within(self, max_depth: int | None) -> list[tuple[str, int]]:
-        return [
-            (url, depth)
-            for url, depth in self._depths.items()
-            if max_depth is None or depth <= max_depth
-        ]
-
-    def __len__(self) -> int:
-        return len(self._depths)
 
     def _write(self, connection: sqlite3.Connection) -> None:
         if not self._changed:

@@ -21,7 +21,7 @@ import aiohttp.connector
 import brotli
 import pytest
 from aiohttp.abc import ResolveResult
-from support.rawserver import RawServer, Reply, answer
+from support.rawserver import FakeTransport, RawServer, Reply, answer
 
 from crawler.config import FetchConfig
 from crawler.http import http1
@@ -54,22 +54,6 @@ def fetcher(client: str, **options: float | bool) -> Fetcher:
 def failure(result: Response | FetchFailure) -> FetchFailure:
     assert isinstance(result, FetchFailure), result
     return result
-
-
-class FakeTransport(asyncio.Transport):
-    """Enough of a transport for a connection fed by hand."""
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def is_closing(self) -> bool:
-        return False
-
-    def get_extra_info(self, name: str, default: object = None) -> object:
-        return default
 
 
 def start_exchange(

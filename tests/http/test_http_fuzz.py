@@ -16,26 +16,13 @@ import brotli
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.rawserver import FakeTransport
 
 from crawler.http.answer import Response
 from crawler.http.coding import BodyReader, DecodeError, body_decoder
 from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
 
 CAP = 1024
-
-
-class FakeTransport(asyncio.Transport):
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def is_closing(self) -> bool:
-        return False
-
-    def get_extra_info(self, name: str, default: object = None) -> object:
-        return default
 
 
 @pytest.fixture(scope="module")

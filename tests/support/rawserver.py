@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 
-__all__ = ["Gauge", "RawServer", "Reply", "answer"]
+__all__ = ["FakeTransport", "Gauge", "RawServer", "Reply", "answer"]
 
 
 class Gauge:
@@ -127,3 +127,19 @@ def answer(body: bytes, *headers: str, status: str = "200 OK") -> bytes:
     lines = "".join(f"{line}\r\n" for line in headers)
     head = f"HTTP/1.1 {status}\r\n{lines}Content-Length: {len(body)}\r\n\r\n"
     return head.encode("latin-1") + body
+
+
+class FakeTransport(asyncio.Transport):
+    """Enough of a transport for a connection fed by hand."""
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str, default: object = None) -> object:
+        return default
