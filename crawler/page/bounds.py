@@ -38,8 +38,10 @@ The bounds (a page that crosses one is cut at the tag that crosses it):
   `<p>` reaches it at ~490,000 elements.
 - MAX_MARKERS, 1,000 in-page section markers: each is a call into Python and a change of the
   section state; pages use a handful.
-And in the walk, MAX_LINKS: the first 6,000 anchors of a page are read (Heritrix's default
-`maxOutlinks`, the open web's precedent), so one page cannot put 100,000 URLs in the frontier.
+And in the walk, MAX_LINKS: the first 6,000 distinct links of a page are taken (Heritrix's
+default `maxOutlinks`, the open web's precedent), so one page cannot put 100,000 URLs in the
+frontier. Distinct, not anchors: an index page (vim's tags.html) has more than 6,000 anchors to a
+few hundred pages. The walks read at most MAX_ANCHORS_READ anchors, which bounds their own work.
 
 `python_prescan` is the reference; crawler/page/_pagescan.c has the same in C (`prescan`), with
 the same table (TAG_CLASSES), and the tests compare them.
@@ -58,6 +60,7 @@ __all__ = [
     "LIMIT_NONE",
     "LIMIT_WORK",
     "MAX_ANCHORS",
+    "MAX_ANCHORS_READ",
     "MAX_DEPTH",
     "MAX_LINKS",
     "MAX_MARKERS",
@@ -72,7 +75,8 @@ MAX_DEPTH = 512
 MAX_WORK = 25_000_000
 MAX_MARKERS = 1_000
 MAX_LINKS = 6_000
-MAX_ANCHORS = MAX_LINKS + 1
+MAX_ANCHORS_READ = 100_000
+MAX_ANCHORS = MAX_ANCHORS_READ + 1
 """The walks read this many anchors at most: one more than is taken says there were more."""
 ELEMENT_COST = 50
 """A node costs lexbor about as much as 50 steps of a scope check."""

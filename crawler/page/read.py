@@ -48,7 +48,14 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser
 
-from crawler.page.bounds import DEFAULT_BOUNDS, LIMIT_NONE, MAX_LINKS, Bounds, cut_reason
+from crawler.page.bounds import (
+    DEFAULT_BOUNDS,
+    LIMIT_NONE,
+    MAX_ANCHORS_READ,
+    MAX_LINKS,
+    Bounds,
+    cut_reason,
+)
 from crawler.page.charset import decode, sniff_encoding
 from crawler.page.compiled import links_of, prescan, walk
 from crawler.page.exclusion import (
@@ -240,10 +247,13 @@ def read_page(
     if refreshes:
         # A refresh's target is a link like an <a>'s, after the page's own.
         facts = facts._replace(anchors=[*facts.anchors, *((ref, None, False) for ref in refreshes)])
-    if len(facts.anchors) > MAX_LINKS:
-        cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
-        facts = facts._replace(anchors=facts.anchors[:MAX_LINKS])
+    if len(facts.anchors) > MAX_ANCHORS_READ:
+        cuts.append(f"anchors: more than {MAX_ANCHORS_READ:,}, the first {MAX_ANCHORS_READ:,} read")
+        facts = facts._replace(anchors=facts.anchors[:MAX_ANCHORS_READ])
     links, nofollow_links, unusable = links_of(facts, url, follow, rules.follow_rel_nofollow)
+    if len(links) > MAX_LINKS:
+        cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
+        links = links[:MAX_LINKS]
 
     text = nosnippet_text = ""
     if index:

@@ -20,6 +20,7 @@ from crawler.page.bounds import (
     LIMIT_NONE,
     LIMIT_WORK,
     MAX_ANCHORS,
+    MAX_ANCHORS_READ,
     MAX_DEPTH,
     MAX_LINKS,
     MAX_MARKERS,
@@ -232,12 +233,30 @@ def test_a_page_of_as_many_links_as_the_bound_is_read_in_full() -> None:
     assert page.cut is None
 
 
+def test_the_link_bound_counts_distinct_links_not_anchors() -> None:
+    """An index page (vim's tags.html) has thousands of anchors to a few hundred pages: the
+    page linked only at the end is still read."""
+    anchors = "".join(f'<a href="/p{i % 100}#t{i}">x</a>' for i in range(3 * MAX_LINKS))
+    page = read(anchors + '<a href="/last">last</a>')
+    assert len(page.links) == 101 and page.links[-1] == f"{ORIGIN}/last"
+    assert page.cut is None
+
+
+def test_a_page_of_more_anchors_than_the_walk_reads_says_so() -> None:
+    page = read('<a href="/same">x</a>' * (MAX_ANCHORS_READ + 5) + '<a href="/after">y</a>')
+    assert page.links == (f"{ORIGIN}/same",)
+    assert (
+        page.cut == f"anchors: more than {MAX_ANCHORS_READ:,}, the first {MAX_ANCHORS_READ:,} read"
+    )
+
+
 def test_both_walks_read_the_same_first_anchors() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
     if compiled.compiled_walk is None:
         pytest.skip(compiled.WALK)
-    source = "".join(f'<a href="/p{i}">x</a><iframe src="/f{i}"></iframe>' for i in range(4000))
+    pairs = MAX_ANCHORS // 2 + 1
+    source = "".join(f'<a href="/p{i}">x</a><iframe src="/f{i}"></iframe>' for i in range(pairs))
     facts = compiled.compiled_walk(LexborHTMLParser(source))
     assert len(facts.anchors) == MAX_ANCHORS
     assert facts == python_walk(LexborHTMLParser(source))
