@@ -250,10 +250,8 @@ def resume_note(
     if pending or released:
         hosts = sum(1 for _ in state.frontier.origins())
         ended = "ended cleanly" if run.clean() else "did not end cleanly (killed?)"
-        note = (
-            f"resuming the crawl in {directory}: {pending} URLs pending on {hosts} hosts, "
-            f"{before}; the last run {ended}"
-        )
+        where = f"{pending} URLs pending on {hosts} hosts, " if pending else ""
+        note = f"resuming the crawl in {directory}: {where}{before}; the last run {ended}"
     else:
         note = (
             f"the crawl in {directory} has nothing pending ({before}): only seeds it has not "
@@ -270,9 +268,10 @@ def resume_note(
             "it (-s limits.max_pages=N) to go on, or start over with --fresh"
         )
     if released:
+        depth = "null" if limits.max_depth is None else limits.max_depth
         note += (
             f"\n  {released} URLs held past limits.max_depth before are within "
-            f"limits.max_depth ({limits.max_depth}) now: they are queued"
+            f"limits.max_depth ({depth}) now: they are queued"
         )
     deferred = run.deferred()
     if deferred:
