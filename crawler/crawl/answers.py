@@ -15,6 +15,7 @@ its pages, each answer taken where crawler.crawl.decide says it leads. URLs come
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
@@ -63,6 +64,12 @@ from crawler.urls import InvalidUrlError, normalize_url, origin_of
 __all__ = ["HostWork"]
 
 log = logging.getLogger(__name__)
+
+OFF_LOOP_BYTES = 256 * 1024
+"""A page longer than this is read on the worker thread (crawler.crawl.turns): its parse may
+take up to about half a second, however crawler.page.bounds cuts it (benchmarks/
+bench_hostile_pages.py). Shorter pages cost at most a few tens of milliseconds and are read on the
+loop, in turns: most pages are a few tens of KB, and the hop to a thread is not worth it there."""
 
 
 class HostWork:
@@ -407,11 +414,29 @@ class HostWork:
             # The host's pace is settled (no backoff), so it may go on while this answer waits
             # its turn at the CPU (crawler.crawl.turns).
             self._scheduler.reschedule(host, now)
-            await self._scheduler.turns.take()
+            turns = self._scheduler.turns
             if isinstance(verdict, Redirect):
+                await turns.take()
                 self._redirect(item, answer, verdict.location, started_at)
+                return
+            page = None
+            if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
+                read = functools.partial(
+                    read_page,
+                    answer.body,
+                    item.url,
+                    charset=answer.charset,
+                    x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
+                    rules=self._page_rules,
+                )
+                if len(answer.body) > OFF_LOOP_BYTES:
+                    page = await turns.off_loop(read)
+                else:
+                    await turns.take()
+                    page = read()
             else:
-                self._page(item, answer, started_at)
+                await turns.take()
+            self._page(item, answer, started_at, page)
         except Exception as error:
             self._internal_error(host, item, error)
 
@@ -474,16 +499,10 @@ class HostWork:
         self._checkpoints.finished(item)  # its chain goes on as `hop`
         self._scheduler.reschedule(host, None)
 
-    def _page(self, item: QueuedUrl, answer: Response, started_at: float) -> None:
-        page: Page | None = None
-        if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
-            page = read_page(
-                answer.body,
-                item.url,
-                charset=answer.charset,
-                x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
-                rules=self._page_rules,
-            )
+    def _page(
+        self, item: QueuedUrl, answer: Response, started_at: float, page: Page | None
+    ) -> None:
+        if page is not None:
             self._count_rules(page)
             if page.follow:
                 depth = item.depth + 1

@@ -124,6 +124,7 @@ class Scheduler:
             raise
         finally:
             self._running = False
+            self.turns.close()
             for handle in (self._timer, self._grace):
                 if handle is not None:
                     handle.cancel()

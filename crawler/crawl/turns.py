@@ -12,14 +12,25 @@ up to half a second late, and every host would lose that much of its pace (bench
 Taking turns keeps each iteration to one page step plus the light callbacks (I/O, timers, stamps),
 so the loop polls between page steps. The steps still run in the order their answers came, and the
 same total work is done; what changes is that nothing waits behind a whole burst of it.
+
+A step too heavy for one turn (a big page's parse: up to about half a second, however the page
+is bounded) runs `off_loop`, on one worker thread, one such step after another: lexbor lets go
+of the GIL while it parses, so the loop goes on serving every other host meanwhile. Counted
+among the waiters until it is done, so the scheduler holds back new requests while big answers
+wait for the worker, as it does while answers wait for a turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 __all__ = ["Turns"]
+
+T = TypeVar("T")
 
 
 class Turns:
@@ -28,15 +39,36 @@ class Turns:
     `await turns.take()` returns when the caller's turn has come; the caller then does its step
     without awaiting. A waiter cancelled before its turn gives the turn up."""
 
-    __slots__ = ("_granting", "_waiting")
+    __slots__ = ("_granting", "_off_loop", "_waiting", "_worker")
 
     def __init__(self) -> None:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._granting = False
+        self._worker: ThreadPoolExecutor | None = None
+        self._off_loop = 0
 
     def __len__(self) -> int:
-        """Waiters not yet granted a turn (cancelled ones included until their turn is skipped)."""
-        return len(self._waiting)
+        """Waiters not yet granted a turn (cancelled ones included until their turn is skipped),
+        and steps given to the worker thread and not done."""
+        return len(self._waiting) + self._off_loop
+
+    async def off_loop(self, step: Callable[[], T]) -> T:
+        """`step()` on the worker thread, once the steps given to it before are done. Cancelled,
+        the caller goes on at once; the step runs to its end, its result unread."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="crawler-step")
+        self._off_loop += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._worker, step)
+        finally:
+            self._off_loop -= 1
+
+    def close(self) -> None:
+        """Let the worker thread go once its steps are done (a later `off_loop` starts another);
+        steps not started are dropped, their callers cancelled."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
+            self._worker = None
 
     async def take(self) -> None:
         loop = asyncio.get_running_loop()

@@ -1676,6 +1676,7 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
                 break;
             }
             slash = false;
+            work += ELEMENT_COST; /* an allocation, on an end tag too (lexbor keeps them) */
             if (!closing) {
                 work += attributes;
                 attributes++;

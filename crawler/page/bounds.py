@@ -32,10 +32,10 @@ The bounds (a page that crosses one is cut at the tag that crosses it):
   stop nesting (deeper elements become siblings); no page a browser renders as meant needs more.
 - MAX_WORK, 25,000,000 steps of tree building, ~0.25 s of lexbor on the machine it was
   measured on: each node (element, text, comment) costs ELEMENT_COST; each start tag the depth
-  its scope checks may walk, each end tag the depth it searches, each attribute the attributes
-  before it on its element; each text and start tag the formatting elements the parser may
-  rebuild there, times a node and the depth. An ordinary 12 KB page costs ~0.1% of it; 5 MB of
-  `<p>` reaches it at ~490,000 elements.
+  its scope checks may walk, each end tag the depth it searches; each attribute ELEMENT_COST (an
+  end tag's too: lexbor keeps them) and the attributes before it on its element; each text and
+  start tag the formatting elements the parser may rebuild there, times a node and the depth. An
+  ordinary 12 KB page costs ~0.1% of it; 5 MB of `<p>` reaches it at ~490,000 elements.
 - MAX_MARKERS, 1,000 in-page section markers: each is a call into Python and a change of the
   section state; pages use a handful.
 And in the walk, MAX_LINKS: the first 6,000 distinct links of a page are taken (Heritrix's
@@ -482,6 +482,9 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
             if source[k] == 0x3E:  # ">"
                 break
             slash = False
+            # An attribute is a node's worth of allocation, on an end tag too (lexbor keeps
+            # them), and a start tag's is compared with the ones before it.
+            work += ELEMENT_COST
             if not closing:
                 work += attributes
                 attributes += 1

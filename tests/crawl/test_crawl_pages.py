@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.crawling import make_config, run
+from support.crawling import by_url, make_config, run
 from support.loopback import LoopbackWeb
 
 from crawler import Crawler
+from crawler.crawl.answers import OFF_LOOP_BYTES
 from crawler.output.search import export_pages, search
 
 pytestmark = pytest.mark.loopback
@@ -177,3 +178,27 @@ async def test_the_crawl_counts_what_pages_allowed(tmp_path: Path) -> None:
     assert rules["with sections"] == 1 and rules["links not followed"] >= 6
     # Every 200 answer but /image.png was an HTML page, read once.
     assert rules["indexed"] + rules["noindex"] == crawler.stats.statuses[200] - 1
+
+
+async def test_a_page_too_big_for_one_turn_is_read_off_the_loop_like_any_other(
+    tmp_path: Path,
+) -> None:
+    """A page over OFF_LOOP_BYTES is parsed on the worker thread (crawler.crawl.turns): its
+    rules, text and links are what they would be on the loop, and the pages queued beside it
+    are crawled too."""
+    filler = "<p>" + "filler " * (OFF_LOOP_BYTES // 7) + "</p>"
+    big = page("bigword", "/after-big", head='<meta name="robots" content="noindex">') + filler
+    assert len(big) > OFF_LOOP_BYTES
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("")
+        site.html("/", page("homeword", "/big", "/small"))
+        site.html("/big", big)
+        site.html("/small", page("smallword"))
+        site.html("/after-big", page("afterword"))
+        records, _crawler = await run(make_config(), [site.url("/")], data_dir=tmp_path / "d")
+    found = by_url(records)
+    assert {"/", "/big", "/small", "/after-big"} <= set(net.paths(A))
+    record = found[site.url("/big")]
+    assert record.status == 200 and not record.index and record.text == ""
+    assert site.url("/after-big") in record.links

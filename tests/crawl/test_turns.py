@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
+import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -105,3 +108,62 @@ def test_one_turn_per_iteration_on_each_event_loop_the_crawl_runs_on(
     assert tuning.event_loop_name() == loop_name
     tuning.run(test_turns_are_granted_in_order_one_per_iteration())
     tuning.run(test_the_loop_polls_between_turns())
+
+
+async def test_a_step_off_the_loop_runs_on_the_worker_while_the_loop_goes_on() -> None:
+    """The loop keeps iterating while a step runs on the worker thread (a big page's parse,
+    which lets go of the GIL: here a sleep), and the step counts as waiting until it is done."""
+    turns = Turns()
+    iteration = start_iteration_counter(asyncio.get_running_loop())
+    threads: list[int] = []
+
+    def step() -> int:
+        threads.append(threading.get_ident())
+        time.sleep(0.2)
+        return 7
+
+    running = asyncio.ensure_future(turns.off_loop(step))
+    await asyncio.sleep(0.05)
+    assert len(turns) == 1
+    before = iteration()
+    assert await running == 7
+    assert iteration() - before > 10
+    assert threads and threads[0] != threading.get_ident()
+    assert len(turns) == 0
+    turns.close()
+
+
+async def test_steps_off_the_loop_run_one_after_another_in_order() -> None:
+    turns = Turns()
+    running = 0
+    most = 0
+    done: list[int] = []
+
+    def step(number: int) -> None:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        time.sleep(0.01)
+        done.append(number)
+        running -= 1
+
+    await asyncio.gather(*(turns.off_loop(functools.partial(step, n)) for n in range(8)))
+
+    assert done == list(range(8)) and most == 1
+    turns.close()
+    await turns.off_loop(functools.partial(step, 8))  # a worker again after close
+    assert done[-1] == 8
+    turns.close()
+
+
+async def test_a_step_off_the_loop_whose_caller_is_cancelled_stops_counting() -> None:
+    turns = Turns()
+    release = threading.Event()
+    task = asyncio.ensure_future(turns.off_loop(release.wait))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(turns) == 0
+    release.set()
+    turns.close()

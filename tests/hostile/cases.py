@@ -36,7 +36,6 @@ from hostile.servers import (
 __all__ = [
     "CASE_DELAY",
     "HEARTBEAT_DELAY",
-    "STALL_FLAKY",
     "URL_LIMIT",
     "Case",
     "Control",
@@ -103,10 +102,6 @@ class Case:
     accepts_connections: bool = True
     other_host: bool = False
     """The case redirects to a second host of its own, which must never be asked."""
-    xfail: str | None = None
-    """Strict xfail: what fails today (issue 17)."""
-    flaky: str | None = None
-    """Non-strict xfail: fails today only in the runs where the loop stalls long."""
     host: HostileHost = field(init=False)
     other: HostileHost | None = field(init=False, default=None)
 
@@ -149,19 +144,6 @@ def head(*lines: str, status: str = "HTTP/1.1 200 OK", content_type: str = "text
 
 
 FOUND = page(title="found")
-SLOW_FLAKY = (
-    "issue 17: the first try is held 3.7-6.6 s (bound: timeout + 1 s) in runs where the loop "
-    "stalls; within the bound in others"
-)
-STALL_FLAKY = (
-    "issue 17: fails in the runs where the loop stalls past politeness.backoff_max (68 s "
-    "seen; 10 s in others, when it passes)"
-)
-LOOP_XFAIL = (
-    "issue 17: while the pathological pages are answered at the same moment the heartbeat host "
-    "still waits up to about 2.4 s past its interval (6-68 s before crawler.page.bounds); each "
-    "page's own step now takes at most 0.1 s, so the rest of that stall is elsewhere"
-)
 ERROR = "a page record with an error (or a skip), retried at most fetch.max_retries times"
 
 
@@ -177,7 +159,6 @@ def _slow_cases() -> list[Case]:
             {"/": drip(b"", whole, DRIP_INTERVAL)},
             "error",
             deadline=3.0 + 1.0,
-            flaky=SLOW_FLAKY,
         ),
         Case(
             "body-dripped",
@@ -186,7 +167,6 @@ def _slow_cases() -> list[Case]:
             {"/": drip(whole[:split], body, DRIP_INTERVAL)},
             "error",
             deadline=3.0 + 1.0,
-            flaky=SLOW_FLAKY,
         ),
         Case(
             "never-answers",
@@ -195,7 +175,6 @@ def _slow_cases() -> list[Case]:
             {"/": hang()},
             "error",
             deadline=1.0 + 1.0,
-            flaky=SLOW_FLAKY,
         ),
         Case(
             "connect-never-completes",
@@ -228,7 +207,6 @@ def _big_cases() -> list[Case]:
                 "capped",
                 memory_watch=True,
                 loop_watch=True,
-                flaky=LOOP_XFAIL,
             )
         )
     fifty_mb = stream_forever(
@@ -239,6 +217,9 @@ def _big_cases() -> list[Case]:
     )
     hundred_k_links = "".join(f'<a href="/l/{n}">{n}</a>' for n in range(100_000))
     nested = "<div>" * 100_000 + '<a href="/found">found</a>' + "</div>" * 100_000
+    five_mb = 5 * 2**20 - 100
+    nul_attribute = b'<a href="/found">found</a><a href="' + b"\0" * five_mb + b'">x</a>'
+    end_attributes = b'<a href="/found">found</a>' + b"</p a>" * (five_mb // 6)
     return [
         Case(
             "endless-body",
@@ -289,7 +270,6 @@ def _big_cases() -> list[Case]:
             links=("/found",),
             loop_watch=True,
             memory_watch=True,
-            flaky=LOOP_XFAIL,
         ),
         Case(
             "hundred-thousand-links",
@@ -299,7 +279,28 @@ def _big_cases() -> list[Case]:
             "page",
             loop_watch=True,
             memory_watch=True,
-            flaky=LOOP_XFAIL,
+        ),
+        Case(
+            "nul-bytes-in-an-attribute",
+            "big",
+            "5 MB of NULs in one href (1 GB and 10 s of lexbor): dropped; a 2xx page, its "
+            "first link found; the loop stays free",
+            {"/": raw(response(200, nul_attribute))},
+            "page",
+            links=("/found",),
+            loop_watch=True,
+            memory_watch=True,
+        ),
+        Case(
+            "end-tags-with-attributes",
+            "big",
+            "5 MB of `</p a>`: cut where the attributes cost MAX_WORK; a 2xx page, its first "
+            "link found; the loop stays free",
+            {"/": raw(response(200, end_attributes))},
+            "page",
+            links=("/found",),
+            loop_watch=True,
+            memory_watch=True,
         ),
         Case(
             "hundred-thousand-nested",
@@ -308,7 +309,6 @@ def _big_cases() -> list[Case]:
             {"/": raw(response(200, nested.encode()))},
             "page",
             loop_watch=True,
-            flaky=LOOP_XFAIL,
         ),
     ]
 
@@ -523,7 +523,6 @@ def _robots_cases() -> list[Case]:
             delay=0.1,
             deadline=3.0 + 1.0,
             deadline_path="/robots.txt",
-            flaky=SLOW_FLAKY,
         ),
         Case(
             "robots-500-forever",
@@ -793,7 +792,6 @@ def _retry_after_cases() -> list[Case]:
             },
             "recorded",
             retry_after=True,
-            flaky=STALL_FLAKY,
         )
         for name, value in values.items()
     ]

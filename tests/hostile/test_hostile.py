@@ -12,8 +12,6 @@ process group and fails the run's test); no two requests to one host start close
 interval, less `EPSILON` (the servers log arrival times on a thread of this process, a few
 milliseconds of scheduling jitter at most).
 
-Cases the crawler fails today carry `xfail(strict=True)` with what fails: when a fix lands the
-test turns red (XPASS) and the mark must go.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ from typing import Any
 import pytest
 from hostile.cases import (
     HEARTBEAT_DELAY,
-    STALL_FLAKY,
     URL_LIMIT,
     Case,
     Control,
@@ -50,7 +47,6 @@ from hostile.servers import Hit, HostileHost, HostileWeb
 
 pytestmark = pytest.mark.loopback
 
-FLAKY = pytest.mark.xfail(strict=False, reason=STALL_FLAKY)
 RSS_BOUND = 400 * 2**20
 MAIN_LIMIT = 60.0
 OUTER_TIMEOUT = 100.0
@@ -265,7 +261,6 @@ def test_the_crawl_ends_by_itself(main_run: MainRun) -> None:
     assert run.status == 0, run.err[-3000:]
 
 
-@pytest.mark.xfail(strict=False, reason=STALL_FLAKY)
 def test_the_crawl_ends_within_its_limits(main_run: MainRun) -> None:
     assert main_run.run.wall < MAIN_LIMIT, f"{main_run.run.wall:.1f} s"
 
@@ -288,7 +283,7 @@ def test_peak_rss_is_bounded(main_run: MainRun) -> None:
 @pytest.mark.parametrize(
     "index",
     [
-        *(pytest.param(n, id=f"control-{n}", marks=FLAKY) for n in range(3)),
+        *(pytest.param(n, id=f"control-{n}") for n in range(3)),
         pytest.param(3, id="heartbeat"),
     ],
 )
@@ -318,17 +313,7 @@ def check_gaps(hits: list[Hit], delay: float) -> None:
 ALL_CASES, _ = build_cases(addresses(0))
 
 
-def _case_params() -> list[Any]:
-    params = []
-    for case in ALL_CASES:
-        marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
-        if case.flaky:
-            marks.append(pytest.mark.xfail(strict=False, reason=case.flaky))
-        params.append(pytest.param(case.name, id=case.name, marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("name", _case_params())
+@pytest.mark.parametrize("name", [case.name for case in ALL_CASES])
 def test_case(main_run: MainRun, name: str) -> None:
     run, case = main_run.run, main_run.cases[name]
     host = case.host

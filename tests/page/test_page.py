@@ -1448,6 +1448,20 @@ def test_encoding(body: bytes, charset: str | None, encoding: str, text: str) ->
     assert text in page.text
 
 
+def test_nul_bytes_are_dropped_before_the_parse() -> None:
+    """Browsers drop a NUL in text; lexbor keeps a record of each one (5 MB of them in an
+    attribute value: a gigabyte), so they go before it reads the page."""
+    page = read(b"<p>wo\0rd</p><a href='/a\0b'>x</a><a href='/" + b"\0" * 100_000 + b"c'>y</a>")
+    assert "word" in words(page.text)
+    assert page.links == urls("/ab", "/c")
+
+
+def test_nul_bytes_of_a_utf_16_page_are_its_text() -> None:
+    page = read("<p>wörd</p><a href=/x>x</a>".encode("utf-16-le"), charset="utf-16le")
+    assert "wörd" in words(page.text)
+    assert page.links == urls("/x")
+
+
 def test_header_charset_decodes_the_title_too() -> None:
     page = read(CP1251_PAGE, charset="windows-1251")
     assert page.title == CYRILLIC
