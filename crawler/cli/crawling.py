@@ -19,7 +19,7 @@ from crawler.cli.seeds import Seeds, read_seeds
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import StateError
-from crawler.output.sinks import output_files
+from crawler.output.sinks import check_outputs, output_files
 from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
 from crawler.state import (
     STATE_NAME,
@@ -38,6 +38,8 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
     with DataDirLock(data_dir):
         if fresh:
             _start_over(data_dir)
+        # Opening the state records a run: an index the crawl could not write stops it first.
+        check_outputs(data_dir, config.output.format)
         state: CrawlState = (
             open_state(data_dir, config.state, config.robots.options())
             if config.state.durable

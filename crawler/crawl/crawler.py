@@ -40,7 +40,7 @@ from crawler.errors import OutputError
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.fetcher import Fetcher
 from crawler.output.records import PageRecord
-from crawler.output.sinks import PageSink, open_sinks
+from crawler.output.sinks import PageSink, check_outputs, open_sinks
 from crawler.politeness import Politeness
 from crawler.state.interface import CrawlState, MemoryCrawlState
 from crawler.state.lock import DataDirLock
@@ -145,6 +145,9 @@ class Crawler:
         try:
             if self._given_state is None and directory is not None:
                 self._lock = DataDirLock(directory)
+                if not self._sinks:
+                    # Opening the state records a run: an index it could not write stops first.
+                    check_outputs(directory, self._config.output.format)
                 if self._config.state.durable:
                     options = self._config.robots.options()
                     self._assemble(open_state(directory, self._config.state, options))

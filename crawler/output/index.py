@@ -49,6 +49,7 @@ __all__ = [
     "PAGE_COLUMNS",
     "SCHEMA_VERSION",
     "IndexSink",
+    "check_index",
     "version_message",
 ]
 
@@ -298,14 +299,7 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
             raise
     except sqlite3.DatabaseError as error:
         connection.close()
-        name = getattr(error, "sqlite_errorname", "") or ""
-        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-            raise OutputError(
-                f"cannot open index {path}: it is damaged or is not an index a crawl wrote "
-                f"({error}); nothing was written to it; to start over, crawl with --fresh (it "
-                "deletes the index and the crawl state, and says so first)"
-            ) from error
-        raise OutputError(f"cannot open index {path}: {error}") from error
+        raise _cannot_open(path, error) from error
     except sqlite3.Error as error:
         connection.close()
         raise OutputError(f"cannot open index {path}: {error}") from error
@@ -319,6 +313,46 @@ FTS_HASH_BYTES = 8 * 1024 * 1024
 """Terms FTS5 gathers in memory before it writes them out as a new segment (its default: 1 MiB).
 A batch of 500 pages of 12 KB overflows the default several times over, and every segment written
 is merged again later (benchmarks/README.md, "FTS5's hash size")."""
+
+
+def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> OutputError:
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return OutputError(
+            f"cannot open index {path}: it is damaged or is not an index a crawl wrote "
+            f"({error}); nothing was written to it; to start over, crawl with --fresh (it "
+            "deletes the index and the crawl state, and says so first)"
+        )
+    return OutputError(f"cannot open index {path}: {error}")
+
+
+def check_index(directory: Path) -> None:
+    """OutputError if the index in `directory` is there but a crawl could not write it: not
+    SQLite, damaged where SQLite looks first, or of another schema. Read only: a crawl checks
+    before it opens its state (which records a run), so one that must stop here has changed
+    nothing. An empty or missing file is a new index."""
+    path = directory / INDEX_NAME
+    try:
+        if path.stat().st_size == 0:
+            return
+    except OSError:
+        return  # missing, or an error opening it for writing names better
+    # Immutable when no write-ahead log is beside it: SQLite then makes no -wal or -shm file.
+    wal = path.with_name(path.name + "-wal")
+    options = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?{options}", uri=True)
+    except sqlite3.Error:
+        return
+    try:
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as error:
+        raise _cannot_open(path, error) from error
+    finally:
+        connection.close()
+    if version not in (0, SCHEMA_VERSION):
+        raise OutputError(version_message(path, version))
 
 
 def _tune_fts(connection: sqlite3.Connection) -> None:

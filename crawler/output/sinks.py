@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Protocol
 
 from crawler.config import OutputFormat
-from crawler.output.index import INDEX_NAME, IndexSink
+from crawler.output.index import INDEX_NAME, IndexSink, check_index
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME, JsonlSink
 from crawler.output.records import PageRecord, Skip, Unskip
 
-__all__ = ["PageSink", "open_sinks", "output_files"]
+__all__ = ["PageSink", "check_outputs", "open_sinks", "output_files"]
 
 
 class PageSink(Protocol):
@@ -46,6 +46,13 @@ def output_files(directory: Path, output_format: OutputFormat) -> list[Path]:
     if output_format in _WRITES_JSONL:
         files += [directory / PAGES_NAME, directory / SKIPS_NAME]
     return files
+
+
+def check_outputs(directory: Path, output_format: OutputFormat) -> None:
+    """OutputError if an output a crawl would write is there and cannot be written (a damaged
+    index); reads only."""
+    if output_format in _WRITES_INDEX:
+        check_index(directory)
 
 
 def open_sinks(directory: Path, output_format: OutputFormat) -> list[PageSink]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -175,6 +176,36 @@ def test_resuming_on_a_damaged_state_exits_2_and_changes_nothing(
     expected = "is empty (0 bytes)" if damage == "empty" else "is damaged or is not a crawl state"
     assert err.startswith(f"crawl: crawl state {state} {expected}")
     assert "nothing in the data directory was changed; to start over, crawl with --fresh" in err
+    assert digests(data) == before
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other-schema"])
+def test_resuming_on_a_damaged_index_exits_2_and_changes_nothing(
+    tmp_path: Path, damage: str
+) -> None:
+    """The index is checked before the crawl state opens: a crawl that cannot write its index
+    leaves the state as the last run left it (it once wrote state.sqlite, then exited 2). An
+    empty index file is a new index, not a damaged one."""
+    data = tmp_path / "data"
+    status, _, err = crawl_command(str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH)
+    assert status != EXIT_BAD_INPUT, err
+    index = data / "index.sqlite"
+    if damage == "garbage":
+        index.write_bytes(b"\x13\x37 not SQLite " * 1000)
+    else:
+        with sqlite3.connect(index) as connection:
+            connection.execute("PRAGMA user_version = 99")
+        connection.close()
+    before = digests(data)
+    status, _, err = crawl_command(str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH)
+    assert status == EXIT_BAD_INPUT
+    if damage == "garbage":
+        assert err.startswith(f"crawl: cannot open index {index}: it is damaged"), err
+        assert "nothing was written to it; to start over, crawl with --fresh" in err
+    else:
+        assert err.startswith(f"crawl: index {index} "), err
+        assert "99" in err
+    assert "Traceback" not in err
     assert digests(data) == before
 
 
