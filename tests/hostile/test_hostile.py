@@ -315,7 +315,12 @@ ALL_CASES, _ = build_cases(addresses(0))
 
 @pytest.mark.parametrize("name", [case.name for case in ALL_CASES])
 def test_case(main_run: MainRun, name: str) -> None:
-    run, case = main_run.run, main_run.cases[name]
+    check_case(main_run, main_run.cases[name])
+
+
+def check_case(main_run: MainRun, case: Case) -> None:
+    """Every check the case calls for (tests/hostile/table.py reports them too)."""
+    run = main_run.run
     host = case.host
     subject = host.url(case.subject or case.seed)
     hits = list(host.hits)
