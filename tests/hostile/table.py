@@ -57,8 +57,9 @@ def observed(run: Run, case: Case, heartbeat_beats: list[float]) -> str:
         trap = [line.strip() for line in run.out.splitlines() if case.host.origin in line]
         parts.append(f"summary: {trap[0][:90]}" if trap else "not in the summary")
     if case.deadline is not None:
-        held = [(hit.closed_at or run.ended) - hit.at for hit in hits if hit.path == path]
-        parts.append(f"held {max(held, default=0):.1f} s at most")
+        held_path = case.deadline_path or case.seed
+        held = [(hit.closed_at or run.ended) - hit.at for hit in hits if hit.path == held_path]
+        parts.append(f"{held_path} held {max(held, default=0):.1f} s at most")
     if case.loop_watch:
         answered = [hit for hit in hits if hit.path != "/robots.txt"]
         if answered:
