@@ -49,6 +49,7 @@ the same table (TAG_CLASSES), and the tests compare them.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -267,13 +268,9 @@ WINDOW = 8
 _MARKER_WORDS = (b"robots", b"google", b"noindex")
 
 
+@functools.cache  # compiled when first met: the crawl runs the C prescan, not this one
 def _raw_text_end(name: bytes) -> re.Pattern[bytes]:
     return re.compile(b"</" + re.escape(name) + b"[\t\n\f\r />]", re.IGNORECASE)
-
-
-_RAW_TEXT_ENDS = {
-    name: _raw_text_end(name) for name, row in TAG_CLASSES.items() if row[0] & IS_RAW_TEXT
-}
 
 
 def _is_marker(source: bytes, at: int) -> bool:
@@ -526,7 +523,7 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
             if flags & IS_RAW_TEXT:
                 if work > bounds.max_work:
                     return at, LIMIT_WORK
-                found_end = _RAW_TEXT_ENDS[name].search(source, after)
+                found_end = _raw_text_end(name).search(source, after)
                 if found_end is None:
                     break
                 at = text_from = found_end.start()
