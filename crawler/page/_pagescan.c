@@ -154,6 +154,18 @@ ascii_ieq(const unsigned char *data, const char *name, size_t length)
     return true;
 }
 
+/* Whether `name` (as written, any case) is one of `names`. */
+static bool
+name_listed(const char *const *names, const unsigned char *name, size_t length)
+{
+    for (; *names != NULL; names++) {
+        if (strlen(*names) == length && ascii_ieq(name, *names, length)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Whether a tag or attribute id outside lexbor's fixed table names `name` (lower case). */
 static bool
 dynamic_id_is(uintptr_t id, uintptr_t table_end, const char *name, size_t length)
@@ -1157,6 +1169,18 @@ enum {
     IS_LIST = 1 << 23,           /* a check for one in list item scope stops at it too */
     IS_LIST_STOP = 1 << 24,      /* the search for the <li> an <li> closes stops at it */
     IS_TABLE_PART = 1 << 25,     /* its end tag is looked for in table scope */
+    IN_FOREIGN = 1 << 30,        /* on the model's stack only: in SVG or MathML */
+};
+
+/* As crawler.page.bounds.BREAKOUT_TAGS and INTEGRATION_POINTS; NULL ends each. */
+static const char *const BREAKOUT_TAGS[] = {
+    "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em",
+    "embed", "font", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li",
+    "listing", "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong",
+    "strike", "sub", "sup", "table", "tt", "u", "ul", "var", NULL,
+};
+static const char *const INTEGRATION_POINTS[] = {
+    "foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext", "annotation-xml", NULL,
 };
 
 typedef struct {
@@ -1732,12 +1756,19 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
                 at = text_from = close;
                 continue;
             }
-            /* A self-closing tag closes itself in SVG and MathML only. */
-            if (slash && !(flags & IS_FOREIGN)) {
-                slash = false;
-                for (Py_ssize_t i = 0; i < m.depth && !slash; i++) {
-                    slash = (m.open[i].flags & IS_FOREIGN) != 0;
-                }
+            /* A self-closing tag closes itself in SVG and MathML only: an element is foreign
+             * when it is <svg> or <math>, or its parent is foreign and no integration point and
+             * it is no tag that breaks out to HTML (where `/>` closes nothing). */
+            bool foreign = (flags & IS_FOREIGN) != 0;
+            if (!foreign && m.depth > 0) {
+                const open_element *parent = &m.open[m.depth - 1];
+                foreign = (parent->flags & IN_FOREIGN) != 0
+                          && !name_listed(INTEGRATION_POINTS, parent->name, parent->length)
+                          && !name_listed(BREAKOUT_TAGS, name, length);
+            }
+            slash = slash && foreign;
+            if (foreign) {
+                flags |= IN_FOREIGN;
             }
             if (!((flags & IS_VOID) || slash)) {
                 if (grow((void **) &m.open, &m.capacity, m.depth, sizeof(open_element)) < 0) {

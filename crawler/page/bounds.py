@@ -130,6 +130,17 @@ IS_LIST_STOP = 1 << 24
 div or p."""
 IS_TABLE_PART = 1 << 25
 """Its end tag is looked for in table scope."""
+IN_FOREIGN = 1 << 30
+"""On the model's stack only: the element is in SVG or MathML."""
+BREAKOUT_TAGS = frozenset(
+    b"b big blockquote body br center code dd div dl dt em embed font h1 h2 h3 h4 h5 h6 head hr "
+    b"i img li listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt "
+    b"u ul var".split()
+)
+"""Start tags that end foreign content (the HTML standard's "in foreign content"); <font> only
+with some attributes, but counted always: the model may count deeper, never shallower."""
+INTEGRATION_POINTS = frozenset(b"foreignobject desc title mi mo mn ms mtext annotation-xml".split())
+"""Foreign elements whose content is HTML again."""
 TAG_CLASSES: dict[bytes, tuple[int, int, int]] = {
     b"script": (IS_RAW_TEXT, 0, 0),
     b"style": (IS_RAW_TEXT, 0, 0),
@@ -528,11 +539,20 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
                     break
                 at = text_from = found_end.start()
                 continue
-            # A self-closing tag closes itself in SVG and MathML only.
-            if slash and not flags & IS_FOREIGN:
-                slash = any(open_flags & IS_FOREIGN for _, open_flags in stack)
+            # A self-closing tag closes itself in SVG and MathML only: an element is foreign
+            # when it is <svg> or <math>, or its parent is foreign and no integration point
+            # and it is no tag that breaks out to HTML (where `/>` closes nothing).
+            foreign = bool(flags & IS_FOREIGN)
+            if not foreign and stack:
+                parent, parent_flags = stack[-1]
+                foreign = (
+                    bool(parent_flags & IN_FOREIGN)
+                    and parent not in INTEGRATION_POINTS
+                    and name not in BREAKOUT_TAGS
+                )
+            slash = slash and foreign
             if not (flags & IS_VOID or slash):
-                stack.append((name, flags))
+                stack.append((name, flags | IN_FOREIGN if foreign else flags))
                 if flags & IS_MARKER:
                     model.formatting.append(None)
                 elif flags & IS_FORMATTING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import crawler.page.read
@@ -97,6 +97,9 @@ def test_a_page_nested_to_the_bound_is_read_in_full() -> None:
         pytest.param("<table><tr><td>", id="nested-tables"),
         pytest.param("<div/>", id="self-closing-html-element-opens"),
         pytest.param("<svg><g>", id="foreign"),
+        pytest.param("<svg><div/>", id="a-tag-that-breaks-out-of-svg-opens"),
+        pytest.param("<svg><foreignObject><div/>", id="self-closing-in-an-integration-point"),
+        pytest.param("<math><mi><span/>", id="self-closing-in-mathml-text"),
         pytest.param("<p><font id={i}>x</p>", id="formatting-rebuilt-after-each-p"),
         pytest.param("<div><b class={i}></div>x", id="formatting-rebuilt-after-each-div"),
     ],
@@ -123,6 +126,7 @@ def test_markup_the_parser_nests_counts_as_nesting(pattern: str) -> None:
         "<font size=2><p>x</font>",
         "<div><p>a<p>b</div>",
         "<svg><g/></svg>",
+        "<svg><g><path/><circle/></g></svg>",
         "<br/>",
         "<nobr>x",
         "<button>x",
@@ -393,6 +397,7 @@ SOUP = st.lists(
             *("<tr>", "<td>", "</td>", "</tr>", "<form>", "</form>", "<font id=1>", "<font id=2>"),
             *("</font>", "x", "<body>", "</body>", "<button>", "</button>", "<nobr>", "</nobr>"),
             *("<dl>", "<dt>", "<dd>", "<select>", "<option>", "<svg>", "</svg>", "<g/>", "<div/>"),
+            *("<g>", "</g>", "<foreignObject>", "</foreignObject>", "<math>", "<mi>", "<span/>"),
             *("<h1>", "</h2>", "<caption>", "<object>", "</object>", "<em>", "</em>", "<strong>"),
             *("<br>", "</br>", "<template>", "</template>", "<marquee>", "</marquee>", "<center>"),
         ]
@@ -445,6 +450,8 @@ def tree_depth(source: bytes) -> int:
 
 @settings(max_examples=200, deadline=None)
 @given(SOUP, st.integers(min_value=2, max_value=12))
+# Found by hypothesis: a <div/> breaks out of the <svg>, then opens, as every <div/> after it.
+@example("<div><div><div><svg>" + "<div/>" * 8, 4)
 def test_the_model_is_never_shallower_than_the_parser(soup: str, max_depth: int) -> None:
     """A page the model does not cut is no deeper than its bounds say: its stack and its list of
     formatting elements at most max_depth each, and <html> and <body> the parser adds."""
