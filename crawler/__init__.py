@@ -3,6 +3,7 @@
 The package is laid out by concern, the pure core at the bottom and the I/O shell on top:
 
     errors, config, urls, frontier, politeness, stats   small shared pieces (all pure but config)
+    identity    who the crawl says it is: the placeholder User-Agent's notice
     robots/     the robots.txt engine: pure, never raises
     page/       the page step: bytes and headers in, a Page out; pure (plus the compiled walk)
     http/       GET -> Response | FetchFailure; never raises

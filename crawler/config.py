@@ -12,12 +12,13 @@ cannot disagree.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import reprlib
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -228,6 +229,9 @@ class FetchConfig:
     """Refuse to connect to loopback, private, link-local (cloud metadata), multicast, reserved
     and unspecified addresses, checked on the resolved address at connect time. Off for the
     command line's loopback uses; on for a service that crawls URLs its users give it."""
+    from_address: str = ""
+    """An e-mail address sent as the From header of every request, robots.txt's included (RFC
+    9110 10.1.2): whom a site's operator can write to about the crawl. Empty: no From header."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,6 +350,12 @@ def _describe(kind: object) -> str:
 
 
 _EXPONENT = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+# An addr-spec (RFC 5322 3.4.1) as the From header carries it: a dot-atom local part, and a host
+# name of two labels or more. No display name, no quoting, nothing that could end a header line.
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_TOP_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_EMAIL_ADDRESS = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@(?:{_LABEL}\.)+{_TOP_LABEL}")
 
 
 def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> object:
@@ -404,10 +414,7 @@ def _section(name: str, raw: object, cls: type[Any]) -> Any:
     values: dict[str, object] = {}
     for key, value in raw.items():
         if key not in known:
-            raise ConfigError(
-                f"unknown key {name}.{key}; expected one of "
-                + ", ".join(f"{name}.{k}" for k in sorted(known))
-            )
+            raise _unknown_key(f"{name}.{key}", (f"{name}.{k}" for k in sorted(known)))
         values[key] = _coerce(f"{name}.{key}", value, hints[key], known[key].metadata)
     return cls(**values)
 
@@ -419,12 +426,33 @@ _SECTIONS: dict[str, type[Any]] = {
 }
 
 
+def _dotted_keys() -> list[str]:
+    """Every config key by its dotted path (`concurrency`, `limits.max_pages`, ...)."""
+    keys = [f.name for f in fields(Config) if f.name not in _SECTIONS]
+    return keys + [f"{name}.{f.name}" for name, cls in _SECTIONS.items() for f in fields(cls)]
+
+
+def _unknown_key(key: str, expected: Iterable[str], *, typed: str = "") -> ConfigError:
+    """The error for `key`, which no config has, naming the closest key there is. `typed`: the
+    whole dotted path the user wrote, when `key` is only its first part."""
+    path = typed or key
+    keys = _dotted_keys()
+    # A key put in the wrong section (`politeness.max_depth`) is the key of that name elsewhere.
+    moved = [known for known in keys if known.rpartition(".")[2] == path.rpartition(".")[2]]
+    close = moved[:1] or difflib.get_close_matches(path, keys, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return ConfigError(f"unknown key {key}{hint}; expected one of {', '.join(expected)}")
+
+
 def _from_mapping(raw: Mapping[str, object]) -> Config:
     scalars = {f.name: f for f in fields(Config) if f.name not in _SECTIONS}
     top = set(scalars) | set(_SECTIONS)
-    unknown = sorted(str(key) for key in set(raw) - top)
+    unknown = sorted((key for key in raw if key not in top), key=str)
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]}; expected one of {', '.join(sorted(top))}")
+        # A misspelt section (`-s limit.max_pages=5`) is matched with the key under it.
+        inner = raw[unknown[0]]
+        typed = f"{unknown[0]}.{next(iter(inner))}" if isinstance(inner, Mapping) and inner else ""
+        raise _unknown_key(str(unknown[0]), sorted(top), typed=typed)
     user_agent = raw.get("user_agent", DEFAULT_USER_AGENT)
     if not isinstance(user_agent, str) or not user_agent.strip():
         raise ConfigError(f"user_agent must be a non-empty string, not {user_agent!r}")
@@ -455,6 +483,12 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
     bundle = config.fetch.ca_bundle
     if bundle and not Path(bundle).is_file():
         raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
+    address = config.fetch.from_address
+    if address and not (len(address) <= 254 and _EMAIL_ADDRESS.fullmatch(address)):
+        raise ConfigError(
+            f"fetch.from_address must be an e-mail address (like crawler-admin@example.org), "
+            f"or empty for no From header; not {address!r}"
+        )
     return config
 
 

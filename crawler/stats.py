@@ -88,13 +88,6 @@ class CrawlStats:
     def pages_per_second(self) -> float:
         return self.pages / self.elapsed if self.elapsed > 0 else 0.0
 
-    def progress_line(self) -> str:
-        return (
-            f"pages {self.pages} ({self.pages_per_second:.1f}/s) | hosts active {self.in_flight}, "
-            f"waiting {self.hosts_waiting} | queued {self.queued} | "
-            f"errors {sum(self.errors.values())} | skips {sum(self.skips.values())}"
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class HostReport:

@@ -234,7 +234,8 @@ BAD_SECTION_CASES = [
         "unknown-key",
         "\npoliteness:\n  min_dealy: 3\n",
         3,
-        "unknown key politeness.min_dealy; expected one of politeness.backoff_initial,",
+        "unknown key politeness.min_dealy (did you mean politeness.min_delay?); "
+        "expected one of politeness.backoff_initial,",
     ),
     ("section-not-mapping", "fetch: 3\n", 1, "fetch must be a mapping of keys, not 3"),
     (

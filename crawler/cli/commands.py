@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
+import shlex
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
 
 from crawler.cli.exits import EXIT_OK
+from crawler.cli.options import data_directory
+from crawler.cli.text import counted
 from crawler.config import load_config
 from crawler.errors import ConfigError, OutputError
 from crawler.output.search import export_pages, export_skips, find_index, search
@@ -37,18 +41,29 @@ def _robots_overrides(args: argparse.Namespace) -> list[str]:
     return overrides
 
 
+_WEB_ADDRESS = re.compile(r"https?://", re.IGNORECASE)
+
+
 def robots_command(args: argparse.Namespace) -> int:
+    if _WEB_ADDRESS.match(args.file):
+        # Explaining is offline by design: the file a crawl would fetch, read as it is here.
+        raise ConfigError(
+            f"{args.file} is a URL: crawl robots reads a robots.txt file on this machine and "
+            f"fetches nothing. To get that one: curl -L -o robots.txt {shlex.quote(args.file)} "
+            "then: crawl robots robots.txt URL..."
+        )
     config = load_config(args.config, _robots_overrides(args))
     agent = config.product_token
+    path = Path(args.file)
     try:
-        with args.file.open("rb") as file:
+        with path.open("rb") as file:
             # A crawl reads the first MAX_BODY_BYTES of a robots.txt: so does the explanation.
             body = file.read(MAX_BODY_BYTES + 1)
     except OSError as error:
-        raise ConfigError(f"cannot read robots.txt file {args.file}: {error.strerror}") from error
+        raise ConfigError(f"cannot read robots.txt file {path}: {error.strerror}") from error
     if len(body) > MAX_BODY_BYTES:
         print(
-            f"crawl: {args.file} is longer than {MAX_BODY_BYTES // 1024} KiB; only that much is "
+            f"crawl: {path} is longer than {MAX_BODY_BYTES // 1024} KiB; only that much is "
             "read, as a crawl reads a robots.txt (RFC 9309 section 2.5)",
             file=sys.stderr,
         )
@@ -85,7 +100,7 @@ def robots_command(args: argparse.Namespace) -> int:
 
 def _data_dir(args: argparse.Namespace) -> Path:
     config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
-    return Path(args.data) if args.data is not None else Path(config.output.data_dir)
+    return data_directory(None if args.data is None else Path(args.data), config)
 
 
 def search_command(args: argparse.Namespace) -> int:
@@ -115,24 +130,25 @@ def export_command(args: argparse.Namespace) -> int:
 
     def write(out: TextIO) -> int:
         if args.skips:
-            return export_skips(data_dir, out, reason=args.reason)
+            return export_skips(data_dir, out, reason=args.reason, format=args.format)
         return export_pages(data_dir, out, format=args.format)
 
     try:
+        # UTF-8 whatever the locale says; lines end as written (\n for JSON lines, \r\n for CSV
+        # as RFC 4180 has it), not as the platform would translate them.
         if args.output is None:
-            # JSON lines are UTF-8 whatever the locale says.
             if isinstance(sys.stdout, io.TextIOWrapper):
-                sys.stdout.reconfigure(encoding="utf-8")
+                sys.stdout.reconfigure(encoding="utf-8", newline="")
             count = write(sys.stdout)
             sys.stdout.flush()
         else:
             find_index(data_dir)  # before creating FILE, so a missing index leaves no empty file
-            with open(args.output, "w", encoding="utf-8") as out:
+            with open(args.output, "w", encoding="utf-8", newline="") as out:
                 count = write(out)
     except BrokenPipeError:
         raise
     except OSError as error:  # opening FILE, or a write: a full disk, a quota
         raise OutputError(f"cannot write {where}: {error.strerror}") from error
-    what = "skipped URLs" if args.skips else "pages"
-    print(f"exported {count} {what} to {where}", file=sys.stderr)
+    what = counted(count, "skipped URL") if args.skips else counted(count, "page")
+    print(f"exported {what} to {where}", file=sys.stderr)
     return EXIT_OK

@@ -1,4 +1,4 @@
-"""`crawl SEEDS`: the crawl command. It locks the data directory, starts over if asked, opens the
+"""`crawl SEEDS...`: the crawl command. It locks the data directory, starts over if asked, opens the
 state, says what it resumes, runs the crawl with a progress line, stops gracefully on SIGINT or
 SIGTERM, and prints the summary."""
 
@@ -7,18 +7,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
+import io
 import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
+from crawler.cli.logs import configure_logging
+from crawler.cli.options import data_directory
 from crawler.cli.report import Progress, engine, resume_advice, resume_note, summary
-from crawler.cli.seeds import Seeds, read_seeds
+from crawler.cli.seeds import STDIN, Seeds, gather_seeds
+from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter
+from crawler.cli.text import fit_for
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import StateError
+from crawler.identity import placeholder_user_agent_notice
 from crawler.output.sinks import check_outputs, output_files
 from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
 from crawler.state import (
@@ -49,6 +55,11 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
             note = resume_note(data_dir, state, seeds.urls, config.limits)
             if note is not None:
                 print(f"crawl: {note}", file=sys.stderr)
+            # A resumed crawl goes on to the seeds of the runs before too.
+            targets = [*seeds.urls, *state.run.seeds()]
+            identity = placeholder_user_agent_notice(config, targets)
+            if identity is not None:
+                print(f"crawl: warning: {identity}", file=sys.stderr)
             return await _crawl_state(config, seeds, data_dir, state)
         finally:
             state.close()
@@ -58,7 +69,7 @@ def _start_over(data_dir: Path) -> None:
     """--fresh: say what goes, then delete it (the caller holds the directory's lock)."""
     outputs = [
         sibling
-        for path in output_files(data_dir, "both")
+        for path in [*output_files(data_dir, "both"), data_dir / SUMMARY_NAME]
         for sibling in (
             path,
             path.with_name(path.name + "-wal"),
@@ -102,6 +113,18 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                 loop.add_signal_handler(number, on_signal, number)
         progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
         ticker = asyncio.create_task(progress.run())
+        outputs = output_files(data_dir, config.output.format)
+        if state.durable:
+            outputs.append(data_dir / STATE_NAME)
+        outputs.append(data_dir / SUMMARY_NAME)
+        summary_json = SummaryWriter.for_run(
+            data_dir,
+            crawler,
+            max_wait=config.politeness.max_wait,
+            seed_lines_skipped=seeds.skipped,
+            outputs=outputs,
+        )
+        refresher = asyncio.create_task(summary_json.refresh())
         try:
             async for _ in crawler.crawl(seeds.urls):
                 pass
@@ -110,30 +133,31 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                 raise
         finally:
             ticker.cancel()
+            refresher.cancel()
             progress.clear()
             for number in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(number)
-        outputs = output_files(data_dir, config.output.format)
-        if state.durable:
-            outputs.append(data_dir / STATE_NAME)
-        print(
-            summary(
-                crawler.stats,
-                crawler.host_reports(),
-                crawler.deferred,
-                max_wait=config.politeness.max_wait,
-                outputs=outputs,
-                problems=seeds.skipped,
-                ran_on=engine(crawler.client_name),
-                seed_moves=crawler.seed_moves,
-                given_up=crawler.given_up,
-                traps=crawler.traps,
-            )
+        advice = (
+            resume_advice(config.limits, crawler.stats, crawler.deferred, state)
+            if state.durable
+            else []
         )
-        if state.durable:
-            for line in resume_advice(config.limits, crawler.stats, crawler.deferred, state):
-                print(f"resume: {line}")
+        stopped_by = signal.Signals(signalled).name if signalled is not None else None
+        summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
+        report = summary(
+            crawler.stats,
+            crawler.host_reports(),
+            crawler.deferred,
+            max_wait=config.politeness.max_wait,
+            outputs=outputs,
+            problems=seeds.skipped,
+            ran_on=engine(crawler.client_name),
+            seed_moves=crawler.seed_moves,
+            given_up=crawler.given_up,
+            traps=crawler.traps,
+        )
+        print(fit_for(sys.stdout, "\n".join([report, *(f"resume: {line}" for line in advice)])))
         failed = nothing_crawled(seeds.urls, crawler.given_up)
     if signalled == signal.SIGINT:
         return EXIT_INTERRUPTED
@@ -162,16 +186,21 @@ def nothing_crawled(seeds: Sequence[str], given_up: Mapping[str, str]) -> str | 
 
 def crawl_command(args: argparse.Namespace) -> int:
     """Crawl as the arguments say (`crawl SEEDS ...`); the exit status."""
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
     config = load_config(args.config, args.overrides)
-    seeds = read_seeds(args.seeds)
+    data_dir = data_directory(args.data, config)
+    stdin: BinaryIO = io.BytesIO()  # no standard input (a daemon's is closed): no seeds from it
+    if STDIN in args.seeds and sys.stdin is not None:
+        stdin = sys.stdin.buffer
+        if sys.stdin.isatty():
+            print(
+                "crawl: reading seed URLs from standard input, one a line; end with Ctrl-D",
+                file=sys.stderr,
+            )
+    seeds = gather_seeds(args.seeds, stdin)
     for problem in seeds.problems:
         print(f"crawl: {problem}", file=sys.stderr)
-    data_dir = args.data if args.data is not None else Path(config.output.data_dir)
+    # After the checks of the input: a mistyped option leaves no empty log file behind.
+    configure_logging(verbose=args.verbose, log_file=args.log_file, log_format=args.log_format)
     tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler.runtime)
     tune_gc()  # and short pauses of the event loop: politeness is timed on it
     # Slow requests (fetch.slow_after) may hold as many connections again.

@@ -1,11 +1,18 @@
 """`crawl`: the command line. Parses arguments, runs the command, maps outcomes to exit status
 (crawler.cli.exits).
 
-    crawl SEEDS [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
+    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
+                   [--max-pages N] [--depth N] [--user-agent TEXT] [--delay SECONDS]
+                   [--output FORMAT] [--log-file FILE] [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--json]
-    crawl export [--data DIR] [--format jsonl] [-o FILE]
+    crawl export [--data DIR] [--format jsonl|csv] [--skips [--reason REASON]] [-o FILE]
+    crawl status [--data DIR] [--json]
     crawl --version
+
+SEEDS are files of URLs (one a line), http(s) URLs and `-` (standard input), mixed as the user
+likes (crawler.cli.seeds). The flags for common keys stand for `-s key=VALUE` and are checked as
+it is (crawler.cli.options); the log goes where crawler.cli.logs says.
 """
 
 from __future__ import annotations
@@ -20,7 +27,10 @@ from pathlib import Path
 from crawler.cli.commands import export_command, robots_command, search_command
 from crawler.cli.crawling import crawl_command
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
+from crawler.cli.logs import LOG_FORMATS
+from crawler.cli.options import add_shortcuts, default_of
 from crawler.cli.report import version_text
+from crawler.cli.status import status_command
 from crawler.errors import CrawlerError
 from crawler.output.search import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
@@ -29,28 +39,43 @@ from crawler.stats import SkipReason
 __all__ = ["main"]
 
 
-DESCRIPTION = """\
+_DATA_DIR = default_of("output.data_dir")
+
+DESCRIPTION = f"""\
 crawl: a polite web crawler.
 
-  crawl SEEDS [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
+  crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
 
-crawls from the URLs in SEEDS (one per line; blank lines and # comments allowed), obeying each
-origin's robots.txt and its Crawl-delay, Request-rate and Visit-time, and writes DIR/index.sqlite
-(or DIR/pages.jsonl). The crawl state lives in DIR/state.sqlite: run the same command again after
-a stop, a kill or a reboot and the crawl resumes where it was; --fresh starts over.
+crawls from SEEDS, obeying each origin's robots.txt and its Crawl-delay, Request-rate and
+Visit-time, and writes DIR/index.sqlite (or DIR/pages.jsonl); DIR is {_DATA_DIR} unless --data
+or output.data_dir says otherwise. Each SEEDS argument is a file of URLs (one per line; blank
+lines and # comments allowed), an http:// or https:// URL, or - for such lines on standard input.
+Give as many as you like, files and URLs mixed: their URLs are crawled together, each once. An
+argument spelt as a URL (scheme://...) is always a URL, never a file name.
+The crawl state lives in DIR/state.sqlite: run the same command again after a stop, a kill or a
+reboot and the crawl resumes where it was; --fresh starts over.
 Every config key (config/crawler.yaml documents them) can be set with -s, e.g.
--s politeness.min_delay=2 -s limits.max_pages=1000.
+-s politeness.min_delay=2 -s limits.max_pages=1000; the common ones have flags of their own.
+
+Examples:
+  crawl https://example.org/ --max-pages 100
+  crawl seeds.txt https://example.com/news/ --depth 3 --delay 2 --data news
+  grep -h ^https: lists/*.txt | crawl - --output jsonl --log-file crawl.log --log-format json
 
 Other commands:
   crawl robots FILE URL... [--agent TOKEN]   explain what a robots.txt file allows
   crawl search QUERY [--data DIR]            search the pages a crawl indexed
-  crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines
+  crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines or CSV
+  crawl status [--data DIR] [--json]         what the last run did, or a running crawl is doing
 """
 
-SUBCOMMANDS = ("robots", "search", "export")
+SUBCOMMANDS = ("robots", "search", "export", "status")
 
 
-def _add_config_options(parser: argparse.ArgumentParser) -> None:
+def _add_config_options(
+    parser: argparse.ArgumentParser, example: str = "politeness.min_delay=2"
+) -> None:
+    """-c and -s; `example`: an -s the command would be given."""
     parser.add_argument("-c", "--config", type=Path, help="YAML config (see config/crawler.yaml)")
     parser.add_argument(
         "-s",
@@ -58,7 +83,7 @@ def _add_config_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config key by its dotted path, e.g. -s politeness.min_delay=2",
+        help=f"override a config key by its dotted path, e.g. -s {example}",
     )
 
 
@@ -66,17 +91,36 @@ def _crawl_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crawl", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("seeds", type=Path, metavar="SEEDS", help="file of seed URLs")
     parser.add_argument(
-        "--data", type=Path, metavar="DIR", help="data directory (default: output.data_dir)"
+        "seeds",
+        nargs="+",
+        metavar="SEEDS",
+        help="a file of URLs (one per line), an http(s) URL, or - for standard input; "
+        "several may be given, files and URLs mixed",
     )
+    _add_data_option(parser)
     parser.add_argument(
         "--fresh",
         action="store_true",
         help="start over: delete the crawl state and output in DIR (it says which first)",
     )
-    _add_config_options(parser)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every retry and wait")
+    _add_config_options(parser, "limits.max_pages=1000")
+    add_shortcuts(parser)
+    logs = parser.add_argument_group("logging")
+    logs.add_argument("-v", "--verbose", action="store_true", help="log every retry and wait")
+    logs.add_argument(
+        "--log-file",
+        type=Path,
+        metavar="FILE",
+        help="append the log to FILE instead of standard error; the progress line and the "
+        "summary stay on the terminal",
+    )
+    logs.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default="text",
+        help="json: one object a line with time, level, logger and message (default: text)",
+    )
     parser.add_argument(
         "--version",
         action=_Version,
@@ -114,9 +158,10 @@ def _parser() -> argparse.ArgumentParser:
         "it and which line decides. Also shows the agent's Crawl-delay, Request-rate and "
         "Visit-time.",
     )
-    robots.add_argument("file", type=Path, help="a robots.txt file")
+    # Not type=Path: Path("https://a.test/robots.txt") loses a slash, and the error names the URL.
+    robots.add_argument("file", metavar="FILE", help="a robots.txt file on this machine")
     robots.add_argument("urls", nargs="+", metavar="URL", help="full URLs or paths with query")
-    _add_config_options(robots)
+    _add_config_options(robots, "robots.precedence=first-match")
     robots.add_argument("--agent", help="product token; same as -s robots.token=TOKEN")
     robots.add_argument("--agent-match", choices=typing.get_args(AgentMatch))
     robots.add_argument("--precedence", choices=typing.get_args(Precedence))
@@ -125,12 +170,16 @@ def _parser() -> argparse.ArgumentParser:
     robots.add_argument("--json", action="store_true", help="one JSON object per URL")
     _add_search_parser(commands)
     _add_export_parser(commands)
+    _add_status_parser(commands)
     return parser
 
 
 def _add_data_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--data", type=Path, metavar="DIR", help="data directory (default: output.data_dir)"
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help=f"data directory (default: output.data_dir, which is {_DATA_DIR} unless set)",
     )
 
 
@@ -158,20 +207,28 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--limit", type=_positive, default=10, metavar="N", help="at most N results (10)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per result")
-    _add_config_options(parser)
+    _add_config_options(parser, "output.data_dir=last-week")
 
 
 def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "export",
-        help="write the indexed crawl out, one JSON object per fetched page (or skipped URL)",
+        help="write the indexed crawl out, one JSON object (or CSV row) per fetched page "
+        "(or skipped URL)",
         description="Write every page in DIR/index.sqlite, in fetch order, with its status, robots "
         "decisions, links and (for indexed pages only) its text. With --skips, every URL the "
         "crawl met and did not fetch instead, with the reason and its detail (the robots.txt "
-        "line, the scope rule, the limit).",
+        "line, the scope rule, the limit). --format csv writes a header row and a row per page "
+        "of its single-valued fields (url ... index, follow and their reasons); the links and "
+        "the text, lists and long multi-line text, are left out: use jsonl for them.",
     )
     _add_data_option(parser)
-    parser.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl")
+    parser.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        default="jsonl",
+        help="jsonl: one JSON object a line; csv: a header row, then a row each (default: jsonl)",
+    )
     parser.add_argument("--skips", action="store_true", help="the URLs not fetched, not the pages")
     parser.add_argument(
         "--reason",
@@ -183,13 +240,30 @@ def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument(
         "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)"
     )
-    _add_config_options(parser)
+    _add_config_options(parser, "output.data_dir=last-week")
+
+
+def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "status",
+        help="what the last run of a crawl did, or what a crawl in progress is doing",
+        description="Print the summary of the last run in DIR, or of the run going on now (as of "
+        "its last refresh, a few seconds old at most), from DIR/summary.json, or DIR/state.sqlite "
+        "when there is none. Reads only: takes no lock, starts nothing. Exit status 2 when DIR "
+        "holds no crawl.",
+    )
+    _add_data_option(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="the summary as JSON (summary.json, and 'running')"
+    )
+    _add_config_options(parser, "output.data_dir=last-week")
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "robots": robots_command,
     "search": search_command,
     "export": export_command,
+    "status": status_command,
 }
 
 
@@ -203,7 +277,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not arguments:
             _crawl_parser().print_help(sys.stderr)
             return EXIT_BAD_INPUT
-        return crawl_command(_crawl_parser().parse_args(arguments))
+        # Intermixed: seeds may stand before and after options (`crawl URL --depth 2 FILE`).
+        return crawl_command(_crawl_parser().parse_intermixed_args(arguments))
     except CrawlerError as error:  # ConfigError, SeedError and the rest: a message, no traceback
         print(f"crawl: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -4,12 +4,15 @@ what it runs on (`--version`)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from crawler._version import __version__
+from crawler.cli.text import ELLIPSIS, columns, counted, ellipsis_for, fit, terminal_width
 from crawler.config import FetchConfig, LimitsConfig
 from crawler.http.fetcher import Fetcher
 from crawler.page.compiled import WALK
@@ -17,40 +20,123 @@ from crawler.runtime import event_loop_name
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 
-__all__ = ["Progress", "engine", "resume_advice", "resume_note", "summary", "version_text"]
+__all__ = [
+    "Progress",
+    "engine",
+    "engine_text",
+    "progress_line",
+    "resume_advice",
+    "resume_note",
+    "summary",
+    "version_text",
+]
 
 HOSTS_SHOWN = 20
 
+_NEVER_DROPPED = 100
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    text: str
+    keep: int
+    """The narrower the terminal, the more parts are dropped: the lowest `keep` first."""
+    joiner: str
+    """Written before the part."""
+
+
+def _clock(seconds: float) -> str:
+    whole = int(max(seconds, 0.0))
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def _progress_parts(stats: CrawlStats) -> list[_Part]:
+    # What matters most when the terminal is narrow: that pages come, that errors do not, how
+    # much is left, how fast; then which hosts are busy; skips and the clock last.
+    return [
+        _Part(f"pages {stats.pages}", _NEVER_DROPPED, ""),
+        _Part(f"({stats.pages_per_second:.1f}/s)", 5, " "),
+        _Part(f"hosts active {stats.in_flight}", 4, " | "),
+        _Part(f"waiting {stats.hosts_waiting}", 3, ", "),
+        _Part(f"queued {stats.queued}", 6, " | "),
+        _Part(f"errors {sum(stats.errors.values())}", 7, " | "),
+        _Part(f"skips {sum(stats.skips.values())}", 2, " | "),
+        _Part(_clock(stats.elapsed), 1, " | "),
+    ]
+
+
+def _joined(parts: Sequence[_Part]) -> str:
+    return "".join(part.joiner + part.text for part in parts)
+
+
+def progress_line(stats: CrawlStats, width: int | None = None, ellipsis: str = ELLIPSIS) -> str:
+    """The live figures on one line of at most `width` columns (None: all of them): the least
+    useful are dropped first, and what still does not fit is cut."""
+    parts = _progress_parts(stats)
+    if width is None:
+        return _joined(parts)
+    while columns(_joined(parts)) > width and len(parts) > 1:
+        parts.remove(min(parts, key=lambda part: part.keep))
+    return fit(_joined(parts), width, ellipsis)
+
 
 class Progress:
-    """On a terminal, one line redrawn in place; elsewhere, a plain line every `interval` s."""
+    """On a terminal, one line redrawn in place, never wider than the terminal (so a redraw never
+    leaves the row); elsewhere, a plain whole line every `interval` s."""
 
     def __init__(self, stats: CrawlStats, stream: TextIO, interval: float) -> None:
         self._stats = stats
         self._stream = stream
         self._tty = stream.isatty()
         self._interval = 0.5 if self._tty else interval
-        self._width = 0
+        self._ellipsis = ellipsis_for(stream)
+        self._shown = 0
+        """Columns of the line on the screen: a shorter redraw blanks the rest."""
 
     async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self._interval)
-            self.show()
+        # A log record written to the terminal would land at the end of the live line: the line
+        # is cleared first, and drawn again at the next tick.
+        handlers = [
+            handler
+            for handler in logging.getLogger().handlers
+            if self._tty
+            and isinstance(handler, logging.StreamHandler)
+            and handler.stream is self._stream
+        ]
+        for handler in handlers:
+            handler.addFilter(self._before_record)
+        try:
+            while True:
+                await asyncio.sleep(self._interval)
+                self.show()
+        finally:
+            for handler in handlers:
+                handler.removeFilter(self._before_record)
+
+    def _before_record(self, record: logging.LogRecord) -> bool:
+        self.clear()
+        return True
 
     def show(self) -> None:
-        line = self._stats.progress_line()
         if self._tty:
-            self._stream.write("\r" + line.ljust(self._width))
-            self._width = len(line)
+            # Asked at each redraw: the terminal may have been resized.
+            width = terminal_width(self._stream) or 79
+            line = progress_line(self._stats, width, self._ellipsis)
+            shown = columns(line)
+            blank = max(0, min(self._shown, width) - shown)
+            self._stream.write("\r" + line + " " * blank)
+            self._shown = shown
         else:
             stamp = time.strftime("%H:%M:%S")
-            self._stream.write(f"{stamp} crawl: {line}\n")
+            self._stream.write(f"{stamp} crawl: {progress_line(self._stats)}\n")
         self._stream.flush()
 
     def clear(self) -> None:
-        if self._tty and self._width:
-            self._stream.write("\r" + " " * self._width + "\r")
+        if self._tty and self._shown:
+            width = terminal_width(self._stream) or 79
+            self._stream.write("\r" + " " * min(self._shown, width) + "\r")
             self._stream.flush()
+            self._shown = 0
 
 
 def _when(epoch: float, now: float) -> str:
@@ -67,13 +153,21 @@ def _host_lines(lines: Sequence[str]) -> list[str]:
     """One indented line per host, the first HOSTS_SHOWN, and how many more."""
     shown = [f"  {line}" for line in lines[:HOSTS_SHOWN]]
     if len(lines) > HOSTS_SHOWN:
-        shown.append(f"  ... and {len(lines) - HOSTS_SHOWN} more hosts")
+        shown.append(_more_hosts(len(lines)))
     return shown
+
+
+def _more_hosts(count: int) -> str:
+    return f"  ... and {counted(count - HOSTS_SHOWN, 'more host')}"
 
 
 def _counts(counter: Mapping[Any, int]) -> str:
     items = sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
     return ", ".join(f"{key} {count}" for key, count in items) or "none"
+
+
+_OUTCOMES = {"page limit": "stopped at limits.max_pages", "deferred": "stopped waiting for hosts"}
+"""How the summary's first line says an outcome that is not a past participle."""
 
 
 def summary(
@@ -94,10 +188,11 @@ def summary(
     now = stats.updated_at or stats.started_at + stats.elapsed
     runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
     lines = [
-        f"crawl {stats.outcome} after {stats.elapsed:.1f} s{runs}: {stats.pages} pages "
-        f"({stats.pages_per_second:.1f}/s), {stats.requests} requests, "
-        f"{stats.robots_fetches} robots.txt fetches, {stats.bytes / 1e6:.1f} MB, "
-        f"{stats.retries} retries",
+        f"crawl {_OUTCOMES.get(stats.outcome, stats.outcome)} after {stats.elapsed:.1f} s{runs}: "
+        f"{counted(stats.pages, 'page')} "
+        f"({stats.pages_per_second:.1f}/s), {counted(stats.requests, 'request')}, "
+        f"{counted(stats.robots_fetches, 'robots.txt fetch', 'robots.txt fetches')}, "
+        f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}",
         f"statuses: {_counts(stats.statuses)}",
         f"errors: {_counts(stats.errors)}",
         f"skips: {_counts(stats.skips)}",
@@ -136,44 +231,44 @@ def summary(
                 f"gap {gap}  Crawl-delay {delay}  robots.txt {host.robots}"
             )
         if len(hosts) > HOSTS_SHOWN:
-            lines.append(f"  ... and {len(hosts) - HOSTS_SHOWN} more hosts")
+            lines.append(_more_hosts(len(hosts)))
         ratios = [
             host.shortest_gap / host.interval
             for host in hosts
             if host.shortest_gap is not None and host.interval > 0
         ]
         if ratios:
-            lines.append(
-                f"  shortest gap / interval over all {len(hosts)} hosts: {min(ratios):.3f}"
-            )
+            over = f"all {len(hosts)} hosts" if len(hosts) > 1 else "1 host"
+            lines.append(f"  shortest gap / interval over {over}: {min(ratios):.3f}")
     if deferred:
         pending = sum(host.pending for host in deferred)
+        wait = "waits" if len(deferred) == 1 else "wait"
         lines.append(
-            f"deferred: {len(deferred)} hosts with {pending} URLs wait longer than "
-            f"politeness.max_wait ({max_wait:g} s); they stay queued:"
+            f"deferred: {counted(len(deferred), 'host')} with {counted(pending, 'URL')} {wait} "
+            f"longer than politeness.max_wait ({max_wait:g} s); they stay queued:"
         )
         lines.extend(
-            f"  {waiting.origin}  until {_when(waiting.until, now)}  {waiting.pending} URLs  "
-            f"{waiting.reason}"
+            f"  {waiting.origin}  until {_when(waiting.until, now)}  "
+            f"{counted(waiting.pending, 'URL')}  {waiting.reason}"
             for waiting in deferred[:HOSTS_SHOWN]
         )
         if len(deferred) > HOSTS_SHOWN:
-            lines.append(f"  ... and {len(deferred) - HOSTS_SHOWN} more hosts")
+            lines.append(_more_hosts(len(deferred)))
     if given_up:
         lines.append(
-            f"given up: {len(given_up)} hosts whose robots.txt could not be had (their URLs are "
-            "skips, 'host given up'):"
+            f"given up: {counted(len(given_up), 'host')} whose robots.txt could not be had (their "
+            "URLs are skips, 'host given up'):"
         )
         lines.extend(_host_lines([f"{origin}  {why}" for origin, why in given_up.items()]))
     if traps:
         lines.append(
-            f"possible traps on {len(traps)} hosts (URLs skipped by their shape, page budgets "
-            "spent):"
+            f"possible traps on {counted(len(traps), 'host')} (URLs skipped by their shape, page "
+            "budgets spent):"
         )
         shown = sorted(traps.items(), key=lambda item: -sum(item[1].values()))
         lines.extend(_host_lines([f"{origin}  {_counts(counts)}" for origin, counts in shown]))
     if stats.queued and not deferred:
-        lines.append(f"left queued: {stats.queued} URLs")
+        lines.append(f"left queued: {counted(stats.queued, 'URL')}")
     if ran_on is not None:
         lines.append(f"ran on: {ran_on}")
     if outputs:
@@ -184,7 +279,11 @@ def summary(
 def engine(client: str) -> str:
     """What a crawl runs on: the page walk (the compiled one is about twice as fast), the HTTP
     client, the event loop."""
-    return f"page walk {WALK}, HTTP client {client}, event loop {event_loop_name()}"
+    return engine_text(WALK, client, event_loop_name())
+
+
+def engine_text(walk: str, client: str, loop: str) -> str:
+    return f"page walk {walk}, HTTP client {client}, event loop {loop}"
 
 
 _PACKAGES = ("selectolax", "httptools", "aiohttp", "uvloop")
@@ -219,18 +318,20 @@ def resume_advice(
     """What running the same command again would do, and how to go on when it would not."""
     lines = []
     if stats.outcome == "page limit":
+        stay = "stays" if stats.queued == 1 else "stay"
         lines.append(
             f"limits.max_pages ({limits.max_pages}) is reached, counting the runs before; "
-            f"{stats.queued} URLs stay queued. To go on, run again with it raised "
+            f"{counted(stats.queued, 'URL')} {stay} queued. To go on, run again with it raised "
             "(-s limits.max_pages=N), or start over with --fresh"
         )
     elif stats.queued or deferred:
         lines.append("the same command goes on from here (--fresh starts over)")
     held = len(state.held)
     if held:
+        kept, them = ("is", "it") if held == 1 else ("are", "them")
         lines.append(
-            f"{held} URLs found past limits.max_depth ({limits.max_depth}) are kept: run again "
-            "with it raised (-s limits.max_depth=N) to crawl them"
+            f"{counted(held, 'URL')} found past limits.max_depth ({limits.max_depth}) {kept} kept: "
+            f"run again with it raised (-s limits.max_depth=N) to crawl {them}"
         )
     return lines
 
@@ -244,13 +345,15 @@ def resume_note(
         return None
     saved = run.stats()
     pages = saved.pages if saved is not None else 0
-    before = f"{pages} pages fetched in {run.runs()} runs before"
+    before = f"{counted(pages, 'page')} fetched in {counted(run.runs(), 'run')} before"
     pending = len(state.frontier)
     released = len(state.held.within(limits.max_depth))
     if pending or released:
         hosts = sum(1 for _ in state.frontier.origins())
         ended = "ended cleanly" if run.clean() else "did not end cleanly (killed?)"
-        where = f"{pending} URLs pending on {hosts} hosts, " if pending else ""
+        where = (
+            f"{counted(pending, 'URL')} pending on {counted(hosts, 'host')}, " if pending else ""
+        )
         note = f"resuming the crawl in {directory}: {where}{before}; the last run {ended}"
     else:
         note = (
@@ -260,7 +363,7 @@ def resume_note(
     known = set(run.seeds())
     new = sum(1 for url in seeds if url not in known)
     if new:
-        note += f"; {new} of the seeds are new"
+        note += f"; {new} of the seeds {'is' if new == 1 else 'are'} new"
     limit = limits.max_pages
     if pending and limit is not None and pages >= limit:
         note += (
@@ -269,15 +372,17 @@ def resume_note(
         )
     if released:
         depth = "null" if limits.max_depth is None else limits.max_depth
+        are, they = ("is", "it is") if released == 1 else ("are", "they are")
         note += (
-            f"\n  {released} URLs held past limits.max_depth before are within "
-            f"limits.max_depth ({depth}) now: they are queued"
+            f"\n  {counted(released, 'URL')} held past limits.max_depth before {are} within "
+            f"limits.max_depth ({depth}) now: {they} queued"
         )
     deferred = run.deferred()
     if deferred:
         first = min(deferred, key=lambda host: host.until)
+        which = f"the first, {first.origin}," if len(deferred) > 1 else f"{first.origin},"
         note += (
-            f"\n  the last run left {len(deferred)} hosts deferred; the first, {first.origin}, "
-            f"until {_when(first.until, time.time())} ({first.reason})"
+            f"\n  the last run left {counted(len(deferred), 'host')} deferred; {which} until "
+            f"{_when(first.until, time.time())} ({first.reason})"
         )
     return note

@@ -1,8 +1,10 @@
-"""The seeds file: one URL per line; blank lines and `#` comments allowed.
+"""The seeds: the arguments of `crawl SEEDS...`, each a file of URLs, an http(s) URL, or `-` for
+the same one-URL-a-line text on standard input; blank lines and `#` comments allowed.
 
 A line that is not a crawlable URL is reported with its line number and skipped; a file that
 cannot be read, is not UTF-8 text, or holds no usable URL at all, is a SeedError naming the file
-(the CLI exits with status 2).
+(the CLI exits with status 2). So is an argument that is neither a URL nor a file: the user typed
+it, so it is never skipped quietly.
 
 The file is read as a stream, never whole: memory stays bounded whatever its size. A line longer
 than `MAX_LINE_BYTES` is skipped without being kept (its bytes are read and dropped), and only
@@ -12,14 +14,26 @@ the first `MAX_PROBLEMS` skipped lines get a message each; `Seeds.skipped` count
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+from crawler.cli.text import counted
 from crawler.errors import SeedError
 from crawler.urls import InvalidUrlError, normalize_url
 
-__all__ = ["MAX_LINE_BYTES", "MAX_PROBLEMS", "Seeds", "parse_seeds", "read_seeds"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "MAX_PROBLEMS",
+    "SEEDS_ARE",
+    "STDIN",
+    "Seeds",
+    "gather_seeds",
+    "parse_seeds",
+    "read_seed_stream",
+    "read_seeds",
+]
 
 MAX_LINE_BYTES = 64 * 1024
 """The longest line read as a seed. A URL over limits.max_url_length (2,083 characters by
@@ -32,6 +46,15 @@ _BLOCK_BYTES = 64 * 1024
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
+STDIN = "-"
+"""The SEEDS argument that stands for standard input."""
+SEEDS_ARE = (
+    "SEEDS are files of URLs (one per line), http:// or https:// URLs, or - for standard input"
+)
+_URL_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""An argument spelt as a URL (`scheme://`) is one, whatever files exist."""
+_HOST_LIKE = re.compile(r"(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,63}(?::\d+)?(?:/\S*)?")
+_FILE_SUFFIXES = frozenset({"txt", "csv", "tsv", "lst", "list", "json", "jsonl", "yaml", "yml"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +97,7 @@ class _Collector:
         problems = list(self.problems)
         if self.skipped > MAX_PROBLEMS:
             problems.append(
-                f"{self.where}: {self.skipped - MAX_PROBLEMS} more lines skipped "
+                f"{self.where}: {counted(self.skipped - MAX_PROBLEMS, 'more line')} skipped "
                 f"({self.skipped} in all; the first {MAX_PROBLEMS} are shown)"
             )
         return Seeds(tuple(self.urls), tuple(problems), self.skipped)
@@ -121,18 +144,40 @@ def _byte_lines(blocks: Iterable[bytes], most: int) -> Iterator[bytes | None]:
         yield None if overlong or len(text) > most else text
 
 
+class _UnreadableFileError(SeedError):
+    """A seeds file that could not be opened or read (missing, a directory, no permission)."""
+
+
 def _blocks(path: Path) -> Iterator[bytes]:
     try:
         with path.open("rb") as file:
             while block := file.read(_BLOCK_BYTES):
                 yield block
     except OSError as error:
-        raise SeedError(f"cannot read seeds file {path}: {error.strerror}") from error
+        raise _UnreadableFileError(f"cannot read seeds file {path}: {error.strerror}") from error
+
+
+def _stream_blocks(stream: BinaryIO, where: str) -> Iterator[bytes]:
+    try:
+        while block := stream.read(_BLOCK_BYTES):
+            yield block
+    except OSError as error:
+        raise SeedError(f"cannot read seeds from {where}: {error.strerror}") from error
 
 
 def read_seeds(path: Path) -> Seeds:
-    collector = _Collector(str(path))
-    for number, raw in enumerate(_byte_lines(_blocks(path), MAX_LINE_BYTES), 1):
+    """The seeds in the file at `path`; SeedError if it cannot be read or holds no URL."""
+    return _read(_blocks(path), str(path))
+
+
+def read_seed_stream(stream: BinaryIO, where: str) -> Seeds:
+    """The seeds in a byte stream (standard input), read as a file is; `where` names it."""
+    return _read(_stream_blocks(stream, where), where)
+
+
+def _read(blocks: Iterable[bytes], where: str) -> Seeds:
+    collector = _Collector(where)
+    for number, raw in enumerate(_byte_lines(blocks, MAX_LINE_BYTES), 1):
         if raw is None:
             collector.skip(
                 number,
@@ -144,23 +189,64 @@ def read_seeds(path: Path) -> Seeds:
             raw = raw.removeprefix(_BOM)  # as Windows Notepad writes it
         if b"\0" in raw:
             raise SeedError(
-                f"{path} line {number}: a NUL byte: a binary file, not a list of URLs; "
+                f"{where} line {number}: a NUL byte: a binary file, not a list of URLs; "
                 "expected UTF-8 text, one http:// or https:// URL per line"
             )
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise SeedError(
-                f"{path} line {number}: not UTF-8 text ({error.reason} at column "
+                f"{where} line {number}: not UTF-8 text ({error.reason} at column "
                 f"{error.start + 1}); expected UTF-8 text, one http:// or https:// URL per line"
             ) from error
         collector.line(number, line)
     seeds = collector.seeds()
     if not seeds.urls:
-        detail = f" ({seeds.skipped} lines skipped)" if seeds.skipped else ""
+        detail = f" ({counted(seeds.skipped, 'line')} skipped)" if seeds.skipped else ""
         first = f"; the first: {seeds.problems[0]}" if seeds.problems else ""
         raise SeedError(
-            f"{path}: no URL to crawl{detail}; expected one http:// or https:// URL per line"
+            f"{where}: no URL to crawl{detail}; expected one http:// or https:// URL per line"
             + first
         )
     return seeds
+
+
+def gather_seeds(arguments: Sequence[str], stdin: BinaryIO) -> Seeds:
+    """The seeds of `crawl SEEDS...`, in the order given, each URL once: an argument spelt as a
+    URL (`scheme://...`) is a URL, `-` is standard input, anything else a file of URLs. Files,
+    URLs and `-` mix freely. SeedError for an argument that is none of them."""
+    if list(arguments).count(STDIN) > 1:
+        raise SeedError(f"{STDIN} given more than once: standard input is read once")
+    parts: list[Seeds] = []
+    for argument in arguments:
+        if argument == STDIN:
+            parts.append(read_seed_stream(stdin, "standard input"))
+        elif _URL_LIKE.match(argument):
+            parts.append(Seeds((_url_argument(argument),)))
+        else:
+            parts.append(_file_argument(argument))
+    urls = dict.fromkeys(url for part in parts for url in part.urls)
+    problems = tuple(problem for part in parts for problem in part.problems)
+    return Seeds(tuple(urls), problems, sum(part.skipped for part in parts))
+
+
+def _url_argument(argument: str) -> str:
+    try:
+        return normalize_url(argument)
+    except InvalidUrlError as error:
+        raise SeedError(f"seed {_quoted(argument)}: {error.reason}; {SEEDS_ARE}") from error
+
+
+def _file_argument(argument: str) -> Seeds:
+    try:
+        return read_seeds(Path(argument))
+    except _UnreadableFileError as error:
+        raise SeedError(f"{error}; {SEEDS_ARE}{_scheme_hint(argument)}") from error
+
+
+def _scheme_hint(argument: str) -> str:
+    """For `example.org`, which wget would crawl: how to say it is a URL."""
+    host = argument.partition("/")[0].partition(":")[0]
+    if not _HOST_LIKE.fullmatch(argument) or host.rpartition(".")[2].lower() in _FILE_SUFFIXES:
+        return ""
+    return f" (for a URL, give its scheme: https://{argument})"

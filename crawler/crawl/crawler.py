@@ -16,13 +16,16 @@ The parts, each in its own module of crawler.crawl:
 The crawl state (crawler.state) holds the frontier, the seen set, robots.txt entries, host timing
 and the run record. With a data directory it is durable by default: DIR/state.sqlite, locked for
 the crawl's lifetime. A crawl on a state left by an earlier run resumes it: its figures, seeds and
-scope, and its hosts with URLs queued, each host's timing as that run left it.
+scope, and its hosts with URLs queued, each host's timing as that run left it. A state whose crawl
+an earlier run finished (`Crawler.finished_before`) has nothing to resume: only seeds it has not
+seen are crawled, and when there are none the crawl says so in the log and yields nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +51,8 @@ from crawler.state.sqlite import open_state
 from crawler.stats import CrawlStats, DeferredHost, HostReport
 
 __all__ = ["CONNECTIONS_SPARE", "Crawler"]
+
+log = logging.getLogger(__name__)
 
 CONNECTIONS_SPARE = 8
 """Connections the fetcher may hold beyond `concurrency`: idle ones of hosts just answered, kept
@@ -87,6 +92,7 @@ class Crawler:
         )
         self._open = False
         self._running = False
+        self._finished_before = False
         self.stats = CrawlStats()
         self._assemble(state if state is not None else MemoryCrawlState())
 
@@ -158,6 +164,7 @@ class Crawler:
             self._let_go()
             raise
         self._restore_stats()
+        self._finished_before = self._earlier_run_finished()
         self._open = True
         return self
 
@@ -169,6 +176,26 @@ class Crawler:
         self.stats.carry_over(saved)
         self.stats.queued = len(self._state.frontier)
         self._work.page_starts = saved.pages
+
+    def _earlier_run_finished(self) -> bool:
+        """Whether the state holds a crawl an earlier run finished: a run ended cleanly and left
+        nothing queued, and nothing held past limits.max_depth that the limit now allows. (A run
+        stopped with nothing queued had nothing left to do: it counts as finished too.)"""
+        state = self._state
+        return (
+            state.run.runs() > 0
+            and state.run.clean()
+            and len(state.frontier) == 0
+            and not state.held.within(self._config.limits.max_depth)
+        )
+
+    @property
+    def finished_before(self) -> bool:
+        """Whether the crawl in the state (the data directory's) was finished by an earlier run,
+        as found on entry: nothing was queued. `crawl()` then fetches only seeds the crawl has not
+        seen, and yields nothing (after a log warning) when none is new; `--fresh` on the
+        command line, or a new data directory, crawls again from scratch."""
+        return self._finished_before
 
     def _let_go(self) -> None:
         """Close the state and release the lock if they are this crawler's own."""
@@ -232,6 +259,8 @@ class Crawler:
         self._work.resume()
         self._work.add_seeds(seeds)
         self._work.release_held()
+        if self._finished_before:
+            self._say_finished_before()
         runner = asyncio.create_task(self._run())
         try:
             while True:
@@ -247,6 +276,23 @@ class Crawler:
                 with contextlib.suppress(asyncio.CancelledError):
                     await runner
             self._running = False
+
+    def _say_finished_before(self) -> None:
+        """The log line of a crawl an earlier run finished: what this run has to do, if any."""
+        where = f" in {self._data_dir}" if self._data_dir is not None else ""
+        # This run has fetched nothing yet: the pages are the runs' before.
+        earlier = f"the crawl{where} was finished by an earlier run ({self.stats.pages} pages)"
+        queued = len(self._state.frontier)
+        if queued:
+            urls = "1 URL of new seeds is" if queued == 1 else f"{queued} URLs of new seeds are"
+            log.info("%s; %s queued", earlier, urls)
+        else:
+            log.warning(
+                "%s, and this run queued nothing new: nothing to fetch. Only seeds it has not "
+                "seen are crawled; to crawl again from scratch, use a new data directory (on the "
+                "command line, --fresh)",
+                earlier,
+            )
 
     async def _run(self) -> None:
         try:

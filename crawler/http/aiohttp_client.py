@@ -195,7 +195,8 @@ def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
 
 
 class AiohttpClient:
-    """The same GETs through one aiohttp ClientSession."""
+    """The same GETs through one aiohttp ClientSession, with the same identity: `user_agent`, and
+    `config.from_address` as the From header when it is set."""
 
     def __init__(
         self,
@@ -205,6 +206,9 @@ class AiohttpClient:
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self._config = config
+        headers = {"User-Agent": user_agent, "Accept": ACCEPT}
+        if config.from_address:
+            headers["From"] = config.from_address
         resolver = {"resolver": _GuardedResolver()} if config.block_private_addresses else {}
         connector = _stamping_connector(
             limit=connections,
@@ -215,7 +219,7 @@ class AiohttpClient:
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
-            headers={"User-Agent": user_agent, "Accept": ACCEPT},
+            headers=headers,
             timeout=aiohttp.ClientTimeout(
                 total=None, sock_connect=config.connect_timeout, sock_read=config.read_timeout
             ),

@@ -59,9 +59,10 @@ def http1_available() -> bool:
 
 
 class Fetcher:
-    """GET with the crawl's User-Agent over pooled connections: the http1 client
-    (crawler.http.http1) or aiohttp's, as `fetch.client` says, or the `client` given. Use as an
-    async context manager, or call `open()` and `close()`."""
+    """GET with the crawl's User-Agent (and From: `fetch.from_address`, which either client adds)
+    over pooled connections: the http1 client (crawler.http.http1) or aiohttp's, as
+    `fetch.client` says, or the `client` given. Use as an async context manager, or call
+    `open()` and `close()`."""
 
     def __init__(
         self,

@@ -112,8 +112,9 @@ def _is_clean(text: str) -> bool:
 
 
 class Http1Client:
-    """GETs over pooled HTTP/1.1 connections. `get` never raises for what the network or the
-    server did: it returns a `FetchFailure`."""
+    """GETs over pooled HTTP/1.1 connections, each request with `headers` (and From:
+    `config.from_address`, when set). `get` never raises for what the network or the server did:
+    it returns a `FetchFailure`."""
 
     def __init__(
         self,
@@ -126,6 +127,8 @@ class Http1Client:
         self.loop = asyncio.get_running_loop()
         self._config = config
         self._limit = max(1, limit)
+        if config.from_address and not any(name.lower() == "from" for name in headers):
+            headers = {**headers, "From": config.from_address}
         lines = "".join(f"\r\n{name}: {value}" for name, value in headers.items())
         self._request_tail = (lines + "\r\n\r\n").encode("latin-1")
         self._ssl_context = ssl_context

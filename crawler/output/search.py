@@ -1,9 +1,16 @@
-"""Reading the crawl's full-text index (DIR/index.sqlite, written by crawler.output.index): `search`
-and `export_pages`. Read-only connections: WAL lets them read while a crawl writes.
+"""Reading the crawl's full-text index (DIR/index.sqlite, written by crawler.output.index):
+`search`, `export_pages` and `export_skips`. Read-only connections: WAL lets them read while a
+crawl writes.
+
+An export is JSON lines (one object per page, its fields named as `PageRecord` names them), or CSV:
+a header row, then a row per page of its single-valued fields (`CSV_PAGE_FIELDS`). CSV leaves the
+links and the text out: lists do not fit a cell, and a page's text, long and of many lines, makes a
+file spreadsheets open badly; the title and description say what a page is.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import reprlib
@@ -28,6 +35,8 @@ from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
 from crawler.output.records import compact_json
 
 __all__ = [
+    "CSV_PAGE_FIELDS",
+    "CSV_SKIP_FIELDS",
     "ELLIPSIS",
     "EXPORT_FORMATS",
     "HIGHLIGHT",
@@ -41,7 +50,14 @@ __all__ = [
     "search",
 ]
 
-EXPORT_FORMATS = ("jsonl",)
+EXPORT_FORMATS = ("jsonl", "csv")
+_EXPORT_NAMES = {"indexed": "index"}
+"""Table columns whose export name differs: `index` is an SQL keyword, so the table says
+`indexed`; an export says `index`, as `PageRecord` and pages.jsonl do."""
+_CSV_COLUMNS = tuple(column for column in PAGE_COLUMNS if column not in JSON_COLUMNS)
+CSV_PAGE_FIELDS = tuple(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS)
+"""The columns of `crawl export --format csv`: a page's fields that hold one value."""
+CSV_SKIP_FIELDS = ("url", "reason", "detail")
 HIGHLIGHT = ("[", "]")
 """Snippet markers around each matched token."""
 ELLIPSIS = "…"
@@ -219,29 +235,49 @@ def _hit(url: object, title: object, snippet: object, rank: object) -> SearchHit
     return SearchHit(url, title, snippet or "", -rank)
 
 
-def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
-    """Write every fetched page to `out`, in fetch order, one JSON object a line; returns the
-    count. `text` and `nosnippet_text` are null unless the page is indexed."""
+def _check_format(format: str) -> None:
     if format not in EXPORT_FORMATS:
         raise ConfigError(f"unknown export format {format!r} (known: {', '.join(EXPORT_FORMATS)})")
+
+
+def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
+    """Write every fetched page to `out`, in fetch order; returns the count. jsonl: one JSON object
+    a line, `text` and `nosnippet_text` null unless the page is indexed. csv: a header row of
+    `CSV_PAGE_FIELDS`, then a row a page (true/false for booleans, empty for null)."""
+    _check_format(format)
     columns = ", ".join(f"pages.{column}" for column in PAGE_COLUMNS)
     sql = (
         f"SELECT {columns}, pages_fts.text, pages_fts.nosnippet_text "
         "FROM pages LEFT JOIN pages_fts ON pages_fts.rowid = pages.id "
         "ORDER BY pages.fetched_at, pages.id"
     )
+    if format == "csv":  # neither text nor lists: no need to read them
+        columns = ", ".join(f"pages.{column}" for column in _CSV_COLUMNS)
+        sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
     count = 0
     with _reading(directory) as connection:
-        for row in connection.execute(sql):  # a cursor: rows stream, never all in memory
+        rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
+        if format == "csv":
+            writer = csv.writer(out)
+            writer.writerow(CSV_PAGE_FIELDS)
+            for row in rows:
+                page = _export_object(row, _CSV_COLUMNS)
+                writer.writerow([_csv_cell(page[field]) for field in CSV_PAGE_FIELDS])
+                count += 1
+            return count
+        for row in rows:
             out.write(compact_json(_export_object(row)) + "\n")
             count += 1
     return count
 
 
-def export_skips(directory: Path, out: TextIO, *, reason: str | None = None) -> int:
-    """Write every URL the crawl met and did not fetch to `out`, in the order first skipped, one
-    JSON object a line (url, reason, detail); only those skipped for `reason` when given. Returns
-    the count."""
+def export_skips(
+    directory: Path, out: TextIO, *, reason: str | None = None, format: str = "jsonl"
+) -> int:
+    """Write every URL the crawl met and did not fetch to `out`, in the order first skipped: one
+    JSON object a line (url, reason, detail), or with format csv a header row and a row each;
+    only those skipped for `reason` when given. Returns the count."""
+    _check_format(format)
     sql = "SELECT url, reason, detail FROM skips"
     parameters: tuple[str, ...] = ()
     if reason is not None:
@@ -249,24 +285,41 @@ def export_skips(directory: Path, out: TextIO, *, reason: str | None = None) -> 
         parameters = (reason,)
     count = 0
     with _reading(directory) as connection:
-        for url, why, detail in connection.execute(sql + " ORDER BY id", parameters):
+        rows = connection.execute(sql + " ORDER BY id", parameters)
+        if format == "csv":
+            writer = csv.writer(out)
+            writer.writerow(CSV_SKIP_FIELDS)
+            for row in rows:
+                writer.writerow(row)
+                count += 1
+            return count
+        for url, why, detail in rows:
             out.write(compact_json({"url": url, "reason": why, "detail": detail}) + "\n")
             count += 1
     return count
 
 
-def _export_object(row: Sequence[Any]) -> dict[str, Any]:
+def _csv_cell(value: object) -> object:
+    """A value as a CSV cell: booleans as JSON writes them, null as an empty cell."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) -> dict[str, Any]:
+    """A page row (`columns`, then its text and nosnippet text if selected) as exported."""
     page: dict[str, Any] = {}
-    for column, value in zip(PAGE_COLUMNS, row, strict=False):
+    for column, value in zip(columns, row, strict=False):
+        name = _EXPORT_NAMES.get(column, column)
         if column in JSON_COLUMNS:
-            page[column] = json.loads(value)
+            page[name] = json.loads(value)
         elif column in BOOL_COLUMNS:
-            page[column] = bool(value)
+            page[name] = bool(value)
         elif column == "fetched_at":
-            page[column] = round(value, 3)
+            page[name] = round(value, 3)
         else:
-            page[column] = value
-    indexed = page["indexed"]
-    page["text"] = row[-2] if indexed else None
-    page["nosnippet_text"] = row[-1] if indexed else None
+            page[name] = value
+    if len(row) > len(columns):
+        page["text"] = row[-2] if page["index"] else None
+        page["nosnippet_text"] = row[-1] if page["index"] else None
     return page

@@ -120,7 +120,7 @@ def test_bad_config_exits_2_naming_the_key(
     [
         (None, "cannot read seeds file"),
         ("# nothing\n\n", "no URL to crawl"),
-        ("mailto:x@y.org\n", "no URL to crawl (1 lines skipped)"),
+        ("mailto:x@y.org\n", "no URL to crawl (1 line skipped)"),
     ],
 )
 def test_unusable_seeds_file_exits_2(
@@ -164,4 +164,4 @@ async def test_sigint_stops_gracefully_with_status_130(tmp_path: Path) -> None:
         )
     assert status == EXIT_INTERRUPTED, err
     assert "stopping" in err
-    assert "crawl stopped" in out and "left queued: 1 URLs" in out
+    assert "crawl stopped" in out and "left queued: 1 URL\n" in out

@@ -8,11 +8,10 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.commands import crawl_command
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.cli.seeds import MAX_PROBLEMS
@@ -23,20 +22,6 @@ pytestmark = pytest.mark.loopback
 
 NO_FETCH = ("-s", "limits.max_pages=0")
 """A crawl that opens everything and fetches nothing: no network needed."""
-
-
-def crawl_command(*args: str | bytes, cwd: Path | None = None) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "crawler", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        timeout=60,
-        cwd=cwd,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 def digests(directory: Path) -> dict[str, str]:

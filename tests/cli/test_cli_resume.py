@@ -181,7 +181,8 @@ async def test_sigint_stops_gracefully_and_the_next_run_fetches_nothing_twice(
         status, out, err = await crawl_command(str(seeds), "--data", str(data), *OPTIONS)
         assert status == EXIT_OK, err
         assert "resuming the crawl" in err and "the last run ended cleanly" in err
-        assert f"{len(queued)} URLs pending on" in err
+        urls = "1 URL" if len(queued) == 1 else f"{len(queued)} URLs"
+        assert f"{urls} pending on" in err
     pages = fetched(net.hits, net)
     assert max(pages.values()) == 1
     assert {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"} == (
@@ -241,7 +242,7 @@ async def test_fresh_says_what_it_deletes_then_starts_over(tmp_path: Path) -> No
         assert f"crawl: --fresh: starting over in {data} (nothing to delete)" in err
         status, out, err = await crawl_command(*args)
         assert status == EXIT_OK, err
-        assert "has nothing pending (2 pages fetched in 1 runs before)" in err
+        assert "has nothing pending (2 pages fetched in 1 run before)" in err
         assert "crawl finished" in out and ": 2 pages" in out
         status, out, err = await crawl_command(*args, "--fresh")
     assert status == EXIT_OK, err
@@ -268,7 +269,7 @@ async def test_after_the_page_limit_the_next_run_says_how_to_go_on(tmp_path: Pat
         seeds.write_text(site.url("/") + "\n", "utf-8")
         status, out, err = await crawl_command(str(seeds), "--data", str(data), *options)
         assert status == EXIT_OK, err
-        assert "crawl page limit" in out and "2 pages" in out
+        assert "crawl stopped at limits.max_pages" in out and "2 pages" in out
         assert "resume: limits.max_pages (2) is reached, counting the runs before; 3 URLs" in out
         assert "(-s limits.max_pages=N), or start over with --fresh" in out
         assert "the same command goes on" not in out
@@ -299,12 +300,12 @@ async def test_links_past_the_depth_are_kept_for_a_run_with_a_greater_one(tmp_pa
         assert status == EXIT_OK, err
         assert "skips: over limits.max_depth 1" in out
         assert "URLs: 3 met: 2 fetched, 1 skipped, 0 queued" in out
-        assert "resume: 1 URLs found past limits.max_depth (1) are kept: run again" in out
+        assert "resume: 1 URL found past limits.max_depth (1) is kept: run again" in out
         status, out, err = await crawl_command(
             str(seeds), "--data", str(data), "-s", "limits.max_depth=2"
         )
         assert status == EXIT_OK, err
-    assert "1 URLs held past limits.max_depth before are within limits.max_depth (2)" in err
+    assert "1 URL held past limits.max_depth before is within limits.max_depth (2)" in err
     assert net.paths(A) == ["/robots.txt", "/", "/1", "/2"]
     assert "URLs: 3 met: 3 fetched, 0 skipped, 0 queued" in out
     assert "resume:" not in out

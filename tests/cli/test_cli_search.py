@@ -5,30 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.commands import crawl_command
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip, Unskip
 
 pytestmark = pytest.mark.loopback
-
-
-def crawl_command(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "crawler", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-        cwd=cwd,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +141,7 @@ def test_export_to_stdout(data: Path) -> None:
         "https://a.test/rivers",
         "https://a.test/private",
     ]
-    assert pages[2]["indexed"] is False and pages[2]["text"] is None
+    assert pages[2]["index"] is False and pages[2]["text"] is None
     assert err == f"exported {len(pages)} pages to stdout\n"
 
 

@@ -4,17 +4,32 @@ it skipped and why, how each host was paced, and which hosts still wait, until w
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
+import logging
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from crawler.cli.report import HOSTS_SHOWN, Progress, engine, summary
+from crawler.cli.report import (
+    HOSTS_SHOWN,
+    Progress,
+    engine,
+    progress_line,
+    resume_advice,
+    resume_note,
+    summary,
+)
+from crawler.config import LimitsConfig
+from crawler.frontier import QueuedUrl
 from crawler.output.sinks import output_files
 from crawler.page import compiled
 from crawler.runtime import event_loop_name
+from crawler.state import MemoryCrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.urls import origin_of
 
 # 2024-01-01 00:00:00 UTC.
 STARTED = 1_704_067_200.0
@@ -60,16 +75,20 @@ def test_pages_per_second() -> None:
 
 
 def test_progress_line_sums_errors_and_skips() -> None:
-    line = CrawlStats(
-        pages=5,
-        elapsed=2.0,
-        in_flight=3,
-        hosts_waiting=4,
-        queued=17,
-        errors=Counter({"timeout": 2, "dns": 1}),
-        skips=Counter({"out of scope: host": 4, "disallowed by robots.txt": 1}),
-    ).progress_line()
-    assert line == ("pages 5 (2.5/s) | hosts active 3, waiting 4 | queued 17 | errors 3 | skips 5")
+    line = progress_line(
+        CrawlStats(
+            pages=5,
+            elapsed=2.0,
+            in_flight=3,
+            hosts_waiting=4,
+            queued=17,
+            errors=Counter({"timeout": 2, "dns": 1}),
+            skips=Counter({"out of scope: host": 4, "disallowed by robots.txt": 1}),
+        )
+    )
+    assert line == (
+        "pages 5 (2.5/s) | hosts active 3, waiting 4 | queued 17 | errors 3 | skips 5 | 0:00:02"
+    )
 
 
 def test_fresh_stats_are_zero_and_running() -> None:
@@ -77,7 +96,7 @@ def test_fresh_stats_are_zero_and_running() -> None:
     assert fresh.outcome == "running"
     assert fresh.pages == fresh.requests == fresh.queued == 0
     assert not fresh.skips
-    assert fresh.progress_line().startswith("pages 0 (0.0/s)")
+    assert progress_line(fresh).startswith("pages 0 (0.0/s)")
 
 
 def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
@@ -86,7 +105,7 @@ def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
     progress.show()
     progress.clear()
     output = stream.getvalue()
-    line = "pages 1 (1.0/s) | hosts active 0, waiting 0 | queued 0 | errors 0 | skips 0"
+    line = "pages 1 (1.0/s) | hosts active 0, waiting 0 | queued 0 | errors 0 | skips 0 | 0:00:01"
     assert output.endswith(f" crawl: {line}\n")
     assert "\r" not in output
 
@@ -94,8 +113,16 @@ def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
 # --- summary: outcome and counts -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("outcome", ["finished", "stopped", "deferred", "page limit"])
-def test_summary_opens_with_the_outcome_and_totals(outcome: str) -> None:
+@pytest.mark.parametrize(
+    ("outcome", "said"),
+    [
+        ("finished", "finished"),
+        ("stopped", "stopped"),
+        ("deferred", "stopped waiting for hosts"),
+        ("page limit", "stopped at limits.max_pages"),
+    ],
+)
+def test_summary_opens_with_the_outcome_and_totals(outcome: str, said: str) -> None:
     crawl = stats(
         outcome=outcome,
         pages=20,
@@ -106,8 +133,8 @@ def test_summary_opens_with_the_outcome_and_totals(outcome: str) -> None:
     )
     first = text(crawl).splitlines()[0]
     assert first == (
-        f"crawl {outcome} after 10.0 s: 20 pages (2.0/s), 25 requests, "
-        "2 robots.txt fetches, 3.5 MB, 1 retries"
+        f"crawl {said} after 10.0 s: 20 pages (2.0/s), 25 requests, "
+        "2 robots.txt fetches, 3.5 MB, 1 retry"
     )
 
 
@@ -251,7 +278,7 @@ def test_summary_lists_deferred_hosts_with_until_pending_and_reason() -> None:
         DeferredHost("http://e.test", ENDED + 900, 1, "waiting for its interval"),
     ]
     lines = text(stats(outcome="deferred", queued=8), deferred=deferred, max_wait=600).splitlines()
-    assert lines[0].startswith("crawl deferred after")
+    assert lines[0].startswith("crawl stopped waiting for hosts after")
     assert (
         "deferred: 3 hosts with 8 URLs wait longer than politeness.max_wait (600 s); "
         "they stay queued:"
@@ -264,7 +291,7 @@ def test_summary_lists_deferred_hosts_with_until_pending_and_reason() -> None:
         "  http://d.test  until 2024-01-01 00:00:40 UTC (in 30 s)  3 URLs  backing off after errors"
     ) in lines
     assert (
-        "  http://e.test  until 2024-01-01 00:15:10 UTC (in 15.0 min)  1 URLs  "
+        "  http://e.test  until 2024-01-01 00:15:10 UTC (in 15.0 min)  1 URL  "
         "waiting for its interval"
     ) in lines
     # The URLs are accounted for as deferred, not as merely left queued.
@@ -297,3 +324,155 @@ def test_summary_says_what_the_pages_allowed() -> None:
         "4 links not followed"
     ) in text(crawl).splitlines()
     assert "pages read" not in text(stats())
+
+
+# --- the progress line at a terminal's width -----------------------------------------------------
+
+BUSY = CrawlStats(
+    pages=123_456,
+    elapsed=3_723.0,
+    in_flight=64,
+    hosts_waiting=9_876,
+    queued=1_234_567,
+    errors=Counter({"timeout": 1_234}),
+    skips=Counter({"out of scope: host": 56_789}),
+)
+
+
+@pytest.mark.parametrize(
+    ("width", "expected"),
+    [
+        (
+            None,
+            "pages 123456 (33.2/s) | hosts active 64, waiting 9876 | queued 1234567 | "
+            "errors 1234 | skips 56789 | 1:02:03",
+        ),
+        (
+            100,
+            "pages 123456 (33.2/s) | hosts active 64, waiting 9876 | queued 1234567 | "
+            "errors 1234 | skips 56789",
+        ),
+        (79, "pages 123456 (33.2/s) | hosts active 64 | queued 1234567 | errors 1234"),
+        (60, "pages 123456 (33.2/s) | queued 1234567 | errors 1234"),
+        (44, "pages 123456 | queued 1234567 | errors 1234"),
+        (39, "pages 123456 | errors 1234"),
+        (20, "pages 123456"),
+        (8, "pages 1\u2026"),
+    ],
+)
+def test_a_narrow_progress_line_drops_the_least_useful_figures_first(
+    width: int | None, expected: str
+) -> None:
+    assert progress_line(BUSY, width) == expected
+
+
+@pytest.mark.parametrize("width", range(1, 130))
+def test_the_progress_line_never_exceeds_the_width(width: int) -> None:
+    assert len(progress_line(BUSY, width)) <= width
+    assert len(progress_line(CrawlStats(), width)) <= width
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("columns", [40, 80])
+def test_redraws_stay_on_one_row_and_blank_what_a_longer_line_left(
+    columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    stream = _Terminal()
+    crawl = CrawlStats(pages=5, elapsed=1.0, queued=10_000_000, errors=Counter({"dns": 3}))
+    progress = Progress(crawl, stream, interval=10.0)
+    progress.show()
+    crawl.queued = 0
+    progress.show()
+    progress.clear()
+    output = stream.getvalue()
+    assert "\n" not in output
+    redraws = output.split("\r")[1:]
+    assert len(redraws) == 4  # two lines, the blanking, the return after it
+    assert all(len(redraw) < columns for redraw in redraws)
+    # Spaces cover what a longer first line left, and no more.
+    second = progress_line(crawl, columns - 1)
+    assert redraws[1].rstrip(" ") == second
+    assert len(redraws[1]) == max(len(redraws[0]), len(second))
+    assert redraws[2].strip() == "" and redraws[3] == ""
+
+
+# --- counts in English ---------------------------------------------------------------------------
+
+
+def test_the_summary_counts_one_in_the_singular() -> None:
+    crawl = stats(pages=1, requests=1, robots_fetches=1, retries=1, queued=1, outcome="stopped")
+    lines = text(crawl).splitlines()
+    assert lines[0] == (
+        "crawl stopped after 10.0 s: 1 page (0.1/s), 1 request, 1 robots.txt fetch, 0.0 MB, 1 retry"
+    )
+    assert "left queued: 1 URL" in lines
+    deferred = [DeferredHost("http://a.test", ENDED + 900, 1, "waiting for its interval")]
+    output = text(stats(outcome="deferred"), deferred=deferred)
+    assert "deferred: 1 host with 1 URL waits longer than politeness.max_wait" in output
+    hosts = [host(f"http://h{n:02d}.test") for n in range(HOSTS_SHOWN + 1)]
+    assert "  ... and 1 more host" in text(stats(), hosts).splitlines()
+    assert "shortest gap / interval over 1 host: 1.250" in text(stats(), [host()])
+
+
+def _state_with(pending: list[str], pages: int, runs: int) -> MemoryCrawlState:
+    state = MemoryCrawlState()
+    for _ in range(runs):
+        state.run.begin_run()
+    state.run.save_stats(CrawlStats(pages=pages))
+    for url in pending:
+        state.frontier.push(origin_of(url), QueuedUrl(url, 0))
+    return state
+
+
+@pytest.mark.parametrize(
+    ("pending", "pages", "runs", "expected"),
+    [
+        (["http://a.test/1"], 1, 1, "1 URL pending on 1 host, 1 page fetched in 1 run before"),
+        (
+            ["http://a.test/1", "http://b.test/2"],
+            2,
+            3,
+            "2 URLs pending on 2 hosts, 2 pages fetched in 3 runs before",
+        ),
+    ],
+)
+def test_the_resume_note_counts_in_english(
+    pending: list[str], pages: int, runs: int, expected: str
+) -> None:
+    note = resume_note(Path("d"), _state_with(pending, pages, runs), [], LimitsConfig())
+    assert note is not None and f"resuming the crawl in d: {expected};" in note
+
+
+def test_the_resume_advice_counts_in_english() -> None:
+    crawl = stats(outcome="page limit", queued=1)
+    [advice] = resume_advice(LimitsConfig(max_pages=1), crawl, [], MemoryCrawlState())
+    assert "; 1 URL stays queued." in advice
+
+
+async def test_a_log_record_clears_the_live_line_before_it_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    stream = _Terminal()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    progress = Progress(CrawlStats(pages=5, elapsed=1.0), stream, interval=10.0)
+    ticker = asyncio.create_task(progress.run())
+    try:
+        await asyncio.sleep(0)  # the ticker starts, and watches the handler
+        progress.show()
+        logging.getLogger("crawler.test").warning("a host was given up")
+    finally:
+        ticker.cancel()
+        root.removeHandler(handler)
+    with contextlib.suppress(asyncio.CancelledError):
+        await ticker
+    line = progress_line(CrawlStats(pages=5, elapsed=1.0), 79)
+    assert stream.getvalue() == f"\r{line}\r{' ' * len(line)}\ra host was given up\n"
+    assert not handler.filters  # let go of when the ticker ends

@@ -133,7 +133,7 @@ async def test_hidden_text_is_neither_searchable_nor_exported(tmp_path: Path) ->
     (quiet,) = search(data, "quietword")
     assert "quietword" not in quiet.snippet
     row = exported(data)[""]
-    assert row["indexed"] is True and row["title"] == "Home of zebras"
+    assert row["index"] is True and row["title"] == "Home of zebras"
     assert row["description"] == "A page about zebras." and row["language"] == "en"
     for word in ("navword", "gsaword", "yandexword", "blockword", "noneword", "scriptword"):
         assert word not in row["text"], word
@@ -150,7 +150,7 @@ async def test_noindex_pages_are_fetched_but_not_searchable(tmp_path: Path) -> N
     assert len(hits(data, "metanofollowword")) == 1  # nofollow pages are indexed
     rows = exported(data)
     meta_noindex = rows["meta-noindex"]
-    assert meta_noindex["status"] == 200 and meta_noindex["indexed"] is False
+    assert meta_noindex["status"] == 200 and meta_noindex["index"] is False
     assert meta_noindex.get("text") in (None, "")
     assert "meta robots" in meta_noindex["index_reason"]
     assert "X-Robots-Tag" in rows["header-noindex"]["index_reason"]
@@ -158,7 +158,7 @@ async def test_noindex_pages_are_fetched_but_not_searchable(tmp_path: Path) -> N
     assert rows["meta-nofollow"]["nofollow_links"] == [
         f"http://{A}:{_port(rows)}/behind-meta-nofollow"
     ]
-    assert rows["image.png"]["indexed"] is False and "not HTML" in rows["image.png"]["index_reason"]
+    assert rows["image.png"]["index"] is False and "not HTML" in rows["image.png"]["index_reason"]
     assert rows["missing"]["status"] == 404 and rows["missing"]["index_reason"] == "status 404"
     home = rows[""]
     assert f"http://{A}:{_port(rows)}/from-nofollow" in home["nofollow_links"]

@@ -129,7 +129,7 @@ def test_a_url_written_again_replaces_its_row_and_its_text(tmp_path: Path) -> No
     write(tmp_path, record("https://a.test/", index=False, index_reason="meta robots: noindex"))
     assert search(tmp_path, "new") == []
     [page] = [page for page in exported(tmp_path) if page["url"] == "https://a.test/"]
-    assert (page["indexed"], page["text"]) == (False, None)
+    assert (page["index"], page["text"]) == (False, None)
 
 
 def test_the_last_record_of_a_url_in_one_batch_wins(tmp_path: Path) -> None:
@@ -349,7 +349,7 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "size": 1234,
         "truncated": False,
         "error": None,
-        "indexed": True,
+        "index": True,
         "index_reason": None,
         "follow": True,
         "follow_reason": None,
@@ -425,8 +425,8 @@ def test_the_writer_sets_the_fts_hash_size(tmp_path: Path) -> None:
 
 def test_unknown_export_format_is_refused(tmp_path: Path) -> None:
     write(tmp_path, record("https://a.test/", "text"))
-    with pytest.raises(ConfigError, match="unknown export format 'csv'"):
-        export_pages(tmp_path, io.StringIO(), format="csv")
+    with pytest.raises(ConfigError, match="unknown export format 'xml'"):
+        export_pages(tmp_path, io.StringIO(), format="xml")
 
 
 def test_records_reach_sqlite_only_through_the_writer_thread(

@@ -32,6 +32,8 @@ class Hit:
     at: float
     """Server-side time.monotonic() when the handler started."""
     user_agent: str
+    sender: str = ""
+    """The From header, as sent ("" without one)."""
 
 
 @dataclass
@@ -130,6 +132,7 @@ class LoopbackWeb:
                     request.path_qs,
                     time.monotonic(),
                     request.headers.get("User-Agent", ""),
+                    request.headers.get("From", ""),
                 )
             )
             route = site.routes.get(request.path_qs) or site.routes.get(request.path)
