@@ -319,12 +319,13 @@ class HostWork:
                     self._give_up(host, entry)
                     return
             if entry.blocks:
+                # The later of robots.retry_* and the host's own backoff after a failure.
                 host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
                 log.info(
                     "robots.txt of %s: %s; next try in %.1f s",
                     host.origin,
                     entry.reason,
-                    entry.expires_at - now,
+                    host.timing.backoff_until - now,
                 )
                 return
             self._robots_known(host, entry)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import ssl
 from pathlib import Path
 from typing import Any
@@ -662,6 +663,25 @@ async def test_unreachable_host_is_deferred_not_dropped() -> None:
     assert crawler.stats.outcome == "deferred"
     (deferred,) = crawler.deferred
     assert deferred.pending == 1 and "unreachable" in deferred.reason
+
+
+async def test_the_log_says_when_robots_txt_is_really_tried_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The next try is the later of robots.retry_* and the host's own backoff after a failure;
+    the log line once gave the first (0.2 s) while the crawl waited the second (1 s here)."""
+    config = make_config(
+        robots={"retry_initial": 0.2, "retry_max": 0.2, "give_up_after": 0.5},
+        politeness={"backoff_initial": 1.0, "backoff_max": 1.0},
+    )
+    with caplog.at_level(logging.INFO, logger="crawler.crawl.answers"):
+        await run(config, ["http://127.0.1.9:9/"])  # connection refused
+    waits = [
+        float(record.getMessage().rsplit("next try in ", 1)[1].split()[0])
+        for record in caplog.records
+        if "next try in" in record.getMessage()
+    ]
+    assert waits and min(waits) >= 0.9
 
 
 async def test_jsonl_output_has_one_object_per_fetched_url(tmp_path: Any) -> None:
