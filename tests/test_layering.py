@@ -49,6 +49,7 @@ PURE = (
     "crawler.http.addresses",
     "crawler.http.coding",
     "crawler.state.codec",
+    "crawler.output.query",
 )
 """Modules (or packages) that decide without doing: no I/O, no threads, no clock."""
 IMPURE_EXCEPTIONS = {

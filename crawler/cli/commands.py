@@ -104,7 +104,8 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def search_command(args: argparse.Namespace) -> int:
-    hits = search(_data_dir(args), args.query, limit=args.limit)
+    query = " ".join(args.query)
+    hits = search(_data_dir(args), query, limit=args.limit, fts=args.fts)
     for rank, hit in enumerate(hits, 1):
         if args.json:
             print(
@@ -118,7 +119,7 @@ def search_command(args: argparse.Namespace) -> int:
         if snippet:
             print(f"    {snippet}")
     if not hits and not args.json:
-        print(f"no results for {args.query!r}")
+        print(f"no results for {query!r}")
     return EXIT_OK
 
 

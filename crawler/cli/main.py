@@ -197,11 +197,17 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser = commands.add_parser(
         "search",
         help="search the pages a crawl indexed",
-        description="Search DIR/index.sqlite, best matches first. QUERY is FTS5 syntax: words "
-        'match all of them, "a phrase", OR, NOT, prefix*, title:word. Words with punctuation '
-        'go in double quotes ("e-mail").',
+        description="Search DIR/index.sqlite, best matches first. A page matches when it has "
+        "every word of QUERY (several arguments are one query); words and punctuation are "
+        'searched as written (c++, foo-bar, AND on its own). Recognised where they stand: "a '
+        'phrase" in double quotes, AND/OR/NOT in capitals between two words, prefix*, '
+        "title:word and text:word. --fts hands QUERY to SQLite FTS5 as written, for the rest of "
+        "its syntax (parentheses, NEAR).",
     )
-    parser.add_argument("query", metavar="QUERY", help="what to look for")
+    parser.add_argument("query", nargs="+", metavar="QUERY", help="what to look for")
+    parser.add_argument(
+        "--fts", action="store_true", help="QUERY is FTS5 query syntax, taken as written"
+    )
     _add_data_option(parser)
     parser.add_argument(
         "--limit", type=_positive, default=10, metavar="N", help="at most N results (10)"

@@ -32,6 +32,7 @@ from crawler.output.index import (
     version_message,
 )
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
+from crawler.output.query import fts_query
 from crawler.output.records import compact_json
 
 __all__ = [
@@ -189,23 +190,27 @@ def search(
     limit: int = 10,
     highlight: tuple[str, str] = HIGHLIGHT,
     tokens: int = 12,
+    fts: bool = False,
 ) -> list[SearchHit]:
-    """The pages best matching `query` (FTS5 syntax: "a phrase", AND/OR/NOT, prefix*, title:word),
-    best first. SearchError for a malformed query, one of more than `MAX_QUERY_WORDS` words or
-    `MAX_QUERY_CHARS` characters, or one that runs past `SEARCH_SECONDS`; OutputError for a
-    missing, unreadable or damaged index."""
+    """The pages best matching `query`, best first: words and punctuation as literal terms, with
+    "a phrase", AND/OR/NOT, prefix* and title:word recognised (crawler.output.query); with `fts`,
+    FTS5's own syntax as written. SearchError for a query with no word (or, with `fts`, a
+    malformed one), one of more than `MAX_QUERY_WORDS` words or `MAX_QUERY_CHARS` characters, or
+    one that runs past `SEARCH_SECONDS`; OutputError for a missing, unreadable or damaged
+    index."""
     if limit < 1:
         raise ConfigError(f"search limit must be at least 1, not {limit}")
     if not 1 <= tokens <= 64:  # FTS5 would quietly clamp the count to its bounds
         raise ConfigError(f"snippet tokens must be from 1 to 64, not {tokens}")
     _check_query(query)
+    match = query if fts else fts_query(query)
     sql = (
         "SELECT pages.final_url, pages.title, snippet(pages_fts, 1, ?, ?, ?, ?), "
         "bm25(pages_fts, 10.0, 1.0, 1.0) AS rank "
         "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
         "WHERE pages_fts MATCH ? ORDER BY rank LIMIT ?"
     )
-    parameters = (*highlight, ELLIPSIS, tokens, query, limit)
+    parameters = (*highlight, ELLIPSIS, tokens, match, limit)
     with _reading(directory) as connection:
         connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
         try:

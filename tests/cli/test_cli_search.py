@@ -100,11 +100,38 @@ def test_search_says_when_nothing_matches(data: Path) -> None:
 
 
 @pytest.mark.parametrize("query", ["otters AND", '"otters', "title:"])
-def test_malformed_query_exits_2_with_one_line(data: Path, query: str) -> None:
-    status, out, err = crawl_command("search", query, "--data", str(data))
+def test_a_malformed_fts_query_exits_2_with_one_line(data: Path, query: str) -> None:
+    status, out, err = crawl_command("search", query, "--fts", "--data", str(data))
     assert status == EXIT_BAD_INPUT
     assert err.startswith(f"crawl: bad search query {query!r}: ")
     assert "Traceback" not in err and err.count("\n") == 1
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    ("words", "urls"),
+    [
+        # A trailing AND is the word "and": the page with "otters and herons" only.
+        (("otters", "AND"), ["https://a.test/rivers"]),
+        (('"otters',), ["https://a.test/", "https://a.test/rivers"]),
+        (("herons", "river"), ["https://a.test/rivers"]),  # several arguments: one query
+        (("hold-hands",), ["https://a.test/"]),  # the phrase "hold hands"
+        (("hands-hold",), []),
+        (("river", "guide."), ["https://a.test/rivers"]),
+    ],
+)
+def test_what_people_type_is_searched_as_written(
+    data: Path, words: tuple[str, ...], urls: list[str]
+) -> None:
+    status, out, err = crawl_command("search", *words, "--data", str(data), "--json")
+    assert status == EXIT_OK, err
+    assert sorted(json.loads(line)["url"] for line in out.splitlines()) == urls
+
+
+def test_a_query_of_punctuation_alone_exits_2(data: Path) -> None:
+    status, out, err = crawl_command("search", "++", "--data", str(data))
+    assert status == EXIT_BAD_INPUT
+    assert err == "crawl: search query '++' has no word to search\n"
     assert out == ""
 
 

@@ -201,8 +201,51 @@ SYNTAX_PAGES = [
     ],
 )
 def test_fts5_query_syntax(tmp_path: Path, query: str, expected: set[str]) -> None:
+    """The FTS5 forms people type work as they are, and as written with `fts`."""
     write(tmp_path, *SYNTAX_PAGES)
     assert {url.rsplit("/", 1)[1] for url in urls(search(tmp_path, query))} == expected
+    assert {url.rsplit("/", 1)[1] for url in urls(search(tmp_path, query, fts=True))} == expected
+
+
+PUNCTUATION_PAGES = [
+    record("https://a.test/cpp", "Templates in C++ with the c language", title="C++ templates"),
+    record("https://a.test/hyphen", "The foo-bar protocol, unlike foo alone", title="Foo"),
+    record("https://a.test/apart", "bar comes first here, then foo", title="Apart"),
+    record("https://a.test/and", "Logic: AND, OR, NOT gates", title="Gates"),
+    record("https://a.test/home", "The home page of the site", title="Home page"),
+]
+"""Pages without the words and, or, not, but for /and."""
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("c++", {"cpp"}),
+        ("foo-bar", {"hyphen"}),
+        ("AND", {"and"}),
+        ("OR", {"and"}),
+        ("home page", {"home"}),
+        ("NOT", {"and"}),
+        ("gates AND", {"and"}),  # a trailing operator is the word "and"
+        ("foo AND bar", {"hyphen", "apart"}),
+        ('"unterminated', set()),
+        ("don't", set()),
+        ("nope:foo", set()),
+        ('title:"c++ templates"', {"cpp"}),
+    ],
+)
+def test_words_and_punctuation_search_as_written(
+    tmp_path: Path, query: str, expected: set[str]
+) -> None:
+    write(tmp_path, *PUNCTUATION_PAGES)
+    assert {url.rsplit("/", 1)[1] for url in urls(search(tmp_path, query))} == expected
+
+
+@pytest.mark.parametrize("query", ["", "   ", "++", "-- !"])
+def test_a_query_without_a_word_is_a_search_error(tmp_path: Path, query: str) -> None:
+    write(tmp_path, *PUNCTUATION_PAGES)
+    with pytest.raises(SearchError, match="has no word to search"):
+        search(tmp_path, query)
 
 
 @pytest.mark.parametrize(
@@ -217,10 +260,10 @@ def test_fts5_query_syntax(tmp_path: Path, query: str, expected: set[str]) -> No
         ("don't", "syntax error"),
     ],
 )
-def test_malformed_queries_raise_search_error(tmp_path: Path, query: str, detail: str) -> None:
+def test_malformed_fts_queries_raise_search_error(tmp_path: Path, query: str, detail: str) -> None:
     write(tmp_path, *SYNTAX_PAGES)
     with pytest.raises(SearchError) as caught:
-        search(tmp_path, query)
+        search(tmp_path, query, fts=True)
     message = str(caught.value)
     assert message.startswith(f"bad search query {query!r}: ")
     assert detail in message
