@@ -221,6 +221,17 @@ async def test_a_crawl_leaves_its_figures_in_summary_json(tmp_path: Path) -> Non
     ]
 
 
+async def start_crawl(seeds: Path, data: Path, output: int) -> asyncio.subprocess.Process:
+    """`crawl SEEDS --data DATA` at a 0.2 s pace, started and left running; its stdout and
+    stderr go to `output` (PIPE or DEVNULL)."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "crawler", str(seeds), "--data", str(data), "-s", "politeness.min_delay=0.2"),
+        stdout=output,
+        stderr=output,
+    )
+
+
 async def test_summary_json_is_current_while_a_crawl_runs_and_final_after_ctrl_c(
     tmp_path: Path,
 ) -> None:
@@ -229,18 +240,7 @@ async def test_summary_json_is_current_while_a_crawl_runs_and_final_after_ctrl_c
         site = net[A]
         a_site(site, 200)
         seeds = seeds_file(tmp_path, site.url("/0"))
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "crawler",
-            str(seeds),
-            "--data",
-            str(data),
-            "-s",
-            "politeness.min_delay=0.2",
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        process = await start_crawl(seeds, data, asyncio.subprocess.PIPE)
         # Written as the run starts: wait for it (and for a page, so there is a figure to see).
         while not (data / "summary.json").exists() or not site_hits(net, site):
             assert process.returncode is None
@@ -282,18 +282,7 @@ async def test_status_after_a_kill_says_the_run_did_not_end_cleanly(tmp_path: Pa
         site = net[A]
         a_site(site, 200)
         seeds = seeds_file(tmp_path, site.url("/0"))
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "crawler",
-            str(seeds),
-            "--data",
-            str(data),
-            "-s",
-            "politeness.min_delay=0.2",
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
+        process = await start_crawl(seeds, data, asyncio.subprocess.DEVNULL)
         while not (data / "summary.json").exists():
             assert process.returncode is None
             await asyncio.sleep(0.05)

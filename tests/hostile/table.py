@@ -16,17 +16,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hostile.cases import HEARTBEAT_DELAY, Case, build_cases, build_controls, prepare_bombs
-from hostile.servers import HostileWeb
+from hostile.cases import HEARTBEAT_DELAY, Case
 from hostile.test_hostile import (
     RSS_BOUND,
-    SETTINGS,
-    MainRun,
     Run,
-    addresses,
     check_case,
     check_control,
-    crawl,
+    main_crawl,
 )
 
 
@@ -92,16 +88,9 @@ def cell(text: str) -> str:
 
 
 def main() -> int:
-    prepare_bombs()
-    pool = addresses(0)
-    cases, hosts = build_cases(pool)
-    controls = build_controls(pool)
-    with HostileWeb([*hosts, *(control.host for control in controls)]) as web:
-        seeds = [case.host.url(case.seed) for case in cases]
-        seeds += [control.host.url(control.pages[0]) for control in controls]
-        with tempfile.TemporaryDirectory() as directory:
-            run = crawl(web, seeds, Path(directory) / "data", dict(SETTINGS))
-    main_run = MainRun(run, {case.name: case for case in cases}, controls)
+    with tempfile.TemporaryDirectory() as directory:
+        main_run = main_crawl(Path(directory) / "data")
+    run, cases, controls = main_run.run, list(main_run.cases.values()), main_run.controls
     heartbeat = next(control for control in controls if control.name == "heartbeat")
     beats = sorted(hit.at for hit in heartbeat.host.hits)
     print(

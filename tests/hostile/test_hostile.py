@@ -218,8 +218,9 @@ class MainRun:
     controls: list[Control]
 
 
-@pytest.fixture(scope="module")
-def main_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MainRun]:
+def main_crawl(data: Path) -> MainRun:
+    """One crawl of every hostile case and control host, into `data`; the servers stop after
+    it, and their logs stay on the hosts."""
     prepare_bombs()
     pool = addresses(0)
     cases, hosts = build_cases(pool)
@@ -227,9 +228,13 @@ def main_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MainRun]:
     with HostileWeb([*hosts, *(control.host for control in controls)]) as web:
         seeds = [case.host.url(case.seed) for case in cases]
         seeds += [control.host.url(control.pages[0]) for control in controls]
-        data = tmp_path_factory.mktemp("hostile") / "data"
         run = crawl(web, seeds, data, dict(SETTINGS))
-        yield MainRun(run, {case.name: case for case in cases}, controls)
+    return MainRun(run, {case.name: case for case in cases}, controls)
+
+
+@pytest.fixture(scope="module")
+def main_run(tmp_path_factory: pytest.TempPathFactory) -> MainRun:
+    return main_crawl(tmp_path_factory.mktemp("hostile") / "data")
 
 
 @dataclass
