@@ -1,12 +1,14 @@
-"""Build step for the one compiled part: crawler/page/_pagescan.c, the page step's walk over a
-parsed page (crawler/page/compiled.py loads, checks and chooses it). Everything else is in
-pyproject.toml.
+"""Build step for the compiled parts: crawler/page/_pagescan.c, the page step's walk over a
+parsed page (crawler/page/compiled.py loads, checks and chooses it), and crawler/output/_cjkmark.c,
+the index's marking of CJK text (crawler/output/cjk.py). Everything else is in pyproject.toml.
 
-The extension is optional: where it does not build (no C compiler), the install goes on and the
-crawl runs the same walk in Python, slower; `crawl --version` says which runs.
+The extensions are optional: where they do not build (no C compiler), the install goes on and the
+crawl runs the same code in Python, slower; `crawl --version` says which walk runs.
 """
 
 from setuptools import Extension, setup
+
+COMPILE_ARGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 setup(
     ext_modules=[
@@ -14,7 +16,13 @@ setup(
             "crawler.page._pagescan",
             ["crawler/page/_pagescan.c"],
             optional=True,
-            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-        )
+            extra_compile_args=COMPILE_ARGS,
+        ),
+        Extension(
+            "crawler.output._cjkmark",
+            ["crawler/output/_cjkmark.c"],
+            optional=True,
+            extra_compile_args=COMPILE_ARGS,
+        ),
     ]
 )

@@ -30,6 +30,7 @@ from crawler.robots.rules import AgentMatch, Precedence
 from crawler.robots.txt import RobotsOptions, product_token_from_user_agent, validate_product_token
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
+Stemming: TypeAlias = Literal["none", "english"]
 
 SKIP_EXTENSIONS = (
     "7z",
@@ -296,6 +297,18 @@ class OutputConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class IndexConfig:
+    """How the full-text index (DIR/index.sqlite) reads words: chosen when the index is created,
+    and kept in it."""
+
+    stemming: Stemming = "none"
+    """english: English words are indexed and searched by their stem (Porter's), so `crawl
+    search connect` also finds connected, connecting and connection. none: words as written
+    (diacritics folded). A crawl into an index created with the other choice stops with an
+    error before it writes."""
+
+
+@dataclass(frozen=True, slots=True)
 class StateConfig:
     """The crawl state a crawl with a data directory keeps in DIR/state.sqlite, so that it can
     stop, be killed, and resume (crawler.state)."""
@@ -324,6 +337,7 @@ class Config:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
     page: PageConfig = field(default_factory=PageConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
     state: StateConfig = field(default_factory=StateConfig)
 
     @property

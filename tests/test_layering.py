@@ -50,6 +50,7 @@ PURE = (
     "crawler.http.coding",
     "crawler.state.codec",
     "crawler.output.query",
+    "crawler.output.cjk",
 )
 """Modules (or packages) that decide without doing: no I/O, no threads, no clock."""
 IMPURE_EXCEPTIONS = {

@@ -15,7 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ServeError", "last_json_line", "run_tool", "start_server", "stop_server", "tail"]
+__all__ = [
+    "ServeError",
+    "last_json_line",
+    "run_tool",
+    "run_tool_measured",
+    "start_server",
+    "stop_server",
+    "tail",
+]
 
 TESTWEB = Path(__file__).resolve().parent / "testweb.py"
 READY_TIMEOUT_S = 30.0
@@ -64,6 +72,16 @@ def stop_server(server: subprocess.Popen[str]) -> None:
 def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple[int | None, float]:
     """Run one tool in `work`, its output in files there; (exit status, or None when it was
     stopped after `timeout`; wall seconds). However this ends, the tool is not left running."""
+    status, wall, _ = run_tool_measured(command, work, name, timeout)
+    return status, wall
+
+
+def run_tool_measured(
+    command: list[str], work: Path, name: str, timeout: float
+) -> tuple[int | None, float, float]:
+    """`run_tool`, and the tool's peak resident memory in MiB: the largest VmHWM of its process
+    read while it ran (0.0 when it could not start). Not the reaped child's ru_maxrss: Linux keeps
+    that across fork and exec, so a tool would report at least this script's own peak."""
     started = time.monotonic()
     with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
         try:
@@ -72,15 +90,31 @@ def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple
             )
         except OSError as error:
             err.write(f"cannot run {command[0]}: {error}\n")
-            return 127, time.monotonic() - started
+            return 127, time.monotonic() - started, 0.0
+        status: int | None = None
+        peak_kib = 0
         try:
-            status: int | None = tool.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            status = None
+            while time.monotonic() - started < timeout:
+                peak_kib = max(peak_kib, _high_water_kib(tool.pid))
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    status = tool.wait(timeout=0.02)
+                    break
         finally:
             # Its own session: a Ctrl-C reaches us, not it, and we end it and its children.
             end_group(tool)
-    return status, time.monotonic() - started
+    return status, time.monotonic() - started, peak_kib / 1024
+
+
+def _high_water_kib(pid: int) -> int:
+    """The peak resident set of process `pid` so far (VmHWM), 0 once it has exited."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 END_STEPS = ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))

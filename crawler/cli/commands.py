@@ -18,7 +18,13 @@ from crawler.cli.options import data_directory
 from crawler.cli.text import counted
 from crawler.config import load_config
 from crawler.errors import ConfigError, OutputError
-from crawler.output.search import export_pages, export_skips, find_index, search
+from crawler.output.search import (
+    export_pages,
+    export_skips,
+    find_index,
+    not_yet_searchable,
+    search,
+)
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt
 
@@ -120,6 +126,14 @@ def search_command(args: argparse.Namespace) -> int:
             print(f"    {snippet}")
     if not hits and not args.json:
         print(f"no results for {query!r}")
+    waiting = not_yet_searchable(_data_dir(args))
+    if waiting:
+        print(
+            f"crawl search: {counted(waiting, 'page')} stored but not yet searchable: the crawl "
+            "writing the index makes them so as it goes, and a crawl resumed in this directory "
+            "first of all (one stopped by a kill left them)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

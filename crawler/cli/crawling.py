@@ -45,7 +45,7 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
         if fresh:
             _start_over(data_dir)
         # Opening the state records a run: an index the crawl could not write stops it first.
-        check_outputs(data_dir, config.output.format)
+        check_outputs(data_dir, config.output.format, config.index.stemming)
         state: CrawlState = (
             open_state(data_dir, config.state, config.robots.options())
             if config.state.durable

@@ -153,12 +153,16 @@ class Crawler:
                 self._lock = DataDirLock(directory)
                 if not self._sinks:
                     # Opening the state records a run: an index it could not write stops first.
-                    check_outputs(directory, self._config.output.format)
+                    check_outputs(
+                        directory, self._config.output.format, self._config.index.stemming
+                    )
                 if self._config.state.durable:
                     options = self._config.robots.options()
                     self._assemble(open_state(directory, self._config.state, options))
             if directory is not None and not self._sinks:
-                self._sinks.extend(open_sinks(directory, self._config.output.format))
+                self._sinks.extend(
+                    open_sinks(directory, self._config.output.format, self._config.index.stemming)
+                )
             await self._fetcher.open()
         except BaseException:
             self._let_go()

@@ -1,27 +1,42 @@
 """The crawl's full-text index: `IndexSink` writes DIR/index.sqlite (crawler.output.search reads
 it).
 
-Schema (version 1, kept in `PRAGMA user_version` so a later version can migrate):
+Schema (version 2, kept in `PRAGMA user_version`; a crawl opening an index of version 1 migrates
+it in one transaction):
 
     pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
                fetched_at, depth, content_type, title, description, language, size, truncated,
                error, indexed, index_reason, follow, follow_reason, sections, and links,
                nofollow_links, redirects as JSON arrays. Index on fetched_at (export order).
     skips      one row per URL not fetched: url UNIQUE, reason, detail.
-    pages_fts  FTS5 (title, text, nosnippet_text), tokenizer `unicode61 remove_diacritics 2`,
-               rowid = pages.id. Only indexed pages have a row, and it is the only copy of their
-               text. `snippet()` reads the text column alone, so nosnippet_text is matched but never
-               shown.
+    texts      an indexed page's words: id (= pages.id), title, headings, text, nosnippet_text,
+               the only copy of its text. Each column is marked for CJK (crawler.output.cjk: a
+               separator between Han, kana or Hangul characters, so each is a token); readers
+               take the marks out.
+    pages_fts  FTS5 over texts (external content: content='texts'), tokenizer `unicode61
+               remove_diacritics 2`, with `porter` before it when the index stems English
+               (`index.stemming`), rowid = texts.id. `snippet()` reads the text column alone, so
+               nosnippet_text is matched but never shown.
+    unindexed  id: the texts stored and not yet in pages_fts (below).
+    settings   key, value: what the index was created with (`stemming`: none or english). A crawl
+               asked for another stemming than its index has stops before it writes.
 
 A URL written again (a rerun into the same directory) updates its row in place, keeping its id,
-and replaces its FTS row: never a duplicate.
+and replaces its text and its FTS entry: never a duplicate.
 
 Writes stay off the event loop: `page()` and `skip()` only append to a list. A full batch, or
 `flush()`, hands the list to one writer thread, which owns the only write connection (WAL,
-synchronous=NORMAL) and commits each batch in one transaction. The hand-off queue is bounded, so
-a disk slower than the crawl blocks the crawl instead of growing memory. A writer error is kept and
-raised as OutputError from the next `flush()` or `close()`. `stored` counts the records
-committed, so the crawl knows which URLs' pages are safe (crawler.state).
+synchronous=NORMAL). It stores each batch in one transaction: the page rows, the texts, and their
+ids in `unindexed`; that is what `stored` counts, so the crawl knows which URLs' pages are safe
+(crawler.state). Making FTS5's entries, four fifths of the writer's work (tokenising, segments,
+merges: benchmarks/bench_index.py), comes after, when no batch waits: a chunk of `unindexed` at a
+time, each chunk's entries made and its ids taken out of `unindexed` in one transaction. So the
+crawl never waits for the tokenizer, the pages waiting for it wait on disk, not in memory, and
+`close()` returns once every page is searchable. A kill leaves some pages stored but not yet
+searchable; the next crawl into the directory indexes them first (`crawl search` says how many).
+The hand-off queue is bounded, so a disk slower than the crawl blocks the crawl instead of
+growing memory. A writer error is kept and raised as OutputError from the next `flush()` or
+`close()`.
 
 Readers open the file read-only; WAL lets them search while a crawl writes.
 """
@@ -37,8 +52,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from crawler._sqlite import write_rows
+from crawler._sqlite import bound_chunks, write_rows
 from crawler.errors import OutputError
+from crawler.output.cjk import marked
 from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 from crawler.runtime import background_thread
 
@@ -47,14 +63,26 @@ __all__ = [
     "INDEX_NAME",
     "JSON_COLUMNS",
     "PAGE_COLUMNS",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
+    "STEMMING_CHOICES",
     "IndexSink",
     "check_index",
+    "recorded_stemming",
+    "stemming_message",
     "version_message",
 ]
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+"""Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
+STEMMING_CHOICES = ("none", "english")
+_TOKENIZERS = {
+    "none": "unicode61 remove_diacritics 2",
+    # porter stems what unicode61 gives it: English words; other words pass unchanged.
+    "english": "porter unicode61 remove_diacritics 2",
+}
 
 PAGE_COLUMNS = (
     "url",
@@ -81,6 +109,7 @@ PAGE_COLUMNS = (
 JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
 BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow"})
 
+_SETTINGS_TABLE = "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _SCHEMA = (
     """CREATE TABLE pages (
         id INTEGER PRIMARY KEY,
@@ -112,11 +141,26 @@ _SCHEMA = (
         reason TEXT NOT NULL,
         detail TEXT NOT NULL
     )""",
-    """CREATE VIRTUAL TABLE pages_fts USING fts5 (
-        title, text, nosnippet_text, tokenize = 'unicode61 remove_diacritics 2'
-    )""",
-    f"PRAGMA user_version = {SCHEMA_VERSION}",
+    _SETTINGS_TABLE,
 )
+_TEXT_TABLES = (
+    """CREATE TABLE texts (
+        id INTEGER PRIMARY KEY,
+        title TEXT,
+        headings TEXT NOT NULL,
+        text TEXT NOT NULL,
+        nosnippet_text TEXT NOT NULL
+    )""",
+    "CREATE TABLE unindexed (id INTEGER PRIMARY KEY)",
+)
+
+
+def _fts_table(stemming: str) -> str:
+    return (
+        "CREATE VIRTUAL TABLE pages_fts USING fts5 (title, headings, text, nosnippet_text, "
+        f"content = 'texts', content_rowid = 'id', tokenize = '{_TOKENIZERS[stemming]}')"
+    )
+
 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
@@ -125,14 +169,35 @@ _UPSERT_PAGES = (
     "ON CONFLICT (url) DO UPDATE SET "
     + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:])
 )
-_DELETE_TEXTS = (
-    "DELETE FROM pages_fts WHERE rowid IN (SELECT id FROM pages WHERE url IN ({values}))"
+_OLD_IDS = "SELECT id FROM pages WHERE url IN ({values})"
+# An external-content FTS5 table forgets a row only when told the words it indexed for it.
+_FORGET_INDEXED = (
+    "INSERT INTO pages_fts (pages_fts, rowid, title, headings, text, nosnippet_text) "
+    "SELECT 'delete', id, title, headings, text, nosnippet_text FROM texts "
+    "WHERE id IN ({values}) AND id NOT IN (SELECT id FROM unindexed)"
 )
+_DELETE_TEXTS = "DELETE FROM texts WHERE id IN ({values})"
+_DELETE_UNINDEXED = "DELETE FROM unindexed WHERE id IN ({values})"
 _INSERT_TEXTS = (
-    "INSERT INTO pages_fts (rowid, title, text, nosnippet_text) "
-    "SELECT pages.id, batch.column2, batch.column3, batch.column4 "
+    "INSERT INTO texts (id, title, headings, text, nosnippet_text) "
+    "SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5 "
     "FROM ({values}) AS batch JOIN pages ON pages.url = batch.column1"
 )
+_QUEUE_TEXTS = (
+    "INSERT INTO unindexed (id) SELECT pages.id FROM ({values}) AS batch "
+    "JOIN pages ON pages.url = batch.column1"
+)
+_NEXT_UNINDEXED = "SELECT id FROM unindexed ORDER BY id LIMIT ?"
+_INDEX_CHUNK = (
+    "INSERT INTO pages_fts (rowid, title, headings, text, nosnippet_text) "
+    f"SELECT id, title, headings, text, nosnippet_text FROM texts WHERE id IN ({_NEXT_UNINDEXED})"
+)
+_DROP_CHUNK = f"DELETE FROM unindexed WHERE id IN ({_NEXT_UNINDEXED})"
+_ANY_UNINDEXED = "SELECT EXISTS (SELECT 1 FROM unindexed)"
+INDEX_CHUNK_PAGES = 500
+"""Pages made searchable in one transaction: FTS5 writes a segment a transaction, and fewer,
+larger segments are merged less often; a chunk takes about 0.2 s, the longest a batch handed
+over meanwhile waits to be stored."""
 _UPSERT_SKIPS = (
     "INSERT INTO skips (url, reason, detail) {values} "
     "ON CONFLICT (url) DO UPDATE SET reason = excluded.reason, detail = excluded.detail"
@@ -146,13 +211,26 @@ _Batch = list[PageRecord | Skip | Unskip]
 class IndexSink:
     """A `PageSink` writing DIR/index.sqlite through one writer thread (see the module doc)."""
 
-    def __init__(self, directory: Path, *, batch_size: int = 500, max_batches: int = 8) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        stemming: str = "none",
+        batch_size: int = 500,
+        max_batches: int = 8,
+    ) -> None:
         """Opens (or creates) the index now, so a bad directory fails before the crawl starts.
-        `max_batches` bounds the batches waiting for the writer; beyond it `flush()` blocks."""
+        `stemming` (STEMMING_CHOICES) is the new index's; an index created with another is an
+        OutputError. `max_batches` bounds the batches waiting for the writer; beyond it `flush()`
+        blocks."""
+        if stemming not in STEMMING_CHOICES:
+            raise ValueError(f"stemming must be one of {STEMMING_CHOICES}, not {stemming!r}")
         self.path = directory / INDEX_NAME
+        self._stemming = stemming
         self._batch_size = batch_size
         self._batch: _Batch = []
-        self._queue: queue.Queue[_Batch | None] = queue.Queue(maxsize=max_batches)
+        # Batches; an Event to set once all before it is searchable; None: the end.
+        self._queue: queue.Queue[_Batch | threading.Event | None] = queue.Queue(maxsize=max_batches)
         self._error: OutputError | None = None
         self._written = 0
         self._closed = False
@@ -189,13 +267,15 @@ class IndexSink:
         self._add(unskip)
 
     def flush(self, *, wait: bool = False) -> None:
-        """Hand the batch to the writer; with `wait`, also wait until all of it is committed, so a
-        reader sees it. Raises OutputError if the writer has failed."""
+        """Hand the batch to the writer; with `wait`, also wait until all of it is stored and
+        searchable, so a reader finds it. Raises OutputError if the writer has failed."""
         if self._closed:
             raise OutputError(f"index {self.path} is closed")
         self._hand_over()
         if wait:
-            self._queue.join()
+            searchable = threading.Event()
+            self._queue.put(searchable)
+            searchable.wait()
         self._raise_error()
 
     def close(self) -> None:
@@ -239,10 +319,12 @@ class IndexSink:
             raise OutputError(str(self._error)) from self._error.__cause__
 
     def _write_batches(self, opened: Future[None]) -> None:
-        """The writer thread: the only code that touches the write connection."""
+        """The writer thread: the only code that touches the write connection. Batches first;
+        when none waits, a chunk of texts made searchable."""
         background_thread()
         try:
-            connection = _open_for_writing(self.path)
+            connection = _open_for_writing(self.path, self._stemming)
+            unindexed = bool(connection.execute(_ANY_UNINDEXED).fetchone()[0])
         except Exception as error:  # the constructor waits on `opened`: it must hear of anything
             if not isinstance(error, OutputError):
                 error = OutputError(f"cannot open index {self.path}: {error}")
@@ -250,19 +332,46 @@ class IndexSink:
             return
         opened.set_result(None)
         try:
-            while (batch := self._queue.get()) is not None:
+            while True:
                 try:
-                    if self._error is None:
-                        _write_batch(connection, batch)
-                        self._written += len(batch)
+                    item = self._queue.get(block=not unindexed or self._error is not None)
+                except queue.Empty:
+                    unindexed = self._index_some(connection)
+                    continue
+                try:
+                    if item is None or isinstance(item, threading.Event):
+                        while unindexed:  # close() and flush(wait=True) wait for searchable
+                            unindexed = self._index_some(connection)
+                        if item is None:
+                            return
+                        item.set()
+                    elif self._error is None:
+                        _write_batch(connection, item)
+                        self._written += len(item)
+                        unindexed = unindexed or any(
+                            isinstance(record, PageRecord) and record.index for record in item
+                        )
                 except Exception as error:  # whatever the cause, a lost batch must reach the crawl
-                    self._error = OutputError(f"cannot write index {self.path}: {error}")
-                    self._error.__cause__ = error
+                    self._fail(error)
                 finally:
                     self._queue.task_done()
-            self._queue.task_done()
         finally:
             connection.close()
+
+    def _index_some(self, connection: sqlite3.Connection) -> bool:
+        """One chunk of `unindexed` made searchable; whether more is left (not after an error:
+        the pages stay stored, and a later crawl indexes them)."""
+        if self._error is not None:
+            return False
+        try:
+            return _index_chunk(connection)
+        except Exception as error:
+            self._fail(error)
+            return False
+
+    def _fail(self, error: Exception) -> None:
+        self._error = OutputError(f"cannot write index {self.path}: {error}")
+        self._error.__cause__ = error
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "failed" if self._error is not None else "open"
@@ -272,7 +381,7 @@ class IndexSink:
         )
 
 
-def _open_for_writing(path: Path) -> sqlite3.Connection:
+def _open_for_writing(path: Path, stemming: str) -> sqlite3.Connection:
     try:
         # Autocommit mode: transactions are begun and ended explicitly below.
         # Few statements cached: the batch's last chunk has a row count of its own each time, and
@@ -287,10 +396,17 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
-                for statement in _SCHEMA:
+                for statement in (*_SCHEMA, *_TEXT_TABLES, _fts_table(stemming)):
                     connection.execute(statement)
+                _finish_schema(connection, stemming)
+            elif version == 1:
+                _migrate_from_1(connection, stemming)
             elif version != SCHEMA_VERSION:
                 raise OutputError(version_message(path, version))
+            else:
+                recorded = _recorded_stemming(connection)
+                if recorded != stemming:
+                    raise OutputError(stemming_message(path, recorded, stemming))
             _tune_fts(connection)
             connection.execute("COMMIT")
         except BaseException:
@@ -326,11 +442,11 @@ def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> OutputError:
     return OutputError(f"cannot open index {path}: {error}")
 
 
-def check_index(directory: Path) -> None:
+def check_index(directory: Path, stemming: str = "none") -> None:
     """OutputError if the index in `directory` is there but a crawl could not write it: not
-    SQLite, damaged where SQLite looks first, or of another schema. Read only: a crawl checks
-    before it opens its state (which records a run), so one that must stop here has changed
-    nothing. An empty or missing file is a new index."""
+    SQLite, damaged where SQLite looks first, of another schema, or created with another stemming
+    than `stemming`. Read only: a crawl checks before it opens its state (which records a run), so
+    one that must stop here has changed nothing. An empty or missing file is a new index."""
     path = directory / INDEX_NAME
     try:
         if path.stat().st_size == 0:
@@ -347,12 +463,63 @@ def check_index(directory: Path) -> None:
     try:
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        recorded = _recorded_stemming(connection) if version == SCHEMA_VERSION else None
     except sqlite3.DatabaseError as error:
         raise _cannot_open(path, error) from error
     finally:
         connection.close()
-    if version not in (0, SCHEMA_VERSION):
+    if version not in (0, *READABLE_VERSIONS):
         raise OutputError(version_message(path, version))
+    if recorded is not None and recorded != stemming:
+        raise OutputError(stemming_message(path, recorded, stemming))
+
+
+def recorded_stemming(connection: sqlite3.Connection) -> str:
+    """The stemming an index of version 2 or later was created with ('none' for version 1)."""
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    return _recorded_stemming(connection) if version >= 2 else "none"
+
+
+def _recorded_stemming(connection: sqlite3.Connection) -> str:
+    row = connection.execute("SELECT value FROM settings WHERE key = 'stemming'").fetchone()
+    return str(row[0]) if row is not None else "none"
+
+
+def stemming_message(path: Path, recorded: str, asked: str) -> str:
+    return (
+        f"index {path} was created with index.stemming {recorded}, and this crawl asks for "
+        f"{asked}: an index keeps the stemming it was created with; set index.stemming to "
+        f"{recorded}, or crawl with --fresh to start over with {asked} (it deletes the index and "
+        "the crawl state)"
+    )
+
+
+def _finish_schema(connection: sqlite3.Connection, stemming: str) -> None:
+    connection.execute("INSERT INTO settings (key, value) VALUES ('stemming', ?)", (stemming,))
+    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _migrate_from_1(connection: sqlite3.Connection, stemming: str) -> None:
+    """Version 1 to 2, inside the caller's transaction: the texts out of version 1's FTS table
+    (which held them), marked for CJK, with empty headings (version 1 kept none), all of them
+    `unindexed`: the writer makes them searchable as it does a crawl's."""
+    connection.create_function("marked", 1, _marked_or_null, deterministic=True)
+    for statement in _TEXT_TABLES:
+        connection.execute(statement)
+    connection.execute(
+        "INSERT INTO texts (id, title, headings, text, nosnippet_text) "
+        "SELECT rowid, marked(title), '', marked(coalesce(text, '')), "
+        "marked(coalesce(nosnippet_text, '')) FROM pages_fts"
+    )
+    connection.execute("INSERT INTO unindexed (id) SELECT id FROM texts")
+    connection.execute("DROP TABLE pages_fts")
+    connection.execute(_fts_table(stemming))
+    connection.execute(_SETTINGS_TABLE)
+    _finish_schema(connection, stemming)
+
+
+def _marked_or_null(text: str | None) -> str | None:
+    return None if text is None else marked(text)
 
 
 def _tune_fts(connection: sqlite3.Connection) -> None:
@@ -365,7 +532,9 @@ def _tune_fts(connection: sqlite3.Connection) -> None:
 
 
 def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
-    # The last record of a URL wins; two FTS rows for one rowid would be a constraint error.
+    """Store a batch in one transaction: page rows, texts (in `unindexed`, for `_index_chunk`),
+    skips."""
+    # The last record of a URL wins; two text rows for one id would be a constraint error.
     pages = {item.url: item for item in batch if isinstance(item, PageRecord)}
     skips: dict[str, Skip] = {}
     unskipped: dict[str, None] = {}
@@ -378,7 +547,13 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
             unskipped[item.url] = None
     page_rows = [_page_row(record) for record in pages.values()]
     texts = [
-        [record.url, record.title, record.text, record.nosnippet_text]
+        [
+            record.url,
+            None if record.title is None else marked(record.title),
+            marked(record.headings),
+            marked(record.text),
+            marked(record.nosnippet_text),
+        ]
         for record in pages.values()
         if record.index
     ]
@@ -386,10 +561,19 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
     connection.execute("BEGIN IMMEDIATE")
     try:
         if pages:
-            write_rows(connection, _DELETE_TEXTS, [(url,) for url in pages], 1)
+            urls = [(url,) for url in pages]
+            old = [
+                row
+                for values, parameters in bound_chunks(connection, urls, 1)
+                for row in connection.execute(_OLD_IDS.format(values=values), parameters)
+            ]
+            if old:  # a rerun: these URLs' old words and texts go first
+                for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
+                    write_rows(connection, statement, old, 1)
             write_rows(connection, _UPSERT_PAGES, page_rows, len(PAGE_COLUMNS))
         if texts:
-            write_rows(connection, _INSERT_TEXTS, texts, 4)
+            write_rows(connection, _INSERT_TEXTS, texts, 5)
+            write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
         if skip_rows:
             write_rows(connection, _UPSERT_SKIPS, skip_rows, 3)
         if unskipped:
@@ -400,6 +584,22 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise
+
+
+def _index_chunk(connection: sqlite3.Connection) -> bool:
+    """Make up to INDEX_CHUNK_PAGES stored texts searchable, in one transaction; whether any are
+    left."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(_INDEX_CHUNK, (INDEX_CHUNK_PAGES,))
+        connection.execute(_DROP_CHUNK, (INDEX_CHUNK_PAGES,))
+        left = bool(connection.execute(_ANY_UNINDEXED).fetchone()[0])
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return left
 
 
 def _page_row(record: PageRecord) -> list[Any]:
@@ -413,4 +613,8 @@ def _page_row(record: PageRecord) -> list[Any]:
 
 
 def version_message(path: Path, version: int) -> str:
-    return f"index {path} has schema version {version}; this crawler reads version {SCHEMA_VERSION}"
+    readable = " and ".join(str(number) for number in READABLE_VERSIONS)
+    return (
+        f"index {path} has schema version {version}; this crawler reads versions {readable} "
+        "(a newer crawler wrote it?)"
+    )

@@ -3,7 +3,9 @@
 Plain words and punctuation are literal terms, all of which a page must have: each is quoted, so
 no input is an FTS5 syntax error. The index's tokenizer (unicode61) then reads a quoted term as
 it reads page text: `foo-bar` is the phrase "foo bar", `c++` the word c, `AND` on its own the word
-and. The FTS5 forms people use are recognised where they stand:
+and. Chinese, Japanese and Korean characters are each a word of their own, as the index keeps them
+(crawler.output.cjk): `日本語` is the phrase "日 本 語", found wherever those three stand together.
+The FTS5 forms people use are recognised where they stand:
 
 - "a phrase" in double quotes;
 - AND, OR and NOT in capitals between two terms (anywhere else they are words);
@@ -19,8 +21,9 @@ from __future__ import annotations
 import re
 
 from crawler.errors import SearchError
+from crawler.output.cjk import spaced
 
-__all__ = ["COLUMNS", "OPERATORS", "fts_query"]
+__all__ = ["COLUMNS", "OPERATORS", "fts_query", "names_a_column"]
 
 OPERATORS = frozenset({"AND", "OR", "NOT"})
 COLUMNS = frozenset({"title", "text"})
@@ -31,37 +34,52 @@ _COLUMN = re.compile(r"(\w+):(.+)", re.DOTALL)
 _WORD_CHARACTER = re.compile(r"\w")
 
 
-def _quoted(text: str) -> str | None:
-    """`text` as one FTS5 string (a phrase of the tokens in it); None when it holds no word
-    character, which the tokenizer would read as nothing."""
+def _quoted(text: str, cjk: bool) -> str | None:
+    """`text` as one FTS5 string (a phrase of the tokens in it; with `cjk`, each CJK character
+    one of them); None when it holds no word character, which the tokenizer would read as
+    nothing."""
     if not _WORD_CHARACTER.search(text):
         return None
-    return '"' + text.replace('"', '""') + '"'
+    return '"' + (spaced(text) if cjk else text).replace('"', '""') + '"'
 
 
-def _term(token: str) -> str | None:
+def _column_of(token: str) -> tuple[str, str] | None:
+    """(column, the rest) of a `column:term` token naming a column a term may name."""
     column = _COLUMN.fullmatch(token)
     if column is not None and column.group(1).lower() in COLUMNS:
-        inner = _term(column.group(2))
-        return None if inner is None else f"{column.group(1).lower()} : {inner}"
+        return column.group(1).lower(), column.group(2)
+    return None
+
+
+def _term(token: str, cjk: bool) -> str | None:
+    named = _column_of(token)
+    if named is not None:
+        inner = _term(named[1], cjk)
+        return None if inner is None else f"{named[0]} : {inner}"
     if len(token) >= 2 and token.startswith('"') and token.endswith('"'):
-        return _quoted(token[1:-1])
+        return _quoted(token[1:-1], cjk)
     if len(token) >= 2 and token.endswith("*"):
-        stem = _quoted(token.rstrip("*"))
+        stem = _quoted(token.rstrip("*"), cjk)
         return None if stem is None else stem + " *"
-    return _quoted(token)
+    return _quoted(token, cjk)
 
 
-def fts_query(text: str) -> str:
-    """The FTS5 query for `text` as a person typed it (see the module's docstring). SearchError
-    when it has no word to search."""
+def names_a_column(text: str) -> bool:
+    """Whether `text` (as a person typed it) limits a term to a column (`title:word`)."""
+    return any(_column_of(token) is not None for token in _TOKEN.findall(text))
+
+
+def fts_query(text: str, *, cjk: bool = True) -> str:
+    """The FTS5 query for `text` as a person typed it (see the module's docstring); `cjk` false
+    for an index that keeps a run of CJK characters as one token (schema 1). SearchError when it
+    has no word to search."""
     items: list[tuple[bool, str]] = []
     """(is an operator, FTS5 text), in order."""
     for token in _TOKEN.findall(text):
         if token in OPERATORS:
             items.append((True, token))
             continue
-        term = _term(token)
+        term = _term(token, cjk)
         if term is not None:
             items.append((False, term))
     query: list[str] = []

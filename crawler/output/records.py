@@ -42,8 +42,13 @@ class PageRecord:
     text: str = ""
     """The visible text the page lets us index; empty unless `index`."""
     nosnippet_text: str = ""
-    """Indexable text the page keeps out of snippets (`googleoff: snippet`): searchable, never
-    shown."""
+    """Indexable text kept out of snippets: searchable, never shown. The text of nosnippet
+    sections (`googleoff: snippet`) and of <nav>, <noscript> and role="navigation" elements
+    (snippets come from what the page says, not from its menus or "enable JavaScript" notices);
+    all the text of a nosnippet page. Empty unless `index`."""
+    headings: str = ""
+    """The text of the page's h1-h6 headings, also in `text`; empty unless `index`, and on a
+    nosnippet page (its text is all in `nosnippet_text`)."""
     links: tuple[str, ...] = ()
     """The links the page lets us follow, normal, each once, in document order (queued when in
     scope and new to the crawl)."""
@@ -89,6 +94,7 @@ class PageRecord:
             "sections": self.sections,
             "text": self.text,
             "nosnippet_text": self.nosnippet_text,
+            "headings": self.headings,
             "links": list(self.links),
             "nofollow_links": list(self.nofollow_links),
             "redirects": list(self.redirects),
@@ -146,6 +152,7 @@ def record_of(
         language=page.language,
         text=page.text,
         nosnippet_text=page.nosnippet_text,
+        headings=page.headings,
         links=page.links,
         nofollow_links=page.nofollow_links,
         index=page.index,

@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crawler.errors import ConfigError, OutputError, SearchError
+from crawler.output.cjk import has_cjk, unmarked
 from crawler.output.index import (
     BOOL_COLUMNS,
     INDEX_NAME,
     JSON_COLUMNS,
     PAGE_COLUMNS,
-    SCHEMA_VERSION,
+    READABLE_VERSIONS,
     version_message,
 )
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
-from crawler.output.query import fts_query
+from crawler.output.query import fts_query, names_a_column
 from crawler.output.records import compact_json
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "export_pages",
     "export_skips",
     "find_index",
+    "not_yet_searchable",
     "search",
 ]
 
@@ -102,6 +104,9 @@ _WORD = re.compile(r"\w+(?!\w|\s*:)")
 """A word FTS5 matches, roughly (its tokenizer keeps letters and digits); not `title` in
 `title:word`."""
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+CJK_SNIPPET_FACTOR = 3
+"""Snippet tokens for a query with CJK characters, per token asked: there a token is a
+character."""
 _BRIEF = 200
 """Characters of an SQLite error kept in a message: a damaged row's error quotes the row."""
 
@@ -126,8 +131,47 @@ def _unreadable(path: Path, error: sqlite3.Error) -> OutputError:
     return OutputError(f"cannot read index {path}: {_brief(error)}")
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Where a schema version keeps what a search reads."""
+
+    snippet_column: int
+    """The text column's number in pages_fts."""
+    weights: str
+    """bm25's weights, one a column (see `RANK_WEIGHTS`)."""
+    texts: str
+    """The table a page's texts are in, its rows' id the page's."""
+    headings: str
+    """The SQL of a page's headings in `texts`."""
+    named_in: str
+    """The FTS5 column filter of the columns that name what a page is about."""
+    cjk_marked: bool
+    """CJK characters are tokens of their own (crawler.output.cjk)."""
+    queued: bool
+    """Stored pages wait in `unindexed` until they are searchable."""
+
+
+RANK_WEIGHTS = {"title": 10.0, "headings": 5.0, "text": 1.0, "nosnippet_text": 1.0}
+"""How much a match in each column counts toward a page's BM25 score."""
+_LAYOUTS = {
+    # Version 1 kept its texts in the FTS table itself, whose rowid is the page's id.
+    1: _Layout(
+        1, "10.0, 1.0, 1.0", "(SELECT rowid AS id, * FROM pages_fts)", "''", "title", False, False
+    ),
+    2: _Layout(
+        2,
+        ", ".join(str(weight) for weight in RANK_WEIGHTS.values()),
+        "texts",
+        "texts.headings",
+        "{title headings}",
+        cjk_marked=True,
+        queued=True,
+    ),
+}
+
+
 @contextmanager
-def _reading(directory: Path) -> Iterator[sqlite3.Connection]:
+def _reading(directory: Path) -> Iterator[tuple[sqlite3.Connection, _Layout]]:
     path = find_index(directory)
     wal = path.with_name(path.name + "-wal")
     if path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0):
@@ -142,9 +186,9 @@ def _reading(directory: Path) -> Iterator[sqlite3.Connection]:
         raise _unreadable(path, error) from error
     try:
         version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
+        if version not in READABLE_VERSIONS:
             raise OutputError(version_message(path, version))
-        yield connection
+        yield connection, _LAYOUTS[version]
     except sqlite3.Error as error:
         raise _unreadable(path, error) from error
     except (ValueError, TypeError) as error:  # a row of the wrong shape: JSON, a type
@@ -203,15 +247,26 @@ def search(
     if not 1 <= tokens <= 64:  # FTS5 would quietly clamp the count to its bounds
         raise ConfigError(f"snippet tokens must be from 1 to 64, not {tokens}")
     _check_query(query)
-    match = query if fts else fts_query(query)
-    sql = (
-        "SELECT pages.final_url, pages.title, snippet(pages_fts, 1, ?, ?, ?, ?), "
-        "bm25(pages_fts, 10.0, 1.0, 1.0) AS rank "
-        "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
-        "WHERE pages_fts MATCH ? ORDER BY rank LIMIT ?"
-    )
-    parameters = (*highlight, ELLIPSIS, tokens, match, limit)
-    with _reading(directory) as connection:
+    if has_cjk(query):
+        # The index makes each CJK character a token: a few words' worth is a few more tokens.
+        tokens = min(64, tokens * CJK_SNIPPET_FACTOR)
+    with _reading(directory) as (connection, layout):
+        match = query if fts else fts_query(query, cjk=layout.cjk_marked)
+        # Two tiers: the pages whose title or headings hold the whole query (the pages about it)
+        # first, then the pages that only mention it; BM25 orders each. A query that names its
+        # own columns, or FTS5's syntax as written, gets BM25 alone.
+        tiered = not fts and not names_a_column(query)
+        named = f"{layout.named_in} : ({match})"
+        tier = "(pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?))"
+        sql = (
+            f"SELECT pages.final_url, pages.title, "
+            f"snippet(pages_fts, {layout.snippet_column}, ?, ?, ?, ?), "
+            f"bm25(pages_fts, {layout.weights}) AS rank "
+            f"{', ' + tier if tiered else ', 0'} AS about "
+            "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
+            "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
+        )
+        parameters = (*highlight, ELLIPSIS, tokens, *((named,) if tiered else ()), match, limit)
         connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
         try:
             rows = connection.execute(sql, parameters).fetchall()
@@ -225,8 +280,17 @@ def search(
             if error.sqlite_errorname != "SQLITE_ERROR":
                 raise
             raise SearchError(f"bad search query {query!r}: {error}") from error
-        hits = [_hit(*row) for row in rows]
+        hits = [_hit(*row[:4]) for row in rows]
     return hits
+
+
+def not_yet_searchable(directory: Path) -> int:
+    """Pages of the index in `directory` stored and not yet searchable (crawler.output.index:
+    made so by the crawl writing it, or by the next one after a kill)."""
+    with _reading(directory) as (connection, layout):
+        if not layout.queued:
+            return 0
+        return int(connection.execute("SELECT count(*) FROM unindexed").fetchone()[0])
 
 
 def _hit(url: object, title: object, snippet: object, rank: object) -> SearchHit:
@@ -237,7 +301,7 @@ def _hit(url: object, title: object, snippet: object, rank: object) -> SearchHit
         or not isinstance(rank, int | float)
     ):
         raise TypeError(f"a result row of the wrong types: {reprlib.repr((url, title, rank))}")
-    return SearchHit(url, title, snippet or "", -rank)
+    return SearchHit(url, title, unmarked(snippet or ""), -rank)
 
 
 def _check_format(format: str) -> None:
@@ -250,17 +314,17 @@ def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
     a line, `text` and `nosnippet_text` null unless the page is indexed. csv: a header row of
     `CSV_PAGE_FIELDS`, then a row a page (true/false for booleans, empty for null)."""
     _check_format(format)
-    columns = ", ".join(f"pages.{column}" for column in PAGE_COLUMNS)
-    sql = (
-        f"SELECT {columns}, pages_fts.text, pages_fts.nosnippet_text "
-        "FROM pages LEFT JOIN pages_fts ON pages_fts.rowid = pages.id "
-        "ORDER BY pages.fetched_at, pages.id"
-    )
-    if format == "csv":  # neither text nor lists: no need to read them
-        columns = ", ".join(f"pages.{column}" for column in _CSV_COLUMNS)
-        sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
     count = 0
-    with _reading(directory) as connection:
+    with _reading(directory) as (connection, layout):
+        columns = ", ".join(f"pages.{column}" for column in PAGE_COLUMNS)
+        sql = (
+            f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings} "
+            f"FROM pages LEFT JOIN {layout.texts} AS texts ON texts.id = pages.id "
+            "ORDER BY pages.fetched_at, pages.id"
+        )
+        if format == "csv":  # neither text nor lists: no need to read them
+            columns = ", ".join(f"pages.{column}" for column in _CSV_COLUMNS)
+            sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
         rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
         if format == "csv":
             writer = csv.writer(out)
@@ -289,7 +353,7 @@ def export_skips(
         sql += " WHERE reason = ?"
         parameters = (reason,)
     count = 0
-    with _reading(directory) as connection:
+    with _reading(directory) as (connection, _):
         rows = connection.execute(sql + " ORDER BY id", parameters)
         if format == "csv":
             writer = csv.writer(out)
@@ -312,7 +376,8 @@ def _csv_cell(value: object) -> object:
 
 
 def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) -> dict[str, Any]:
-    """A page row (`columns`, then its text and nosnippet text if selected) as exported."""
+    """A page row (`columns`, then its text, nosnippet text and headings if selected) as
+    exported."""
     page: dict[str, Any] = {}
     for column, value in zip(columns, row, strict=False):
         name = _EXPORT_NAMES.get(column, column)
@@ -325,6 +390,11 @@ def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) ->
         else:
             page[name] = value
     if len(row) > len(columns):
-        page["text"] = row[-2] if page["index"] else None
-        page["nosnippet_text"] = row[-1] if page["index"] else None
+        text, nosnippet_text, headings = row[len(columns) :]
+        indexed = page["index"]
+        page["text"] = unmarked(text) if indexed and text is not None else None
+        page["nosnippet_text"] = (
+            unmarked(nosnippet_text) if indexed and nosnippet_text is not None else None
+        )
+        page["headings"] = unmarked(headings) if indexed and headings is not None else None
     return page

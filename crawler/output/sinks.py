@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from crawler.config import OutputFormat
+from crawler.config import OutputFormat, Stemming
 from crawler.output.index import INDEX_NAME, IndexSink, check_index
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME, JsonlSink
 from crawler.output.records import PageRecord, Skip, Unskip
@@ -48,18 +48,23 @@ def output_files(directory: Path, output_format: OutputFormat) -> list[Path]:
     return files
 
 
-def check_outputs(directory: Path, output_format: OutputFormat) -> None:
+def check_outputs(
+    directory: Path, output_format: OutputFormat, stemming: Stemming = "none"
+) -> None:
     """OutputError if an output a crawl would write is there and cannot be written (a damaged
-    index); reads only."""
+    index, or one made with another `index.stemming`); reads only."""
     if output_format in _WRITES_INDEX:
-        check_index(directory)
+        check_index(directory, stemming)
 
 
-def open_sinks(directory: Path, output_format: OutputFormat) -> list[PageSink]:
-    """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`."""
+def open_sinks(
+    directory: Path, output_format: OutputFormat, stemming: Stemming = "none"
+) -> list[PageSink]:
+    """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`; a new
+    index stems as `stemming` says."""
     sinks: list[PageSink] = []
     if output_format in _WRITES_INDEX:
-        sinks.append(IndexSink(directory))
+        sinks.append(IndexSink(directory, stemming=stemming))
     if output_format in _WRITES_JSONL:
         sinks.append(JsonlSink(directory))
     return sinks

@@ -22,9 +22,14 @@
  * - <meta> with a name or an http-equiv: (name, content, http-equiv), each str or None;
  * - the first <title>'s text, the first <base> with a non-empty href, <html lang>;
  * - text nodes: skipped when only HTML whitespace, else stripped as str.strip() strips; inside
- *   a noindex section nowhere, inside a nosnippet section in `nosnippet`, else in `text` when
- *   inside <body>. Fragments are joined with one space, empty ones included, exactly as
- *   selectolax's `text(separator=" ", strip=True, skip_empty=True)` joins them.
+ *   a noindex section nowhere, inside a nosnippet section in `nosnippet`, else when inside
+ *   <body>: in `nosnippet` inside the body's boilerplate (<nav>, <noscript>, an element with
+ *   role="navigation": snippets must come from what the page says, not from an "enable
+ *   JavaScript" notice or a navigation menu), else in `text`. Fragments are joined with one
+ *   space, empty ones included, exactly as selectolax's `text(separator=" ", strip=True,
+ *   skip_empty=True)` joins them.
+ * - the fragments of `text` inside an h1-h6 heading of the body, also in `headings`: joined the
+ *   same way, a heading inside another read with it, a heading without text left out.
  * - whether an element of an unknown tag named `noindex` (Yandex's element form) occurs.
  */
 
@@ -104,11 +109,19 @@ enum {
     TAG_BASE = 0x0018,
     TAG_BODY = 0x0020,
     TAG_FRAME = 0x0059,
+    TAG_H1 = 0x005c,
+    TAG_H2 = 0x005d,
+    TAG_H3 = 0x005e,
+    TAG_H4 = 0x005f,
+    TAG_H5 = 0x0060,
+    TAG_H6 = 0x0061,
     TAG_HTML = 0x0066,
     TAG_IFRAME = 0x0068,
     TAG_META = 0x007d,
+    TAG_NAV = 0x0087,
     TAG_NOEMBED = 0x008a,
     TAG_NOFRAMES = 0x008b,
+    TAG_NOSCRIPT = 0x008c,
     TAG_SCRIPT = 0x00a2,
     TAG_STYLE = 0x00ae,
     TAG_TEMPLATE = 0x00b6,
@@ -116,8 +129,8 @@ enum {
     TAG_LAST_ENTRY = 0x00c7,
 };
 
-/* Attribute ids (source/lexbor/dom/interfaces/attr_const.h). `name` is not in the table: its id
- * points to its lxb_dom_attr_data_t. */
+/* Attribute ids (source/lexbor/dom/interfaces/attr_const.h). `name` and `role` are not in the
+ * table: their ids point to their lxb_dom_attr_data_t. */
 enum {
     ATTR_CONTENT = 0x0010,
     ATTR_HREF = 0x001d,
@@ -204,12 +217,20 @@ static const lxb_attr *
 find_attr(const lxb_node *element, uintptr_t id, const char *name)
 {
     const lxb_attr *attr = ((const lxb_element *) element)->first_attr;
-    size_t length = strlen(name);
+    size_t length = 0; /* `name`'s, measured at the first attribute outside the table */
     for (; attr != NULL; attr = attr->next) {
         uintptr_t qualified = attr->qualified_name != 0 ? attr->qualified_name
                                                         : attr->node.local_name;
-        if (qualified < ATTR_LAST_ENTRY ? qualified == id && id != 0
-                                        : dynamic_id_is(qualified, ATTR_LAST_ENTRY, name, length)) {
+        if (qualified < ATTR_LAST_ENTRY) {
+            if (qualified == id && id != 0) {
+                return attr;
+            }
+            continue;
+        }
+        if (length == 0) {
+            length = strlen(name);
+        }
+        if (dynamic_id_is(qualified, ATTR_LAST_ENTRY, name, length)) {
             return attr;
         }
     }
@@ -262,6 +283,16 @@ dropped_tag(uintptr_t tag)
 {
     return tag == TAG_SCRIPT || tag == TAG_STYLE || tag == TAG_TEMPLATE || tag == TAG_IFRAME
            || tag == TAG_NOEMBED || tag == TAG_NOFRAMES;
+}
+
+/* role="navigation", the value ASCII case-insensitively: with <nav> and <noscript>, the body's
+ * boilerplate, whose text is kept out of snippets (see the top of this file). */
+static bool
+navigation_role(const lxb_node *element)
+{
+    const lxb_attr *role = find_attr(element, 0, "role");
+    return has_value(role) && role->value->length == 10
+           && ascii_ieq(role->value->data, "navigation", 10);
 }
 
 static bool
@@ -596,11 +627,18 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *anchors = PyList_New(0);
     PyObject *metas = PyList_New(0);
     PyObject *title = NULL, *base = NULL, *lang = NULL, *result = NULL;
-    joined_text text = {0}, nosnippet = {0}, title_text = {0};
+    joined_text text = {0}, nosnippet = {0}, title_text = {0}, headings = {0};
     section_state state = {0};
     bool yandex_element = false, have_title = false;
     const lxb_node *body = NULL, *html = NULL;
     bool in_body = false;
+    /* The outermost boilerplate element and heading the walk is inside, if any; `headings` as
+     * it was before that heading, to take back the space it joined with if it adds no text.
+     * `watched` is the innermost of body, boilerplate and heading: the one the walk leaves
+     * first, so that leaving a node costs one comparison. */
+    const lxb_node *boilerplate = NULL, *heading = NULL, *watched = NULL;
+    size_t headings_length = 0;
+    Py_ssize_t headings_fragments = 0;
     if (anchors == NULL || metas == NULL) {
         goto done;
     }
@@ -615,11 +653,16 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (bytes != NULL && !(state.flags & NOINDEX)
                 && !html_whitespace_only(bytes, length)) {
                 joined_text *into = (state.flags & NOSNIPPET) ? &nosnippet
-                                    : in_body             ? &text
-                                                          : NULL;
+                                    : !in_body            ? NULL
+                                    : boilerplate != NULL ? &nosnippet
+                                                          : &text;
                 if (into != NULL) {
                     strip_spaces(&bytes, &length);
                     if (join_fragment(into, bytes, length) < 0) {
+                        goto done;
+                    }
+                    if (heading != NULL && into == &text
+                        && join_fragment(&headings, bytes, length) < 0) {
                         goto done;
                     }
                 }
@@ -707,14 +750,36 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 break;
             case TAG_BODY:
                 if (body == NULL && html != NULL && node->parent == html) {
-                    body = node;
+                    body = watched = node;
                     in_body = true;
+                }
+                break;
+            case TAG_NAV:
+            case TAG_NOSCRIPT:
+                if (in_body && boilerplate == NULL) {
+                    boilerplate = watched = node;
+                }
+                break;
+            case TAG_H1:
+            case TAG_H2:
+            case TAG_H3:
+            case TAG_H4:
+            case TAG_H5:
+            case TAG_H6:
+                if (in_body && heading == NULL) {
+                    heading = watched = node;
+                    headings_length = headings.length;
+                    headings_fragments = headings.fragments;
                 }
                 break;
             default:
                 if (tag >= TAG_LAST_ENTRY && unknown_tag_is(node, "noindex")) {
                     yandex_element = true;
                 }
+            }
+            if (in_body && boilerplate == NULL
+                && ((const lxb_element *) node)->first_attr != NULL && navigation_role(node)) {
+                boilerplate = watched = node;
             }
         }
 
@@ -723,10 +788,28 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             node = node->first_child;
             continue;
         }
-        /* On to the next node in document order; a node whose subtree is done may be <body>. */
+        /* On to the next node in document order; a node whose subtree is done may be <body>,
+         * the boilerplate or the heading the walk was in. */
         while (node != NULL && node != document) {
-            if (node == body) {
-                in_body = false;
+            if (node == watched) {
+                if (node == heading) {
+                    /* One that added no text (at most a fragment "" and its space) is left out. */
+                    if (headings.length <= headings_length + (headings_fragments > 0)) {
+                        headings.length = headings_length;
+                        headings.fragments = headings_fragments;
+                    }
+                    heading = NULL;
+                }
+                if (node == boilerplate) {
+                    boilerplate = NULL;
+                }
+                if (node == body) {
+                    in_body = false;
+                }
+                /* Of the two, at most one is still open, and it holds the one just left. */
+                watched = heading != NULL ? heading : boilerplate != NULL ? boilerplate
+                                                      : in_body           ? body
+                                                                          : NULL;
             }
             if (node->next != NULL) {
                 break;
@@ -742,13 +825,15 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *text_str = joined_str(&text);
     PyObject *nosnippet_str = text_str != NULL ? joined_str(&nosnippet) : NULL;
-    if (nosnippet_str != NULL) {
-        result = Py_BuildValue("(OOOOOOOnO)", anchors, metas, title, base ? base : Py_None,
-                               lang ? lang : Py_None, text_str, nosnippet_str,
+    PyObject *headings_str = nosnippet_str != NULL ? joined_str(&headings) : NULL;
+    if (headings_str != NULL) {
+        result = Py_BuildValue("(OOOOOOOOnO)", anchors, metas, title, base ? base : Py_None,
+                               lang ? lang : Py_None, text_str, nosnippet_str, headings_str,
                                (Py_ssize_t) state.opened, yandex_element ? Py_True : Py_False);
     }
     Py_XDECREF(text_str);
     Py_XDECREF(nosnippet_str);
+    Py_XDECREF(headings_str);
 
 done:
     Py_XDECREF(anchors);
@@ -759,6 +844,7 @@ done:
     PyMem_Free(text.data);
     PyMem_Free(nosnippet.data);
     PyMem_Free(title_text.data);
+    PyMem_Free(headings.data);
     PyMem_Free(state.open);
     return result;
 }
@@ -1836,7 +1922,7 @@ static PyMethodDef methods[] = {
      "(followed, held_back, unusable)"},
     {"scan", (PyCFunction) (void (*)(void)) scan, METH_FASTCALL,
      "scan(document_address, marker_word, max_anchors) -> (anchors, metas, title, base, lang, text, "
-     "nosnippet_text, sections, yandex_element)"},
+     "nosnippet_text, headings, sections, yandex_element)"},
     {"node_fields", node_fields, METH_O,
      "node_fields(address) -> (parent, first_child, last_child, next, prev, type, local_name)"},
     {"element_fields", element_fields, METH_O, "element_fields(address) -> (first_attr, last_attr)"},
@@ -1863,10 +1949,12 @@ PyInit__pagescan(void)
     /* The lexbor and selectolax releases this layout was copied from, and the tag ids the walk
      * relies on (checked against selectolax's `tag_id` before the walk is trusted). */
     PyObject *tags = Py_BuildValue(
-        "{sisisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base", TAG_BASE, "body",
-        TAG_BODY, "frame", TAG_FRAME, "html", TAG_HTML, "iframe", TAG_IFRAME, "meta", TAG_META, "noembed", TAG_NOEMBED,
-        "noframes", TAG_NOFRAMES, "script", TAG_SCRIPT, "style", TAG_STYLE, "template",
-        TAG_TEMPLATE, "title", TAG_TITLE, "", TAG_LAST_ENTRY);
+        "{sisisisisisisisisisisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base",
+        TAG_BASE, "body", TAG_BODY, "frame", TAG_FRAME, "h1", TAG_H1, "h2", TAG_H2, "h3", TAG_H3,
+        "h4", TAG_H4, "h5", TAG_H5, "h6", TAG_H6, "html", TAG_HTML, "iframe", TAG_IFRAME, "meta",
+        TAG_META, "nav", TAG_NAV, "noembed", TAG_NOEMBED, "noframes", TAG_NOFRAMES, "noscript",
+        TAG_NOSCRIPT, "script", TAG_SCRIPT, "style", TAG_STYLE, "template", TAG_TEMPLATE, "title",
+        TAG_TITLE, "", TAG_LAST_ENTRY);
     if (tags == NULL || PyModule_AddStringConstant(m, "LEXBOR_LAYOUT", "3.1.0") < 0
         || PyModule_AddStringConstant(m, "SELECTOLAX", "1.0.2") < 0
         || PyModule_AddObjectRef(m, "TAG_IDS", tags) < 0) {

@@ -20,6 +20,7 @@ def scan(
     str | None,
     str,
     str,
+    str,
     int,
     bool,
 ]: ...

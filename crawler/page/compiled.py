@@ -233,7 +233,9 @@ content="A  page"><meta http-equiv="Content-Language" content="de"><meta propert
 <!--googleoff: index-->hidden <a href="/g">g</a><!--googleon: index-->
 <!-- robots content="none" --><p>none <a href="/n">n</a></p><!-- /robots -->
 <div><!--noindex-->yandex<!--/noindex--> after \u2003</div><a href=""></a><a>no href</a>
-<!--googleoff: snippet--><p>only searchable <a href="/s">s</a></p><!--googleon: snippet-->
+<h1>Main <b>head</b><nav>menu <a href="/nav">n</a><h2>in nav</h2></nav></h1><div role=NAVIGATION>
+crumbs<noscript>enable <!--googleoff: snippet-->JS</noscript></div><p>only searchable <a href="/s">
+s</a></p><!--googleon: snippet--><h3><div><h4>nested</h4></div> end</h3>
 <template><a href="/t">t</a></template><noindex>el</noindex><iframe src="/frame">no <a href="/if">
 </a></iframe><iframe src=""></iframe><frame src="/not-in-a-frameset">
 <p><!-- robots content="nofollow" -->open <a href="/o">o<!-- /robots --> end</a></p>

@@ -21,8 +21,12 @@ The rules (SPEC section 7), most restrictive reading first:
   A URL linked both ways on one page is followed.
 
 Text is what a reader without scripts sees in the body: no script, style, template, iframe,
-noembed or noframes content, nothing inside a noindex section. The encoding is sniffed by
-crawler.page.charset; bytes that do not decode become U+FFFD.
+noembed or noframes content, nothing inside a noindex section. What is searchable but never
+shown goes apart, in `nosnippet_text`: the text of nosnippet sections, and the body's boilerplate
+(<nav>, <noscript>, role="navigation"), since snippets must come from what the page says, not
+from an "enable JavaScript" notice or a navigation menu. The text of the h1-h6 headings is also
+in `headings`. The encoding is sniffed by crawler.page.charset; bytes that do not decode become
+U+FFFD.
 
 How much is read: a page whose markup would cost the parser more than crawler.page.bounds allows
 (nesting past 512, pathological attributes, 1,000 section markers, past a budget of
@@ -99,7 +103,11 @@ class Page:
     text: str = ""
     """Visible, indexable body text; empty when the page is noindex."""
     nosnippet_text: str = ""
-    """Indexable text the page keeps out of snippets."""
+    """Indexable text kept out of snippets: nosnippet sections, <nav>, <noscript>,
+    role="navigation"; the whole text when the page is nosnippet."""
+    headings: str = ""
+    """The text of the page's h1-h6 headings, also in `text`; empty when `text` is (a noindex or
+    nosnippet page)."""
     description: str | None = None
     language: str | None = None
     index: bool = True
@@ -260,12 +268,13 @@ def read_page(
         cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
         links = links[:MAX_LINKS]
 
-    text = nosnippet_text = ""
+    text = nosnippet_text = headings = ""
     if index:
-        text, nosnippet_text = facts.text, facts.nosnippet_text
+        text, nosnippet_text, headings = facts.text, facts.nosnippet_text, facts.headings
         if page_flags & NOSNIPPET:
+            # The headings are read as part of the text: they go where it goes.
             nosnippet_text = " ".join(part for part in (nosnippet_text, text) if part)
-            text = ""
+            text = headings = ""
 
     return Page(
         title=_squeeze(facts.title),
@@ -273,6 +282,7 @@ def read_page(
         nofollow_links=nofollow_links,
         text=text,
         nosnippet_text=nosnippet_text,
+        headings=headings,
         description=_squeeze(description),
         language=(language or "").strip() or None,
         index=index,

@@ -19,7 +19,12 @@ What both read, in document order:
 - <meta> with a name or http-equiv as (name, content, http-equiv);
 - the first <title>'s text, the first <base> with an href, <html lang>;
 - the body's text outside noindex sections (selectolax's `text(separator=" ", strip=True,
-  skip_empty=True)`), and the text inside nosnippet sections apart;
+  skip_empty=True)`), and apart from it (`nosnippet_text`: searched, never shown) the text inside
+  nosnippet sections and the body's boilerplate: <nav> and <noscript> elements and any element
+  with role="navigation" (ASCII case-insensitive). Snippets must come from what the page says,
+  not from an "enable JavaScript" notice or a navigation menu;
+- the text of the body's h1-h6 headings whose text is in the body's text, each read as the text
+  is, the outermost of nested ones;
 - the number of sections opened, and whether Yandex's `<noindex>` element occurs (the caller
   rewrites its tags in the source as comments, and parses that).
 """
@@ -60,7 +65,13 @@ class PageFacts(NamedTuple):
     base: str | None
     lang: str | None
     text: str
+    """The body's text outside noindex and nosnippet sections and boilerplate."""
     nosnippet_text: str
+    """The text of nosnippet sections (anywhere) and of the body's boilerplate outside noindex
+    sections, in document order."""
+    headings: str
+    """The text of each h1-h6 heading in the body whose text is in `text` (also there), in
+    document order; a heading inside another is read with it."""
     sections: int
     yandex_elements: bool
 
@@ -73,7 +84,8 @@ def _tag_ids() -> dict[str, int]:
     sample = LexborHTMLParser(
         "<html><head><base><meta><title></title><style></style><script></script><template>"
         "</template></head><body><!---->text<a></a><area><iframe></iframe><noembed></noembed>"
-        "<noframes></noframes></body></html>"
+        "<noframes></noframes><nav></nav><noscript></noscript><h1></h1><h2></h2><h3></h3><h4></h4>"
+        "<h5></h5><h6></h6></body></html>"
     )
     root = sample.root
     assert root is not None
@@ -86,7 +98,7 @@ def _tag_ids() -> dict[str, int]:
 
 _IDS = _tag_ids()
 _TEXT_ID = _IDS["-text"]
-_LINK, _META, _TITLE, _BASE, _DROP, _COMMENT, _FRAME = range(7)
+_LINK, _META, _TITLE, _BASE, _DROP, _COMMENT, _FRAME, _BOILERPLATE, _HEADING = range(9)
 _ROLES = {
     _IDS["a"]: _LINK,
     _IDS["area"]: _LINK,
@@ -98,6 +110,9 @@ _ROLES = {
     **{_IDS[name]: _DROP for name in ("script", "style", "template", "noembed", "noframes")},
     # An iframe is a link by its src, and its content is dropped like a script's.
     _IDS["iframe"]: _FRAME,
+    _IDS["nav"]: _BOILERPLATE,
+    _IDS["noscript"]: _BOILERPLATE,
+    **{_IDS[f"h{level}"]: _HEADING for level in range(1, 7)},
 }
 _IFRAME_ID = _IDS["iframe"]
 _SRC_TAGS = frozenset({_IDS["frame"], _IFRAME_ID})
@@ -113,7 +128,9 @@ class _Scan:
     __slots__ = (
         "anchors",
         "base",
+        "boilerplate",
         "drops",
+        "headings",
         "markers",
         "metas",
         "nested_drops",
@@ -124,6 +141,8 @@ class _Scan:
     def __init__(self, tree: LexborHTMLParser) -> None:
         anchors: list[LexborNode] = []
         metas: list[LexborNode] = []
+        boilerplate: list[LexborNode] = []
+        headings: list[LexborNode] = []
         drops: list[LexborNode] = []
         markers: list[Marker] = []
         title: LexborNode | None = None
@@ -137,6 +156,7 @@ class _Scan:
         add_anchor = anchors.append
         link, comment, drop, meta, title_role = _LINK, _COMMENT, _DROP, _META, _TITLE
         frame, iframe_id = _FRAME, _IFRAME_ID
+        boilerplate_role, heading_role = _BOILERPLATE, _HEADING
         known_limit, text_id = _KNOWN_TAG_LIMIT, _TEXT_ID
         for node in (document or root).traverse() if root is not None else ():
             tag_id = node.tag_id
@@ -168,6 +188,10 @@ class _Scan:
             elif role == title_role:
                 if title is None:
                     title = node
+            elif role == boilerplate_role:
+                boilerplate.append(node)
+            elif role == heading_role:
+                headings.append(node)
             elif base is None:
                 base = node.attrs.get("href") or None
         self.anchors = anchors
@@ -178,6 +202,8 @@ class _Scan:
         self.base = base
         self.yandex_elements = yandex_elements
         self.nested_drops = nested_drops
+        self.boilerplate = boilerplate  # <nav> and <noscript> elements, anywhere
+        self.headings = headings  # h1-h6 elements, anywhere
 
 
 def _held(anchor: LexborNode, roots: set[int], opened: set[int]) -> bool:
@@ -230,8 +256,97 @@ def _is_child(node: LexborNode, parent: LexborNode) -> bool:
     return above is not None and above.mem_id == parent.mem_id
 
 
+def _body(tree: LexborHTMLParser, root: LexborNode | None) -> LexborNode | None:
+    body = tree.body
+    # A <frameset> takes the place of a body the parser made: lexbor still names that one.
+    if body is not None and (root is None or not _is_child(body, root)):
+        return None
+    return body
+
+
+def _is_navigation(role: str | None) -> bool:
+    """role="navigation", ASCII case-insensitively (as the C walk compares it)."""
+    return role is not None and role.isascii() and role.lower() == "navigation"
+
+
+def _kept(nodes: list[LexborNode], body: LexborNode, gone: set[int]) -> list[LexborNode]:
+    """Those of `nodes` that are in `body` (or are it), in no subtree whose root is in `gone`
+    (or is it), and inside none of the others, in the order given."""
+    body_id = body.mem_id
+    others = {node.mem_id for node in nodes}
+    kept = []
+    for node in nodes:
+        at = node.mem_id
+        in_body = at == body_id
+        above: LexborNode | None = node
+        while above is not None and (at := above.mem_id) not in gone:
+            if above is not node and at in others:
+                break
+            in_body = in_body or at == body_id
+            above = above.parent
+        if above is None and in_body:
+            kept.append(node)
+    return kept
+
+
+def _in_document_order(nodes: list[LexborNode], document: LexborNode) -> list[LexborNode]:
+    wanted = {node.mem_id for node in nodes}
+    position: dict[int, int] = {}
+    for at, node in enumerate(document.traverse(include_text=True)):
+        if node.mem_id in wanted:
+            position[node.mem_id] = at
+            if len(position) == len(wanted):
+                break
+    return sorted(nodes, key=lambda node: position[node.mem_id])
+
+
+def _apart(
+    scan: _Scan,
+    document: LexborNode | None,
+    body: LexborNode | None,
+    noindex: set[int],
+    nosnippet: list[LexborNode],
+) -> list[LexborNode]:
+    """What is read apart from the text, each once, in document order: the subtrees of the
+    nosnippet sections (`nosnippet`) and the body's boilerplate outside the noindex subtrees
+    (`noindex`, their roots), the outermost where one holds another."""
+    if body is None:
+        return nosnippet
+    navigation = [node for node in body.css("[role]") if _is_navigation(node.attrs.get("role"))]
+    if not scan.boilerplate and not navigation:
+        return nosnippet
+    # A <nav role=navigation> is found twice.
+    found = {node.mem_id: node for node in scan.boilerplate + navigation}
+    # Boilerplate that is a nosnippet subtree, or in one, is read with it.
+    gone = noindex | {node.mem_id for node in nosnippet}
+    boilerplate = _kept(list(found.values()), body, gone)
+    if not boilerplate:
+        return nosnippet
+    held = {node.mem_id for node in boilerplate}
+    nosnippet = [node for node in nosnippet if not _inside(node, held)]
+    # Each list is in document order; together they need sorting.
+    if (nosnippet or (scan.boilerplate and navigation)) and document is not None:
+        return _in_document_order(nosnippet + boilerplate, document)
+    return boilerplate
+
+
+def _inside(node: LexborNode, roots: set[int]) -> bool:
+    """`node` is one of `roots` or in one of their subtrees."""
+    above: LexborNode | None = node
+    while above is not None:
+        if above.mem_id in roots:
+            return True
+        above = above.parent
+    return False
+
+
+def _text(node: LexborNode) -> str:
+    return node.text(separator=" ", strip=True, skip_empty=True)
+
+
 def python_walk(tree: LexborHTMLParser) -> PageFacts:
-    """The reference walk. It changes the tree: drop elements and noindex stretches are cut."""
+    """The reference walk. It changes the tree: drop elements, sections and boilerplate are
+    cut."""
     scan = _Scan(tree)
     for node in scan.drops:
         if node.tag_id == _IFRAME_ID:
@@ -257,20 +372,31 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
             metas.append((name, attrs.get("content"), equiv))
     lang = root.attrs.get("lang") if root is not None else None
 
-    hidden: list[str] = []
+    noindex: set[int] = set()
+    nosnippet: list[LexborNode] = []
+    for stretch in stretches:
+        if stretch.flags & NOINDEX:
+            noindex.update(node.mem_id for node in stretch.subtrees)
+        elif stretch.flags & NOSNIPPET:
+            nosnippet.extend(stretch.subtrees)
+    # What is read apart, and which headings count, is decided before anything is cut: after,
+    # a node in a cut subtree must not be touched.
+    body = _body(tree, root)
+    apart = _apart(scan, root.parent if root is not None else None, body, noindex, nosnippet)
+    headings: list[LexborNode] = []
+    if body is not None and scan.headings:
+        headings = _kept(scan.headings, body, noindex | {node.mem_id for node in apart})
     for stretch in stretches:
         if stretch.flags & NOINDEX:
             for node in stretch.subtrees:
                 node.decompose()
-        elif stretch.flags & NOSNIPPET:
-            for node in stretch.subtrees:
-                hidden.append(node.text(separator=" ", strip=True, skip_empty=True))
-                node.decompose()
-    body = tree.body
-    # A <frameset> takes the place of a body the parser made: lexbor still names that one.
-    if body is not None and (root is None or not _is_child(body, root)):
-        body = None
-    text = body.text(separator=" ", strip=True, skip_empty=True) if body is not None else ""
+    parts = []
+    for node in apart:
+        parts.append(_text(node))
+        node.decompose()
+    # Again: the body itself may have been cut.
+    body = _body(tree, root)
+    text = _text(body) if body is not None else ""
     return PageFacts(
         anchors=anchors,
         metas=metas,
@@ -278,7 +404,8 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
         base=scan.base,
         lang=lang,
         text=text,
-        nosnippet_text=" ".join(part for part in hidden if part),
+        nosnippet_text=" ".join(part for part in parts if part),
+        headings=" ".join(part for part in map(_text, headings) if part),
         sections=sections,
         yandex_elements=scan.yandex_elements,
     )

@@ -1231,8 +1231,123 @@ def test_text_leaves_out_head_scripts_and_styles() -> None:
     assert page.text == "visibleword"
 
 
-def test_noscript_text_is_what_a_reader_without_scripts_sees() -> None:
-    assert "visibleword" in read(doc("", "<noscript>visibleword</noscript>")).text
+# --- boilerplate: searchable, never in a snippet ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "boilerplate",
+    [
+        pytest.param("<noscript>{}</noscript>", id="noscript"),
+        pytest.param("<nav>{}</nav>", id="nav"),
+        pytest.param("<NAV class=menu>{}</NAV>", id="nav-upper-case"),
+        pytest.param('<div role="navigation">{}</div>', id="role"),
+        pytest.param('<ul ROLE="NaviGation"><li>{}</ul>', id="role-any-case"),
+        pytest.param("<div><nav><p>{}</p></nav></div>", id="nested-deep"),
+        pytest.param("<nav><noscript>{}</noscript></nav>", id="nested-in-each-other"),
+        pytest.param("<svg><nav>{}</nav></svg>", id="by-tag-in-svg-too"),
+    ],
+)
+def test_boilerplate_text_is_searchable_but_kept_out_of_snippets(boilerplate: str) -> None:
+    """The text of a noscript notice ("enable JavaScript") or a navigation menu is the page's,
+    but a snippet must come from what the page says."""
+    page = read(doc("", "<p>visibleword</p>" + boilerplate.format("menuword") + "<p>visible2</p>"))
+    assert page.text == "visibleword visible2"
+    assert page.nosnippet_text == "menuword"
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        pytest.param('<div role="navigation2">visibleword</div>', id="other-role"),
+        pytest.param('<div role="navigation menu">visibleword</div>', id="role-list"),
+        pytest.param('<div role=" navigation">visibleword</div>', id="role-spaced"),
+        pytest.param("<div role>visibleword</div>", id="role-without-value"),
+        pytest.param('<svg><a xlink:role="navigation">visibleword</a></svg>', id="xlink-role"),
+        pytest.param("<header>visibleword</header>", id="header"),
+    ],
+)
+def test_only_nav_noscript_and_role_navigation_are_boilerplate(element: str) -> None:
+    page = read(doc("", element))
+    assert page.text == "visibleword"
+    assert page.nosnippet_text == ""
+
+
+def test_boilerplate_text_is_in_document_order_with_nosnippet_sections() -> None:
+    page = read(
+        doc(
+            "",
+            "<nav>one<!--googleoff: snippet-->two</nav>three<!--googleon: snippet-->visibleword"
+            "<noscript>four</noscript><!--googleoff: snippet--><div>five<nav>six</nav></div>"
+            "<!--googleon: snippet-->",
+        )
+    )
+    assert page.text == "visibleword"
+    assert page.nosnippet_text.split() == ["one", "two", "three", "four", "five", "six"]
+
+
+def test_boilerplate_in_a_noindex_section_is_not_indexed() -> None:
+    page = read(doc("", "<!--noindex--><nav>hiddenword1</nav><!--/noindex--><p>visibleword</p>"))
+    assert_words(page, "visibleword", "hiddenword1")
+
+
+def test_noscript_in_the_head_holds_no_text() -> None:
+    page = read(doc("<noscript><link rel=stylesheet href=/x.css></noscript>", "visibleword"))
+    assert (page.text, page.nosnippet_text) == ("visibleword", "")
+
+
+def test_a_body_of_navigation_is_all_kept_out_of_snippets() -> None:
+    page = read("<body role=navigation><h1>menuword</h1>more</body>")
+    assert (page.text, page.nosnippet_text, page.headings) == ("", "menuword more", "")
+
+
+# --- headings ------------------------------------------------------------------------------------
+
+
+def test_headings_are_read_apart_and_stay_in_the_text() -> None:
+    page = read(
+        doc(
+            "<title>Title</title>",
+            "<h1>Main <b>heading</b></h1><p>visibleword</p><h2>Second</h2>"
+            "<h3>Three</h3><h4>Four</h4><h5>Five</h5><H6>Six</H6>",
+        )
+    )
+    assert page.headings == "Main heading Second Three Four Five Six"
+    assert page.text == "Main heading visibleword Second Three Four Five Six"
+
+
+@pytest.mark.parametrize(
+    ("body", "headings"),
+    [
+        pytest.param("<h2>a<div><h3>b</h3></div>c</h2>", "a b c", id="nested-counts-once"),
+        pytest.param("<h1>a<h2>b</h2>", "a b", id="a-heading-closes-a-heading"),
+        pytest.param("<nav><h2>menu</h2></nav><h2>shown</h2>", "shown", id="in-nav"),
+        pytest.param("<h1>a<nav>menu</nav>b</h1>", "a b", id="nav-in-heading"),
+        pytest.param("<noscript><h1>x</h1></noscript>", "", id="in-noscript"),
+        pytest.param("<!--noindex--><h1>x</h1><!--/noindex--><h2>y</h2>", "y", id="in-noindex"),
+        pytest.param("<!--googleoff: snippet--><h1>x</h1><!--googleon: snippet-->", "", id="ns"),
+        pytest.param(
+            "<h1>a<!--googleoff: snippet-->b<!--googleon: snippet-->c</h1>",
+            "a c",
+            id="nosnippet-inside",
+        ),
+        pytest.param(
+            "<h1>a<script>var b</script><template><h2>c</h2></template></h1>", "a", id="drop"
+        ),
+        pytest.param("<svg><foreignObject><h1>a</h1></foreignObject></svg>", "a", id="svg"),
+        pytest.param("<h1> </h1><h2></h2><h3>a</h3>", "a", id="empty-left-out"),
+    ],
+)
+def test_headings_are_those_whose_text_is_in_the_text(body: str, headings: str) -> None:
+    page = read(doc("", body))
+    assert page.headings == headings
+    assert headings in page.text
+
+
+def test_a_nosnippet_or_noindex_page_has_no_headings() -> None:
+    body = "<h1>visibleword</h1>"
+    assert read(doc('<meta name="robots" content="nosnippet">', body)).headings == ""
+    assert read(doc('<meta name="robots" content="noindex">', body)).headings == ""
+    assert read(doc("", body)).headings == "visibleword"
 
 
 def test_text_decodes_entities() -> None:
@@ -1763,6 +1878,13 @@ FRAGMENTS = st.sampled_from(
         "</div>",
         "<li>",
         "<table><tr><td>",
+        "<h1>",
+        "</h1>",
+        "<h3>",
+        "<nav>",
+        "</nav>",
+        "<noscript>",
+        "<div role=navigation>",
         "<html>",
         "<body>",
         "</body></html>",
@@ -1799,6 +1921,7 @@ def check_invariants(page: Page) -> None:
     if not page.index:
         assert page.text == ""
         assert page.nosnippet_text == ""
+    assert set(page.headings.split()) <= set(page.text.split())
     if not page.follow:
         assert page.links == ()
     assert all(link.startswith(("http://", "https://")) for link in page.links)

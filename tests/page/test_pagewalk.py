@@ -528,6 +528,11 @@ def _foreign(content: Strings) -> Strings:
                     "<br/>",
                     "<g/>",
                     "<p>breakout</p>",
+                    "<h2>heading breakout</h2>",
+                    "<nav>svg nav</nav>",
+                    "<noscript>svg noscript</noscript>",
+                    "<g role=navigation>svg role</g>",
+                    "<a xlink:role=navigation>xlink role</a>",
                 ]
             ),
         ),
@@ -545,13 +550,34 @@ def _foreign(content: Strings) -> Strings:
     )
 
 
+ROLE_ATTRS: Strings = st.sampled_from(
+    [
+        "",
+        "",
+        "",
+        " role=navigation",
+        ' ROLE="NaviGation"',
+        " role='navigation '",
+        " role=main",
+        " role",
+        ' role="navigation menu"',
+        ' xlink:role="navigation"',
+        ' role="navigat\u0130on"',
+    ]
+)
+
+
 def _element(content: Strings) -> Strings:
     tags = st.sampled_from(
-        ["p", "div", "span", "b", "ul", "li", "table", "tr", "td", "noscript", "section", "h1"]
+        [
+            *("p", "div", "span", "b", "ul", "li", "table", "tr", "td", "section"),
+            *("noscript", "nav", "NAV", "header", "h1", "h2", "H3", "h6"),
+        ]
     )
     plain = st.builds(
-        lambda tag, inner, close: f"<{tag}>{inner}" + (f"</{tag}>" if close else ""),
+        lambda tag, attrs, inner, close: f"<{tag}{attrs}>{inner}" + (f"</{tag}>" if close else ""),
         tags,
+        ROLE_ATTRS,
         content,
         st.booleans(),
     )
@@ -590,6 +616,11 @@ def _element(content: Strings) -> Strings:
                 "<base href=/in-body/>",
                 "<meta name=robots content=nofollow>",
                 "<select><option>opt<!--noindex-->ion</select>",
+                "<h1>one<h2>two</h2>three</h1>",
+                "<h4><div><h5>inner</h5></div>outer</h4>",
+                "<h1>&nbsp;</h1><h2>\u00a0<b>\u00a0</b></h2><h3></h3>",
+                "<nav><noscript><nav>deep</nav></noscript>menu</nav>",
+                "<body role=navigation>",
                 "<a href=/outer><p>adopted</a>after",
                 "<svg><![CDATA[cdata <a href=/c>]]></svg>",
                 "<p>rest<plaintext>as text</body><!--noindex--><a href=/p>",
@@ -650,6 +681,8 @@ HEAD_PARTS = st.lists(
                 "\n",
                 "<link rel=stylesheet href=/s.css>",
                 "<noscript><meta name=robots content=nofollow></noscript>",
+                "<noscript><p>head noscript</p></noscript>",
+                "<h1>head heading</h1>",
                 '<a href="/in-head">h</a>',
                 "head text",
             ]
@@ -823,6 +856,7 @@ def link_facts(draw: st.DrawFn) -> PageFacts:
         lang=None,
         text="",
         nosnippet_text="",
+        headings="",
         sections=0,
         yandex_elements=False,
     )
@@ -977,6 +1011,8 @@ def test_the_compiled_walk_leaves_the_tree_as_it_is() -> None:
     assert facts.yandex_elements
     assert "lead" in facts.text.split()
     assert "searchable" in facts.nosnippet_text.split()
+    assert facts.headings == "Main head nested end"
+    assert {"menu", "crumbs", "enable", "JS"} <= set(facts.nosnippet_text.split())
     # ...which the Python walk cuts, and reads the same way.
     tree = LexborHTMLParser(compiled.SELF_CHECK)
     assert compiled.same_facts(facts, python_walk(tree))
@@ -1009,6 +1045,36 @@ def test_the_compiled_walk_leaves_the_tree_as_it_is() -> None:
         pytest.param("<!--noindex--><html><body>x</body></html><!--/noindex-->", id="whole-html"),
         pytest.param("<p>a<noindex><div>hidden</div></noindex>b</p>", id="yandex-around-div"),
         pytest.param("<frameset><!--noindex--><noframes>x</noframes></frameset>", id="frameset"),
+        pytest.param(
+            "<nav>a<!--googleoff: snippet-->b</nav>c<!--googleon: snippet-->d<nav>e</nav>",
+            id="nosnippet-from-nav",
+        ),
+        pytest.param("<!--googleoff: snippet--><nav>a<!--googleon: snippet-->b</nav>c", id="into"),
+        pytest.param("<!--googleoff: snippet--><nav>a</nav><!--googleon: snippet-->", id="is-nav"),
+        pytest.param(
+            "<div><!--googleoff: snippet--><p>q</p><nav>a</nav><!--googleon: snippet--></div>"
+            "<noscript>z</noscript>",
+            id="nav-in-nosnippet",
+        ),
+        pytest.param("<nav>a<!--noindex-->b</nav>c<!--/noindex-->d", id="noindex-from-nav"),
+        pytest.param("<!--noindex--><nav>a<!--/noindex-->b</nav>c", id="noindex-into-nav"),
+        pytest.param("<body role=navigation><h1>x</h1>y</body>", id="body-role"),
+        pytest.param(
+            "<!--googleoff: snippet--><head><title>t</title></head><body><nav>n</nav>x</body>"
+            "<!--googleon: snippet-->",
+            id="nosnippet-body-nav",
+        ),
+        pytest.param("<h1>a<nav>b<h2>c</h2></nav>d</h1><nav><h1>e</h1></nav>", id="heading-nav"),
+        pytest.param(
+            "<h1>&nbsp;</h1><h2>\u00a0<b>\u00a0</b></h2><h3></h3><h4>k</h4>", id="h-empty"
+        ),
+        pytest.param("<!--googleoff: snippet--><h1>a<!--googleon: snippet-->b</h1>", id="h-into"),
+        pytest.param(
+            "<svg><foreignObject><h1>fo</h1></foreignObject><nav>svg</nav></svg>"
+            "<math><mi><h2>m</h2></mi></math><h5><div><h6>in</h6></div></h5>",
+            id="h-foreign",
+        ),
+        pytest.param("<div role=NaviGation>r</div><p role=navigation2>s</p>", id="role-case"),
     ],
 )
 def test_targeted_documents(source: str) -> None:
@@ -1134,6 +1200,7 @@ def test_a_rel_with_a_lone_surrogate() -> None:
         None,
         None,
         None,
+        "",
         "",
         "",
         0,

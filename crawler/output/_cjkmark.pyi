@@ -1,0 +1,3 @@
+"""Type stub: crawler/output/_cjkmark.c."""
+
+def marked(text: str, /) -> str: ...
