@@ -23,7 +23,7 @@ import re
 from crawler.errors import SearchError
 from crawler.output.cjk import spaced
 
-__all__ = ["COLUMNS", "OPERATORS", "fts_query", "names_a_column"]
+__all__ = ["COLUMNS", "OPERATORS", "fts_query", "names_a_column", "single_phrase"]
 
 OPERATORS = frozenset({"AND", "OR", "NOT"})
 COLUMNS = frozenset({"title", "text"})
@@ -61,6 +61,20 @@ def _term(token: str, cjk: bool) -> str | None:
     if len(token) >= 2 and token.endswith("*"):
         stem = _quoted(token.rstrip("*"), cjk)
         return None if stem is None else stem + " *"
+    return _quoted(token, cjk)
+
+
+def single_phrase(text: str, *, cjk: bool = True) -> str | None:
+    """The FTS5 phrase of `text` when it is one word or one quoted phrase (no operator, column or
+    prefix), else None: the query a title can begin with (`^`)."""
+    tokens = _TOKEN.findall(text)
+    if len(tokens) != 1 or tokens[0] in OPERATORS or _column_of(tokens[0]) is not None:
+        return None
+    token = tokens[0]
+    if len(token) >= 2 and token.startswith('"') and token.endswith('"'):
+        token = token[1:-1]
+    elif token.endswith("*"):
+        return None
     return _quoted(token, cjk)
 
 

@@ -47,8 +47,8 @@ class PageRecord:
     (snippets come from what the page says, not from its menus or "enable JavaScript" notices);
     all the text of a nosnippet page. Empty unless `index`."""
     headings: str = ""
-    """The text of the page's h1-h6 headings, also in `text`; empty unless `index`, and on a
-    nosnippet page (its text is all in `nosnippet_text`)."""
+    """The text of the page's h1-h6 headings and defined terms (dt, dfn), also in `text`; empty
+    unless `index`, and on a nosnippet page (its text is all in `nosnippet_text`)."""
     links: tuple[str, ...] = ()
     """The links the page lets us follow, normal, each once, in document order (queued when in
     scope and new to the crawl)."""

@@ -33,7 +33,7 @@ from crawler.output.index import (
     version_message,
 )
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
-from crawler.output.query import fts_query, names_a_column
+from crawler.output.query import fts_query, names_a_column, single_phrase
 from crawler.output.records import compact_json
 
 __all__ = [
@@ -252,21 +252,29 @@ def search(
         tokens = min(64, tokens * CJK_SNIPPET_FACTOR)
     with _reading(directory) as (connection, layout):
         match = query if fts else fts_query(query, cjk=layout.cjk_marked)
-        # Two tiers: the pages whose title or headings hold the whole query (the pages about it)
-        # first, then the pages that only mention it; BM25 orders each. A query that names its
-        # own columns, or FTS5's syntax as written, gets BM25 alone.
-        tiered = not fts and not names_a_column(query)
-        named = f"{layout.named_in} : ({match})"
-        tier = "(pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?))"
+        # Tiers: the pages whose title begins with a one-word (or one-phrase) query, then those
+        # whose title or headings hold the whole query (the pages about it), then the pages that
+        # only mention it; BM25 orders each. A query that names its own columns, or FTS5's syntax
+        # as written, gets BM25 alone.
+        tiers: list[str] = []
+        if not fts and not names_a_column(query):
+            phrase = single_phrase(query, cjk=layout.cjk_marked)
+            if phrase is not None:
+                tiers.append(f"title : ^ {phrase}")
+            tiers.append(f"{layout.named_in} : ({match})")
+        about = " + ".join(
+            f"{2 ** (len(tiers) - number)} * "
+            "(pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?))"
+            for number in range(1, len(tiers) + 1)
+        )
         sql = (
             f"SELECT pages.final_url, pages.title, "
             f"snippet(pages_fts, {layout.snippet_column}, ?, ?, ?, ?), "
-            f"bm25(pages_fts, {layout.weights}) AS rank "
-            f"{', ' + tier if tiered else ', 0'} AS about "
+            f"bm25(pages_fts, {layout.weights}) AS rank, {about or 0} AS about "
             "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
             "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
         )
-        parameters = (*highlight, ELLIPSIS, tokens, *((named,) if tiered else ()), match, limit)
+        parameters = (*highlight, ELLIPSIS, tokens, *tiers, match, limit)
         connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
         try:
             rows = connection.execute(sql, parameters).fetchall()

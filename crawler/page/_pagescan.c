@@ -28,7 +28,8 @@
  *   JavaScript" notice or a navigation menu), else in `text`. Fragments are joined with one
  *   space, empty ones included, exactly as selectolax's `text(separator=" ", strip=True,
  *   skip_empty=True)` joins them.
- * - the fragments of `text` inside an h1-h6 heading of the body, also in `headings`: joined the
+ * - the fragments of `text` inside an h1-h6 heading or a <dt> or <dfn> (a term the page defines)
+ *   of the body, also in `headings`: joined the
  *   same way, a heading inside another read with it, a heading without text left out.
  * - whether an element of an unknown tag named `noindex` (Yandex's element form) occurs.
  */
@@ -109,6 +110,8 @@ enum {
     TAG_BASE = 0x0018,
     TAG_BODY = 0x0020,
     TAG_FRAME = 0x0059,
+    TAG_DFN = 0x0031,
+    TAG_DT = 0x0036,
     TAG_H1 = 0x005c,
     TAG_H2 = 0x005d,
     TAG_H3 = 0x005e,
@@ -766,6 +769,8 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             case TAG_H4:
             case TAG_H5:
             case TAG_H6:
+            case TAG_DT:
+            case TAG_DFN:
                 if (in_body && heading == NULL) {
                     heading = watched = node;
                     headings_length = headings.length;
@@ -1949,8 +1954,8 @@ PyInit__pagescan(void)
     /* The lexbor and selectolax releases this layout was copied from, and the tag ids the walk
      * relies on (checked against selectolax's `tag_id` before the walk is trusted). */
     PyObject *tags = Py_BuildValue(
-        "{sisisisisisisisisisisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base",
-        TAG_BASE, "body", TAG_BODY, "frame", TAG_FRAME, "h1", TAG_H1, "h2", TAG_H2, "h3", TAG_H3,
+        "{sisisisisisisisisisisisisisisisisisisisisisisisisi}", "a", TAG_A, "area", TAG_AREA, "base",
+        TAG_BASE, "body", TAG_BODY, "dfn", TAG_DFN, "dt", TAG_DT, "frame", TAG_FRAME, "h1", TAG_H1, "h2", TAG_H2, "h3", TAG_H3,
         "h4", TAG_H4, "h5", TAG_H5, "h6", TAG_H6, "html", TAG_HTML, "iframe", TAG_IFRAME, "meta",
         TAG_META, "nav", TAG_NAV, "noembed", TAG_NOEMBED, "noframes", TAG_NOFRAMES, "noscript",
         TAG_NOSCRIPT, "script", TAG_SCRIPT, "style", TAG_STYLE, "template", TAG_TEMPLATE, "title",

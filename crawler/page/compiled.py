@@ -236,6 +236,7 @@ content="A  page"><meta http-equiv="Content-Language" content="de"><meta propert
 <h1>Main <b>head</b><nav>menu <a href="/nav">n</a><h2>in nav</h2></nav></h1><div role=NAVIGATION>
 crumbs<noscript>enable <!--googleoff: snippet-->JS</noscript></div><p>only searchable <a href="/s">
 s</a></p><!--googleon: snippet--><h3><div><h4>nested</h4></div> end</h3>
+<dl><dt>term <dfn>x</dfn></dt><dd>d</dd></dl>
 <template><a href="/t">t</a></template><noindex>el</noindex><iframe src="/frame">no <a href="/if">
 </a></iframe><iframe src=""></iframe><frame src="/not-in-a-frameset">
 <p><!-- robots content="nofollow" -->open <a href="/o">o<!-- /robots --> end</a></p>

@@ -24,9 +24,9 @@ Text is what a reader without scripts sees in the body: no script, style, templa
 noembed or noframes content, nothing inside a noindex section. What is searchable but never
 shown goes apart, in `nosnippet_text`: the text of nosnippet sections, and the body's boilerplate
 (<nav>, <noscript>, role="navigation"), since snippets must come from what the page says, not
-from an "enable JavaScript" notice or a navigation menu. The text of the h1-h6 headings is also
-in `headings`. The encoding is sniffed by crawler.page.charset; bytes that do not decode become
-U+FFFD.
+from an "enable JavaScript" notice or a navigation menu. The text of the h1-h6 headings and of
+the defined terms (<dt>, <dfn>) is also in `headings`. The encoding is sniffed by
+crawler.page.charset; bytes that do not decode become U+FFFD.
 
 How much is read: a page whose markup would cost the parser more than crawler.page.bounds allows
 (nesting past 512, pathological attributes, 1,000 section markers, past a budget of
@@ -106,8 +106,8 @@ class Page:
     """Indexable text kept out of snippets: nosnippet sections, <nav>, <noscript>,
     role="navigation"; the whole text when the page is nosnippet."""
     headings: str = ""
-    """The text of the page's h1-h6 headings, also in `text`; empty when `text` is (a noindex or
-    nosnippet page)."""
+    """The text of the page's h1-h6 headings and defined terms (dt, dfn), also in `text`; empty
+    when `text` is (a noindex or nosnippet page)."""
     description: str | None = None
     language: str | None = None
     index: bool = True

@@ -23,8 +23,9 @@ What both read, in document order:
   nosnippet sections and the body's boilerplate: <nav> and <noscript> elements and any element
   with role="navigation" (ASCII case-insensitive). Snippets must come from what the page says,
   not from an "enable JavaScript" notice or a navigation menu;
-- the text of the body's h1-h6 headings whose text is in the body's text, each read as the text
-  is, the outermost of nested ones;
+- the text of the body's h1-h6 headings and defined terms (<dt>, <dfn>: an API's signature names
+  what a page is about as a heading does) whose text is in the body's text, each read as the
+  text is, the outermost of nested ones;
 - the number of sections opened, and whether Yandex's `<noindex>` element occurs (the caller
   rewrites its tags in the source as comments, and parses that).
 """
@@ -70,8 +71,8 @@ class PageFacts(NamedTuple):
     """The text of nosnippet sections (anywhere) and of the body's boilerplate outside noindex
     sections, in document order."""
     headings: str
-    """The text of each h1-h6 heading in the body whose text is in `text` (also there), in
-    document order; a heading inside another is read with it."""
+    """The text of each h1-h6 heading, <dt> and <dfn> in the body whose text is in `text` (also
+    there), in document order; a heading inside another is read with it."""
     sections: int
     yandex_elements: bool
 
@@ -85,7 +86,7 @@ def _tag_ids() -> dict[str, int]:
         "<html><head><base><meta><title></title><style></style><script></script><template>"
         "</template></head><body><!---->text<a></a><area><iframe></iframe><noembed></noembed>"
         "<noframes></noframes><nav></nav><noscript></noscript><h1></h1><h2></h2><h3></h3><h4></h4>"
-        "<h5></h5><h6></h6></body></html>"
+        "<h5></h5><h6></h6><dl><dt></dt></dl><dfn></dfn></body></html>"
     )
     root = sample.root
     assert root is not None
@@ -113,6 +114,9 @@ _ROLES = {
     _IDS["nav"]: _BOILERPLATE,
     _IDS["noscript"]: _BOILERPLATE,
     **{_IDS[f"h{level}"]: _HEADING for level in range(1, 7)},
+    # A term the page defines names what it is about as a heading does (an API's signature).
+    _IDS["dt"]: _HEADING,
+    _IDS["dfn"]: _HEADING,
 }
 _IFRAME_ID = _IDS["iframe"]
 _SRC_TAGS = frozenset({_IDS["frame"], _IFRAME_ID})
@@ -203,7 +207,7 @@ class _Scan:
         self.yandex_elements = yandex_elements
         self.nested_drops = nested_drops
         self.boilerplate = boilerplate  # <nav> and <noscript> elements, anywhere
-        self.headings = headings  # h1-h6 elements, anywhere
+        self.headings = headings  # h1-h6, dt and dfn elements, anywhere
 
 
 def _held(anchor: LexborNode, roots: set[int], opened: set[int]) -> bool:

@@ -738,3 +738,29 @@ def test_flush_and_wait_makes_what_was_given_searchable(tmp_path: Path) -> None:
         sink.flush(wait=True)
         assert urls(search(tmp_path, "beavers")) == ["https://a.test/0"]
         assert len(search(tmp_path, "otters", limit=10)) == 4
+
+
+def test_a_title_that_begins_with_a_one_word_query_ranks_first(tmp_path: Path) -> None:
+    # As in Python's documentation: the page named pickle, and a shorter one about a tool for it.
+    write(
+        tmp_path,
+        record(
+            "https://docs.test/pickletools",
+            "pickletools holds tools for pickle developers: pickle opcodes, pickle dis.",
+            title="pickletools — Tools for pickle developers",
+            headings="pickletools — Tools for pickle developers Command line usage",
+        ),
+        record(
+            "https://docs.test/pickle",
+            "The pickle module implements binary protocols. " + " ".join(FILLER * 20),
+            title="pickle — Python object serialization",
+            headings="pickle — Python object serialization Relationship to other modules",
+        ),
+        *filler(),
+    )
+    assert urls(search(tmp_path, "pickle"))[:2] == [
+        "https://docs.test/pickle",
+        "https://docs.test/pickletools",
+    ]
+    # Two words are not a name a title begins with: BM25 and the headings decide.
+    assert urls(search(tmp_path, "pickle developers"))[0] == "https://docs.test/pickletools"

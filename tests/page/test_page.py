@@ -1335,6 +1335,12 @@ def test_headings_are_read_apart_and_stay_in_the_text() -> None:
         ),
         pytest.param("<svg><foreignObject><h1>a</h1></foreignObject></svg>", "a", id="svg"),
         pytest.param("<h1> </h1><h2></h2><h3>a</h3>", "a", id="empty-left-out"),
+        pytest.param(
+            "<dl><dt>os.path.join(path)</dt></dl><p><dfn>term</dfn></p><dl><dd>defined</dd></dl>",
+            "os.path.join(path) term",
+            id="defined-terms",
+        ),
+        pytest.param("<dt>a <dfn>b</dfn></dt>", "a b", id="dfn-in-dt-counts-once"),
     ],
 )
 def test_headings_are_those_whose_text_is_in_the_text(body: str, headings: str) -> None:
