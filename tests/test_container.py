@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 EXTENSION = re.compile(r"crawler/page/_pagescan\.[^/]+\.so")
+CJK_EXTENSION = re.compile(r"crawler/output/_cjkmark\.[^/]+\.so")
 
 
 def instructions(dockerfile: Path) -> list[tuple[str, str]]:
@@ -109,6 +110,7 @@ def test_the_wheel_step_keeps_the_compiled_walk_and_fails_without_it(
     (wheel,) = (tmp_path / "w").glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert [name for name in names if EXTENSION.fullmatch(name)], names
+    assert [name for name in names if CJK_EXTENSION.fullmatch(name)], names
     assert "crawler/page/_pagescan.c" in names  # which the old check matched, built or not
 
     # No compiler: setup.py builds the wheel all the same; the step must stop the image.

@@ -164,14 +164,21 @@ class Scheduler:
             counted -= min(self._slow(now), cap)
         return counted < cap and len(self.turns) < cap
 
-    def _slow(self, now: float) -> int:
-        """Requests in flight that started more than slow_after seconds before `now`."""
+    def _in_flight_starts(self) -> deque[tuple[float, Slot]]:
+        """`_starts` without the requests ended at its head: it begins with one in flight. Both
+        readers below stop at the first request not yet slow, so each call costs the slow ones
+        only, not the thousands ended behind a straggler (at 2,000 hosts a scan of those took
+        1.2 ms a call, 11 s of a 14 s crawl)."""
         starts = self._starts
         while starts and starts[0][1].released:
             starts.popleft()
+        return starts
+
+    def _slow(self, now: float) -> int:
+        """Requests in flight that started more than slow_after seconds before `now`."""
         cutoff = now - self._slow_after
         slow = 0
-        for started, slot in starts:
+        for started, slot in self._in_flight_starts():
             if started > cutoff:
                 break
             slow += not slot.released
@@ -182,7 +189,7 @@ class Scheduler:
         if self._slow_after == float("inf"):
             return None
         cutoff = self._clock.now() - self._slow_after
-        for started, slot in self._starts:
+        for started, slot in self._in_flight_starts():
             if started > cutoff and not slot.released:
                 return started + self._slow_after
         return None
@@ -275,7 +282,13 @@ class Scheduler:
         self._stats.requests += 1
         self.requests_in_flight += 1
         slot = Slot(host, self._politeness, self._request_ended)
-        self._starts.append((now, slot))
+        starts = self._starts
+        if len(starts) > 4 * self.requests_in_flight + 1024:
+            # Ended requests behind a straggler stay until it ends: drop them now and then, so
+            # the deque keeps to a few times the requests in flight (amortised: one pass per
+            # thousand starts or more).
+            starts = self._starts = deque(entry for entry in starts if not entry[1].released)
+        starts.append((now, slot))
         return slot
 
     def _request_ended(self) -> None:

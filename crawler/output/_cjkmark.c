@@ -1,9 +1,9 @@
 /* crawler.output._cjkmark: `marked(text)`, crawler.output.cjk's marking of CJK text in C.
  *
- * The index writer marks every page's text, holding the GIL; Python's regular expressions take
- * about 10 ns a character only to find that a page has no CJK (0.1 ms a page) and over 1 ms to
- * mark a page of Japanese. This takes about 1 ns a character, and no time at all for text whose
- * characters are all below U+0100 (CPython then keeps it one byte a character).
+ * The index writer marks every page's text; Python's regular expressions take about 10 ns a
+ * character, holding the GIL, only to find that a page has no CJK (0.1 ms a page), and over 1 ms
+ * to mark a page of Japanese. This takes a few ns a character without the GIL, and no time at all
+ * for text whose characters are all below U+0100 (CPython then keeps it one byte a character).
  *
  * The same rule as crawler.output.cjk's Python: a mark already in the text is dropped; then a MARK
  * goes between two characters when one is CJK and the other is CJK or a letter or digit
@@ -104,7 +104,12 @@ marked(PyObject *module, PyObject *text)
     const void *data = PyUnicode_DATA(text);
     Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     survey found = {0};
+    /* The passes read a str we hold a reference to (immutable) and write one nobody else has
+     * seen yet: no Python object changes meanwhile, so the event loop's thread need not wait
+     * for the index writer's thread here. */
+    Py_BEGIN_ALLOW_THREADS
     pass(kind, data, length, &found, 0, NULL);
+    Py_END_ALLOW_THREADS
     if (!found.any_cjk && !found.any_mark) {
         return Py_NewRef(text);
     }
@@ -115,7 +120,11 @@ marked(PyObject *module, PyObject *text)
         return NULL;
     }
     survey again = {0};
-    pass(kind, data, length, &again, PyUnicode_KIND(result), PyUnicode_DATA(result));
+    int out_kind = PyUnicode_KIND(result);
+    void *out = PyUnicode_DATA(result);
+    Py_BEGIN_ALLOW_THREADS
+    pass(kind, data, length, &again, out_kind, out);
+    Py_END_ALLOW_THREADS
     return result;
 }
 

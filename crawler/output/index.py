@@ -194,6 +194,7 @@ _INDEX_CHUNK = (
 )
 _DROP_CHUNK = f"DELETE FROM unindexed WHERE id IN ({_NEXT_UNINDEXED})"
 _ANY_UNINDEXED = "SELECT EXISTS (SELECT 1 FROM unindexed)"
+_COUNT_UNINDEXED = "SELECT count(*) FROM unindexed"
 INDEX_CHUNK_PAGES = 500
 """Pages made searchable in one transaction: FTS5 writes a segment a transaction, and fewer,
 larger segments are merged less often; a chunk takes about 0.2 s, the longest a batch handed
@@ -233,6 +234,8 @@ class IndexSink:
         self._queue: queue.Queue[_Batch | threading.Event | None] = queue.Queue(maxsize=max_batches)
         self._error: OutputError | None = None
         self._written = 0
+        self._unindexed = 0
+        """Pages stored and not yet searchable, as the writer thread counts them."""
         self._closed = False
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -319,12 +322,12 @@ class IndexSink:
             raise OutputError(str(self._error)) from self._error.__cause__
 
     def _write_batches(self, opened: Future[None]) -> None:
-        """The writer thread: the only code that touches the write connection. Batches first;
-        when none waits, a chunk of texts made searchable."""
+        """The writer thread: the only code that touches the write connection. Batches are stored
+        as they come; when none waits, a chunk of stored pages is made searchable."""
         background_thread()
         try:
             connection = _open_for_writing(self.path, self._stemming)
-            unindexed = bool(connection.execute(_ANY_UNINDEXED).fetchone()[0])
+            self._unindexed = int(connection.execute(_COUNT_UNINDEXED).fetchone()[0])
         except Exception as error:  # the constructor waits on `opened`: it must hear of anything
             if not isinstance(error, OutputError):
                 error = OutputError(f"cannot open index {self.path}: {error}")
@@ -334,21 +337,22 @@ class IndexSink:
         try:
             while True:
                 try:
-                    item = self._queue.get(block=not unindexed or self._error is not None)
+                    # No batch waiting: a chunk of stored pages made searchable meanwhile.
+                    item = self._queue.get(block=not self._unindexed or self._error is not None)
                 except queue.Empty:
-                    unindexed = self._index_some(connection)
+                    self._index_some(connection)
                     continue
                 try:
                     if item is None or isinstance(item, threading.Event):
-                        while unindexed:  # close() and flush(wait=True) wait for searchable
-                            unindexed = self._index_some(connection)
+                        while self._unindexed and self._error is None:
+                            self._index_some(connection)  # close() and flush(wait=True) wait
                         if item is None:
                             return
                         item.set()
                     elif self._error is None:
                         _write_batch(connection, item)
                         self._written += len(item)
-                        unindexed = unindexed or any(
+                        self._unindexed += sum(
                             isinstance(record, PageRecord) and record.index for record in item
                         )
                 except Exception as error:  # whatever the cause, a lost batch must reach the crawl
@@ -358,16 +362,17 @@ class IndexSink:
         finally:
             connection.close()
 
-    def _index_some(self, connection: sqlite3.Connection) -> bool:
-        """One chunk of `unindexed` made searchable; whether more is left (not after an error:
-        the pages stay stored, and a later crawl indexes them)."""
+    def _index_some(self, connection: sqlite3.Connection) -> None:
+        """One chunk of `unindexed` made searchable. After an error, none: the pages stay stored,
+        and a later crawl indexes them."""
         if self._error is not None:
-            return False
+            return
         try:
-            return _index_chunk(connection)
+            left = _index_chunk(connection)
         except Exception as error:
             self._fail(error)
-            return False
+            return
+        self._unindexed = max(1, self._unindexed - INDEX_CHUNK_PAGES) if left else 0
 
     def _fail(self, error: Exception) -> None:
         self._error = OutputError(f"cannot write index {self.path}: {error}")
