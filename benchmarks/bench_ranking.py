@@ -14,8 +14,9 @@ names below: module names, functions, methods and classes, each with the page th
 A name counts when that page is the first result.
 
 `--baseline CRAWL` runs another build's `crawl` (another checkout's venv) the same way, so the
-report gives before and after side by side. Exit status: 0 when it ran, 1 when it could not (no
-nginx, no documentation, a crawl that failed), 2 for bad arguments.
+report gives before and after side by side. Exit status: 0 when ours ranks the defining page first
+for at least `--bar` names (20, issue 19's bar), 1 when it does not or could not run (no nginx, no
+documentation, a crawl that failed), 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8797)
     parser.add_argument("--baseline", metavar="CRAWL", help="another build's crawl executable")
     parser.add_argument("--keep", type=Path, help="keep the indexes and logs here")
+    parser.add_argument("--bar", type=int, default=20, help="names ours must rank first (20)")
     parser.add_argument("--json", action="store_true")
     return parser.parse_args(argv)
 
@@ -134,9 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompareError as error:
         print(f"bench_ranking: {error}", file=sys.stderr)
         return 1
+    ours_first = sum(row["ok"] for row in result["ours"].values())
     if args.json:
         print(json.dumps(result, indent=1))
-        return 0
+        return 0 if ours_first >= args.bar else 1
     names = list(result)
     print(f"{'API name':<28} " + " ".join(f"{name:<28}" for name in names) + "  defined in")
     for api, page in DEFINED_IN.items():
@@ -149,7 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         ranked_first = sum(row["ok"] for row in result[name].values())
         print(f"{name}: the defining page first for {ranked_first} of {len(DEFINED_IN)} names")
-    return 0
+    verdict = "PASS" if ours_first >= args.bar else "FAIL"
+    print(f"bar: the defining page first for at least {args.bar} names: {verdict}")
+    return 0 if ours_first >= args.bar else 1
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ Writes stay off the event loop: `page()` and `skip()` only append to a list. A f
 `flush()`, hands the list to one writer thread, which owns the only write connection (WAL,
 synchronous=NORMAL). It stores each batch in one transaction: the page rows, the texts, and their
 ids in `unindexed`; that is what `stored` counts, so the crawl knows which URLs' pages are safe
-(crawler.state). Making FTS5's entries, four fifths of the writer's work (tokenising, segments,
+(crawler.state). Making FTS5's entries, more than half of the writer's work (tokenising, segments,
 merges: benchmarks/bench_index.py), comes after, when no batch waits: a chunk of `unindexed` at a
 time, each chunk's entries made and its ids taken out of `unindexed` in one transaction. So the
 crawl never waits for the tokenizer, the pages waiting for it wait on disk, not in memory, and
@@ -217,13 +217,16 @@ class IndexSink:
         directory: Path,
         *,
         stemming: str = "none",
-        batch_size: int = 500,
+        batch_size: int = 200,
         max_batches: int = 8,
     ) -> None:
         """Opens (or creates) the index now, so a bad directory fails before the crawl starts.
         `stemming` (STEMMING_CHOICES) is the new index's; an index created with another is an
-        OutputError. `max_batches` bounds the batches waiting for the writer; beyond it `flush()`
-        blocks."""
+        OutputError. `batch_size` records are stored in one transaction; `max_batches` bounds the
+        batches waiting for the writer, beyond which `flush()` blocks. Storing is quick, so small
+        batches cost little, and the records waiting in memory are few: 500 a batch made the
+        crawl's peak memory 1.54 times the JSONL crawl's on the speed web, 200 1.38 times
+        (benchmarks/bench_speed.py)."""
         if stemming not in STEMMING_CHOICES:
             raise ValueError(f"stemming must be one of {STEMMING_CHOICES}, not {stemming!r}")
         self.path = directory / INDEX_NAME
@@ -432,7 +435,7 @@ def _open_for_writing(path: Path, stemming: str) -> sqlite3.Connection:
 
 FTS_HASH_BYTES = 8 * 1024 * 1024
 """Terms FTS5 gathers in memory before it writes them out as a new segment (its default: 1 MiB).
-A batch of 500 pages of 12 KB overflows the default several times over, and every segment written
+A chunk of 500 pages of 12 KB overflows the default several times over, and every segment written
 is merged again later (benchmarks/README.md, "FTS5's hash size")."""
 
 
