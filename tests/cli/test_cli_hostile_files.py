@@ -209,3 +209,24 @@ def test_robots_reads_a_huge_file_as_a_crawl_would(tmp_path: Path) -> None:
         "robots.txt (RFC 9309 section 2.5)\n"
     )
     assert out.startswith("disallowed  https://a.test/private/x\n")
+
+
+def test_a_crawl_asking_for_another_stemming_than_its_index_exits_2_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    english = ("-s", "index.stemming=english")
+    status, _, err = crawl_command(
+        str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH, *english
+    )
+    assert status != EXIT_BAD_INPUT, err
+    before = digests(data)
+    status, out, err = crawl_command(str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH)
+    assert status == EXIT_BAD_INPUT
+    assert out == ""
+    assert err.startswith(
+        f"crawl: index {data / 'index.sqlite'} was created with index.stemming english, and "
+        "this crawl asks for none"
+    )
+    assert "--fresh" in err and "Traceback" not in err
+    assert digests(data) == before
