@@ -212,14 +212,7 @@ class _Scan:
 
 def _held(anchor: LexborNode, roots: set[int], opened: set[int]) -> bool:
     """Inside a nofollow stretch: in one of its subtrees, or opened inside it."""
-    if anchor.mem_id in opened:
-        return True
-    node: LexborNode | None = anchor
-    while node is not None:
-        if node.mem_id in roots:
-            return True
-        node = node.parent
-    return False
+    return anchor.mem_id in opened or _inside(anchor, roots)
 
 
 def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
