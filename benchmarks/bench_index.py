@@ -185,45 +185,26 @@ def stages(records: Records, directory: Path) -> dict[str, float]:
         finally:
             spent[kind] = spent.get(kind, 0.0) + time.perf_counter() - started
 
-    mark = getattr(index_module, "marked", None)
+    def timed(name: str, kind: str) -> Callable[..., Any]:
+        """index_module's `name`, its seconds added to `spent[kind]`."""
+        function = getattr(index_module, name)
 
-    def timed_mark(text: str) -> str:
-        assert mark is not None
-        started = time.perf_counter()
-        try:
-            return mark(text)
-        finally:
-            spent["CJK marks"] = spent.get("CJK marks", 0.0) + time.perf_counter() - started
+        def run(*args: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return function(*args)
+            finally:
+                spent[kind] = spent.get(kind, 0.0) + time.perf_counter() - started
 
-    write_batch = index_module._write_batch
-
-    def timed_batch(connection: sqlite3.Connection, batch: Any) -> None:
-        started = time.perf_counter()
-        try:
-            write_batch(connection, batch)
-        finally:
-            spent["whole batches"] = spent.get("whole batches", 0.0) + (
-                time.perf_counter() - started
-            )
-
-    index_chunk = getattr(index_module, "_index_chunk", None)
-
-    def timed_chunk(connection: sqlite3.Connection) -> bool:
-        assert index_chunk is not None
-        started = time.perf_counter()
-        try:
-            return index_chunk(connection)
-        finally:
-            spent["FTS5 entries (later)"] = spent.get("FTS5 entries (later)", 0.0) + (
-                time.perf_counter() - started
-            )
+        return run
 
     with contextlib.ExitStack() as patches:
         patches.enter_context(mock.patch.object(index_module, "write_rows", timed_rows))
-        patches.enter_context(mock.patch.object(index_module, "_write_batch", timed_batch))
+        whole = timed("_write_batch", "whole batches")
+        patches.enter_context(mock.patch.object(index_module, "_write_batch", whole))
         if hasattr(index_module, "marked"):  # an older build has neither
-            patches.enter_context(mock.patch.object(index_module, "marked", timed_mark))
-            patches.enter_context(mock.patch.object(index_module, "_index_chunk", timed_chunk))
+            for name, kind in (("marked", "CJK marks"), ("_index_chunk", "FTS5 entries (later)")):
+                patches.enter_context(mock.patch.object(index_module, name, timed(name, kind)))
         spent["all"] = write(records, directory)
     accounted = sum(
         value

@@ -111,7 +111,8 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 def search_command(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
-    hits = search(_data_dir(args), query, limit=args.limit, fts=args.fts)
+    data_dir = _data_dir(args)
+    hits = search(data_dir, query, limit=args.limit, fts=args.fts)
     for rank, hit in enumerate(hits, 1):
         if args.json:
             print(
@@ -126,7 +127,7 @@ def search_command(args: argparse.Namespace) -> int:
             print(f"    {snippet}")
     if not hits and not args.json:
         print(f"no results for {query!r}")
-    waiting = not_yet_searchable(_data_dir(args))
+    waiting = not_yet_searchable(data_dir)
     if waiting:
         print(
             f"crawl search: {counted(waiting, 'page')} stored but not yet searchable: the crawl "

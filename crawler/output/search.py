@@ -145,27 +145,23 @@ class _Layout:
     """The SQL of a page's headings in `texts`."""
     named_in: str
     """The FTS5 column filter of the columns that name what a page is about."""
-    cjk_marked: bool
-    """CJK characters are tokens of their own (crawler.output.cjk)."""
-    queued: bool
-    """Stored pages wait in `unindexed` until they are searchable."""
+    version: int
+    """The schema version: from 2, CJK characters are tokens of their own (crawler.output.cjk),
+    and stored pages wait in `unindexed` until they are searchable."""
 
 
 RANK_WEIGHTS = {"title": 10.0, "headings": 5.0, "text": 1.0, "nosnippet_text": 1.0}
 """How much a match in each column counts toward a page's BM25 score."""
 _LAYOUTS = {
     # Version 1 kept its texts in the FTS table itself, whose rowid is the page's id.
-    1: _Layout(
-        1, "10.0, 1.0, 1.0", "(SELECT rowid AS id, * FROM pages_fts)", "''", "title", False, False
-    ),
+    1: _Layout(1, "10.0, 1.0, 1.0", "(SELECT rowid AS id, * FROM pages_fts)", "''", "title", 1),
     2: _Layout(
         2,
         ", ".join(str(weight) for weight in RANK_WEIGHTS.values()),
         "texts",
         "texts.headings",
         "{title headings}",
-        cjk_marked=True,
-        queued=True,
+        2,
     ),
 }
 
@@ -251,14 +247,14 @@ def search(
         # The index makes each CJK character a token: a few words' worth is a few more tokens.
         tokens = min(64, tokens * CJK_SNIPPET_FACTOR)
     with _reading(directory) as (connection, layout):
-        match = query if fts else fts_query(query, cjk=layout.cjk_marked)
+        match = query if fts else fts_query(query, cjk=layout.version >= 2)
         # Tiers: the pages whose title begins with a one-word (or one-phrase) query, then those
         # whose title or headings hold the whole query (the pages about it), then the pages that
         # only mention it; BM25 orders each. A query that names its own columns, or FTS5's syntax
         # as written, gets BM25 alone.
         tiers: list[str] = []
         if not fts and not names_a_column(query):
-            phrase = single_phrase(query, cjk=layout.cjk_marked)
+            phrase = single_phrase(query, cjk=layout.version >= 2)
             if phrase is not None:
                 tiers.append(f"title : ^ {phrase}")
             tiers.append(f"{layout.named_in} : ({match})")
@@ -296,7 +292,7 @@ def not_yet_searchable(directory: Path) -> int:
     """Pages of the index in `directory` stored and not yet searchable (crawler.output.index:
     made so by the crawl writing it, or by the next one after a kill)."""
     with _reading(directory) as (connection, layout):
-        if not layout.queued:
+        if layout.version < 2:
             return 0
         return int(connection.execute("SELECT count(*) FROM unindexed").fetchone()[0])
 
