@@ -50,3 +50,9 @@ class SearchError(CrawlerError):
 class StateError(CrawlerError):
     """The crawl state in a data directory cannot be used: another crawl is using the directory,
     the state file is not one or is from a newer version, or it cannot be read or written."""
+
+
+class SharedStateError(StateError):
+    """A shared crawl state (Valkey or Redis, `--state URL`) that cannot be used: the server
+    cannot be reached or refuses us, its crawl library is missing or of another version, or the
+    connection was lost."""

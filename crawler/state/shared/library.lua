@@ -1,0 +1,276 @@
+#!lua name=crawler
+--[[
+The shared crawl's schedule, frontier and seen set, decided inside the server (Valkey or Redis
+7+), where one clock rules: every time below is the server's TIME in microseconds, and workers
+send only durations. crawler/state/shared/library.py loads it and calls it; the README of that
+package names the keys. Every function takes the crawl's key prefix first (several crawls may
+share a database).
+
+The rules it keeps:
+- A host is claimable when its score in `due` is at most TIME and no worker holds it. A claim
+  holds the host for `lease` (its score moves to TIME + lease): no other worker starts a request
+  to it meanwhile. Only the holder's release, or the reaper once the holder is dead, lets it go.
+- A release sets the host's next start to TIME + the delay the holder sends, a duration counted
+  by the holder from its host's answer: so no two requests to a host start closer than that,
+  whichever workers sent them and whatever their clocks say.
+- A URL popped by a claim is leased to the worker until `done` (its page stored) or until it is
+  given back; a dead worker's leases go back to the head of their hosts' queues, and the hosts it
+  held wait a full interval from the reaping.
+- A URL enters a queue at most once per crawl: the seen set holds 64-bit digests, in buckets
+  small enough to stay intsets (about 9 bytes a URL).
+Only commands that Redis 7.0 and Valkey share are used.
+]]
+
+local FORMAT = '1'
+
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+local function num(value)
+  -- Scores and times as exact decimal strings: Lua's tostring would write 1.7e+15.
+  return string.format('%.0f', value)
+end
+
+local function worker_alive(p, wid)
+  return redis.call('EXISTS', p .. 'hb:' .. wid) == 1
+end
+
+-- crawler_open(prefix, format, buckets): the crawl's run record, made if new. Returns
+-- {format, buckets}; an error when the record was written by another format.
+local function open(keys, args)
+  local p, format, buckets = args[1], args[2], args[3]
+  if format ~= FORMAT then
+    return redis.error_reply('FORMAT this server\'s crawler library speaks format ' .. FORMAT ..
+      ', the worker format ' .. format)
+  end
+  local run = p .. 'run'
+  local found = redis.call('HGET', run, 'format')
+  if found and found ~= FORMAT then
+    return redis.error_reply('FORMAT the crawl state was written in format ' .. found ..
+      ', this worker speaks format ' .. FORMAT)
+  end
+  if not found then
+    redis.call('HSET', run, 'format', FORMAT, 'buckets', buckets, 'created', num(now_us()))
+  end
+  return {FORMAT, redis.call('HGET', run, 'buckets')}
+end
+
+-- crawler_heartbeat(prefix, wid, ttl_ms, info): the worker is alive for ttl_ms more. Returns
+-- the server's TIME in microseconds.
+local function heartbeat(keys, args)
+  local p, wid, ttl, info = args[1], args[2], args[3], args[4]
+  redis.call('SET', p .. 'hb:' .. wid, info, 'PX', ttl)
+  redis.call('HSET', p .. 'workers', wid, info)
+  return num(now_us())
+end
+
+-- crawler_offer(prefix, bucket1, digest1, origin1, item1, ...): queue each URL never met
+-- before at the back of its host's queue; an idle host becomes due at its next allowed start.
+-- Returns a string of '1' (new) and '0' (seen before), one per URL.
+local function offer(keys, args)
+  local p = args[1]
+  local now = now_us()
+  local answers = {}
+  local queued = 0
+  for i = 2, #args, 4 do
+    local bucket, digest, origin, item = args[i], args[i + 1], args[i + 2], args[i + 3]
+    if redis.call('SADD', p .. 'seen:' .. bucket, digest) == 1 then
+      redis.call('RPUSH', p .. 'q:' .. origin, item)
+      queued = queued + 1
+      local not_before = tonumber(redis.call('HGET', p .. 'h:' .. origin, 'not_before') or '0')
+      -- NX: a host already due, or held (its score is its lease's end), keeps its score.
+      redis.call('ZADD', p .. 'due', 'NX', num(math.max(now, not_before)), origin)
+      answers[#answers + 1] = '1'
+    else
+      answers[#answers + 1] = '0'
+    end
+  end
+  if queued > 0 then
+    redis.call('INCRBY', p .. 'pending', queued)
+  end
+  return table.concat(answers)
+end
+
+-- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host): hold up to `most`
+-- due hosts, and lease the next URL of each. Returns {now, next_due, origin1, item1, timing1,
+-- ...}: next_due is the earliest score left in `due` ('' when none), timing the host's opaque
+-- timing record ('' when new).
+local function claim(keys, args)
+  local p, wid = args[1], args[2]
+  local lease, most = tonumber(args[3]), tonumber(args[4])
+  local max_pages, max_per_host = tonumber(args[5]), tonumber(args[6])
+  if not worker_alive(p, wid) then
+    return redis.error_reply('NOWORKER worker ' .. wid .. ' has no heartbeat: it was reaped')
+  end
+  local now = now_us()
+  local due = p .. 'due'
+  local out = {num(now), ''}
+  local hosts = redis.call('ZRANGE', due, '-inf', num(now), 'BYSCORE', 'LIMIT', 0, most)
+  local started = tonumber(redis.call('GET', p .. 'pages_started') or '0')
+  for _, origin in ipairs(hosts) do
+    local h = p .. 'h:' .. origin
+    local holder = redis.call('HGET', h, 'holder')
+    if holder then
+      -- Held past its lease: its holder is slow or dead; the reaper decides, not us.
+      redis.call('ZADD', due, num(now + 1000000), origin)
+    elseif max_pages > 0 and started >= max_pages then
+      break
+    elseif max_per_host > 0 and tonumber(redis.call('HGET', h, 'pages') or '0') >= max_per_host then
+      -- Its URLs stay queued, for a run with a greater limit.
+      redis.call('ZREM', due, origin)
+    else
+      local item = redis.call('LPOP', p .. 'q:' .. origin)
+      if not item then
+        redis.call('ZREM', due, origin)
+      else
+        started = started + 1
+        redis.call('HSET', h, 'holder', wid, 'claimed', num(now))
+        redis.call('HINCRBY', h, 'pages', 1)
+        redis.call('ZADD', due, num(now + lease), origin)
+        redis.call('SADD', p .. 'claims:' .. wid, origin)
+        redis.call('HSET', p .. 'leases:' .. wid, item, origin)
+        redis.call('DECR', p .. 'pending')
+        redis.call('INCR', p .. 'leased')
+        out[#out + 1] = origin
+        out[#out + 1] = item
+        out[#out + 1] = redis.call('HGET', h, 'timing') or ''
+      end
+    end
+  end
+  redis.call('SET', p .. 'pages_started', started)
+  local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
+  if first[2] then
+    out[2] = first[2]
+  end
+  return out
+end
+
+-- crawler_release(prefix, wid, origin, delay_us, interval_us, timing, unused_item): the holder
+-- lets the host go; its next start is TIME + delay_us. `interval_us` is the host's interval,
+-- which a reaping waits; `timing` the host's record for the next claimer. `unused_item`, when
+-- not '', is the claimed URL not fetched (the slot went to robots.txt, or the host cannot be
+-- asked now): it goes back to the head of the queue. Returns 1, or 0 when the worker no
+-- longer held the host (reaped: it must not have started a request since).
+local function release(keys, args)
+  local p, wid, origin = args[1], args[2], args[3]
+  local delay, interval, timing, unused = tonumber(args[4]), args[5], args[6], args[7]
+  local h = p .. 'h:' .. origin
+  if redis.call('HGET', h, 'holder') ~= wid then
+    return 0
+  end
+  local next_start = now_us() + delay
+  redis.call('HSET', h, 'not_before', num(next_start), 'interval', interval, 'timing', timing)
+  redis.call('HDEL', h, 'holder', 'claimed')
+  redis.call('SREM', p .. 'claims:' .. wid, origin)
+  local queue = p .. 'q:' .. origin
+  if unused ~= '' and redis.call('HDEL', p .. 'leases:' .. wid, unused) == 1 then
+    redis.call('LPUSH', queue, unused)
+    redis.call('HINCRBY', h, 'pages', -1)
+    redis.call('DECR', p .. 'pages_started')
+    redis.call('DECR', p .. 'leased')
+    redis.call('INCR', p .. 'pending')
+  end
+  if redis.call('LLEN', queue) > 0 then
+    redis.call('ZADD', p .. 'due', num(next_start), origin)
+  else
+    redis.call('ZREM', p .. 'due', origin)
+  end
+  return 1
+end
+
+-- crawler_done(prefix, wid, item1, ...): the leased URLs' work is over (pages stored). Returns
+-- how many were leased to the worker.
+local function done(keys, args)
+  local p, wid = args[1], args[2]
+  local ended = 0
+  for i = 3, #args do
+    ended = ended + redis.call('HDEL', p .. 'leases:' .. wid, args[i])
+  end
+  if ended > 0 then
+    redis.call('DECRBY', p .. 'leased', ended)
+  end
+  return ended
+end
+
+-- crawler_reap(prefix, default_interval_us): every registered worker without a heartbeat is
+-- dead: the hosts it held wait their interval from now (default_interval_us when unknown), its
+-- leased URLs go back to the head of their queues. Returns how many workers were reaped.
+local function reap(keys, args)
+  local p, default_interval = args[1], tonumber(args[2])
+  local now = now_us()
+  local due = p .. 'due'
+  local reaped = 0
+  for _, wid in ipairs(redis.call('HKEYS', p .. 'workers')) do
+    if not worker_alive(p, wid) then
+      reaped = reaped + 1
+      for _, origin in ipairs(redis.call('SMEMBERS', p .. 'claims:' .. wid)) do
+        local h = p .. 'h:' .. origin
+        if redis.call('HGET', h, 'holder') == wid then
+          local interval = tonumber(redis.call('HGET', h, 'interval') or '') or default_interval
+          local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
+          local next_start = math.max(not_before, now + interval)
+          redis.call('HSET', h, 'not_before', num(next_start))
+          redis.call('HDEL', h, 'holder', 'claimed')
+          redis.call('ZADD', due, num(next_start), origin)
+        end
+      end
+      local leases = redis.call('HGETALL', p .. 'leases:' .. wid)
+      for i = 1, #leases, 2 do
+        local item, origin = leases[i], leases[i + 1]
+        local h = p .. 'h:' .. origin
+        redis.call('LPUSH', p .. 'q:' .. origin, item)
+        redis.call('HINCRBY', h, 'pages', -1)
+        redis.call('DECR', p .. 'pages_started')
+        local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
+        redis.call('ZADD', due, 'NX', num(math.max(now, not_before)), origin)
+      end
+      local count = #leases / 2
+      if count > 0 then
+        redis.call('DECRBY', p .. 'leased', count)
+        redis.call('INCRBY', p .. 'pending', count)
+      end
+      redis.call('DEL', p .. 'claims:' .. wid, p .. 'leases:' .. wid)
+      redis.call('HDEL', p .. 'workers', wid)
+    end
+  end
+  return reaped
+end
+
+-- crawler_status(prefix): {now, pending, leased, hosts scheduled, hosts due now, hosts held,
+-- live workers, registered workers, next due ('' when none)}.
+local function status(keys, args)
+  local p = args[1]
+  local now = now_us()
+  local held, live = 0, 0
+  local workers = redis.call('HKEYS', p .. 'workers')
+  for _, wid in ipairs(workers) do
+    held = held + redis.call('SCARD', p .. 'claims:' .. wid)
+    if worker_alive(p, wid) then
+      live = live + 1
+    end
+  end
+  local first = redis.call('ZRANGE', p .. 'due', 0, 0, 'WITHSCORES')
+  return {
+    num(now),
+    tonumber(redis.call('GET', p .. 'pending') or '0'),
+    tonumber(redis.call('GET', p .. 'leased') or '0'),
+    redis.call('ZCARD', p .. 'due'),
+    redis.call('ZCOUNT', p .. 'due', '-inf', num(now)),
+    held,
+    live,
+    #workers,
+    first[2] or '',
+  }
+end
+
+redis.register_function('crawler_format', function() return FORMAT end)
+redis.register_function('crawler_open', open)
+redis.register_function('crawler_heartbeat', heartbeat)
+redis.register_function('crawler_offer', offer)
+redis.register_function('crawler_claim', claim)
+redis.register_function('crawler_release', release)
+redis.register_function('crawler_done', done)
+redis.register_function('crawler_reap', reap)
+redis.register_function{function_name = 'crawler_status', callback = status, flags = {'no-writes'}}

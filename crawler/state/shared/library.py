@@ -1,0 +1,226 @@
+"""The worker's side of library.lua: loading it into the server, and each of its functions as a
+typed call.
+
+Times and durations are whole microseconds: the server's TIME for times (`now_us`, `next_due_us`),
+the worker's monotonic clock for the durations it sends (`delay_us`, `interval_us`), so no clock
+but the server's is ever compared with another (library.lua says why).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from crawler.errors import SharedStateError
+from crawler.state.shared.resp import ReplyError, RespConnection
+
+__all__ = [
+    "DEFAULT_BUCKETS",
+    "FORMAT",
+    "Claim",
+    "ClaimedHost",
+    "ClusterStatus",
+    "Offer",
+    "SharedCrawl",
+    "library_code",
+    "load_library",
+    "url_digest",
+]
+
+FORMAT = "1"
+"""The library's and the shared state's format; library.lua's FORMAT says the same."""
+
+DEFAULT_BUCKETS = 1 << 18
+"""Seen-set buckets: a bucket stays an intset (about 9 bytes a URL) up to 512 digests, so this
+many hold about 130 million URLs compactly (past that a bucket costs about 6 times more)."""
+
+
+def library_code() -> str:
+    return resources.files(__package__).joinpath("library.lua").read_text(encoding="utf-8")
+
+
+def url_digest(url: str, buckets: int) -> tuple[int, int]:
+    """(bucket, digest): the URL's 64-bit digest, as a signed integer (so the server keeps it in
+    an intset), and the bucket it goes in. Exact in practice: 100 million URLs make about 3 in
+    10,000 expected colliding pairs."""
+    digest = int.from_bytes(
+        hashlib.blake2b(url.encode("utf-8"), digest_size=8).digest(), "big", signed=True
+    )
+    return digest % buckets, digest
+
+
+async def load_library(connection: RespConnection) -> None:
+    """Load library.lua into the server unless it has it; SharedStateError when the server's
+    library is of another format (a worker of another version loaded it: replacing it would
+    break that worker's crawl)."""
+    try:
+        found = await connection.execute("FCALL", "crawler_format", 0)
+    except ReplyError as error:
+        if "not found" not in str(error).lower():
+            raise SharedStateError(
+                f"state server {connection.address} cannot run the crawl's functions: {error} "
+                "(Valkey, or Redis 7.0 or later, is needed)"
+            ) from None
+        try:
+            await connection.execute("FUNCTION", "LOAD", library_code())
+        except ReplyError as load_error:
+            if "already exists" not in str(load_error):  # another worker loaded it meanwhile
+                raise SharedStateError(
+                    f"state server {connection.address} refused the crawl's functions: {load_error}"
+                ) from None
+        found = await connection.execute("FCALL", "crawler_format", 0)
+    if found != FORMAT.encode():
+        raise SharedStateError(
+            f"state server {connection.address} runs the crawl functions of format "
+            f"{found.decode(errors='replace')}, this worker format {FORMAT}: every worker of a "
+            "crawl must be the same version (stop the others, or `crawl reset` the crawl)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A URL to queue if never met: its host's origin and its queue item (crawler.state.codec)."""
+
+    url: str
+    origin: str
+    item: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedHost:
+    origin: str
+    item: str
+    """The leased URL's queue item: `done` it, or give it back with `release`."""
+    timing: str
+    """The host's timing record as the last holder left it; '' for a host never released."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    now_us: int
+    """The server's TIME when it decided."""
+    next_due_us: int | None
+    """The earliest next start left in the schedule, None when no host is scheduled."""
+    hosts: tuple[ClaimedHost, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterStatus:
+    now_us: int
+    pending: int
+    """URLs queued, not leased."""
+    leased: int
+    """URLs leased to workers and not done."""
+    scheduled: int
+    """Hosts in the schedule: due, waiting for their next start, or held."""
+    due: int
+    held: int
+    live_workers: int
+    workers: int
+    """Registered workers, the dead not yet reaped included."""
+    next_due_us: int | None
+
+
+def _int_or_none(value: bytes) -> int | None:
+    return int(float(value)) if value else None
+
+
+class SharedCrawl:
+    """One worker's calls into one crawl's shared state: `prefix` names the crawl's keys."""
+
+    def __init__(self, connection: RespConnection, prefix: str, worker: str) -> None:
+        self.connection = connection
+        self.prefix = prefix
+        self.worker = worker
+
+    async def _call(self, function: str, *args: object) -> Any:
+        try:
+            return await self.connection.execute("FCALL", function, 0, self.prefix, *args)
+        except ReplyError as error:
+            raise SharedStateError(
+                f"state server {self.connection.address}: {function}: {error}"
+            ) from None
+
+    async def open(self, buckets: int = DEFAULT_BUCKETS) -> int:
+        """Make the crawl's run record if new; the crawl's bucket count (the first worker's)."""
+        reply = await self._call("crawler_open", FORMAT, buckets)
+        assert isinstance(reply, list)
+        return int(reply[1])
+
+    async def heartbeat(self, ttl_ms: int, info: str = "") -> int:
+        """The worker is alive for `ttl_ms` more; the server's TIME."""
+        return int(await self._call("crawler_heartbeat", self.worker, ttl_ms, info))
+
+    async def offer(self, offers: Sequence[Offer], buckets: int) -> list[bool]:
+        """Queue each URL never met before; True for those."""
+        if not offers:
+            return []
+        args: list[object] = []
+        for offer in offers:
+            bucket, digest = url_digest(offer.url, buckets)
+            args += (bucket, digest, offer.origin, offer.item)
+        reply = await self._call("crawler_offer", *args)
+        assert isinstance(reply, bytes)
+        return [flag == 0x31 for flag in reply]
+
+    async def claim(
+        self, lease_us: int, most: int, *, max_pages: int = 0, max_pages_per_host: int = 0
+    ) -> Claim:
+        """Hold up to `most` due hosts for `lease_us`, each with its next URL leased."""
+        reply = await self._call(
+            "crawler_claim", self.worker, lease_us, most, max_pages, max_pages_per_host
+        )
+        assert isinstance(reply, list)
+        hosts = tuple(
+            ClaimedHost(origin.decode(), item.decode(), timing.decode())
+            for origin, item, timing in zip(reply[2::3], reply[3::3], reply[4::3], strict=True)
+        )
+        return Claim(int(reply[0]), _int_or_none(reply[1]), hosts)
+
+    async def release(
+        self,
+        origin: str,
+        delay_us: int,
+        *,
+        interval_us: int,
+        timing: str,
+        unused_item: str = "",
+    ) -> bool:
+        """Let the held host go, its next start `delay_us` from now; False when it was not held
+        by this worker any more."""
+        reply = await self._call(
+            "crawler_release",
+            self.worker,
+            origin,
+            max(0, delay_us),
+            max(0, interval_us),
+            timing,
+            unused_item,
+        )
+        return bool(reply == 1)
+
+    async def done(self, items: Sequence[str]) -> int:
+        if not items:
+            return 0
+        reply = await self._call("crawler_done", self.worker, *items)
+        assert isinstance(reply, int)
+        return reply
+
+    async def reap(self, default_interval_us: int) -> int:
+        reply = await self._call("crawler_reap", max(0, default_interval_us))
+        assert isinstance(reply, int)
+        return reply
+
+    async def status(self) -> ClusterStatus:
+        reply = await self._call("crawler_status")
+        assert isinstance(reply, list)
+        now, pending, leased, scheduled, due, held, live, workers, next_due = reply
+        return ClusterStatus(
+            int(now), pending, leased, scheduled, due, held, live, workers, _int_or_none(next_due)
+        )
+
+    def __repr__(self) -> str:
+        return f"SharedCrawl({self.connection.address}, prefix={self.prefix!r}, {self.worker})"

@@ -1,0 +1,229 @@
+"""The shared state's server-side library (crawler/state/shared/library.lua) and its client, run
+against a real Valkey server on loopback (tests/support/keyvalue.py): one clock, the server's,
+decides every host's next start; a claimed host is held by one worker; a dead worker's hosts and
+URLs come back."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from support.keyvalue import StateServer, start_server
+
+from crawler.errors import SharedStateError
+from crawler.state.shared.library import (
+    DEFAULT_BUCKETS,
+    Offer,
+    SharedCrawl,
+    library_code,
+    load_library,
+    url_digest,
+)
+from crawler.state.shared.resp import RespConnection
+
+pytestmark = pytest.mark.loopback
+
+BUCKETS = 64
+SECOND_US = 1_000_000
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
+    running = start_server(tmp_path_factory.mktemp("valkey"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+async def connection(server: StateServer) -> AsyncIterator[RespConnection]:
+    opened = await RespConnection.open(server.url)
+    await load_library(opened)
+    yield opened
+    opened.close()
+
+
+async def worker(
+    connection: RespConnection, prefix: str, name: str, ttl_ms: int = 10_000
+) -> SharedCrawl:
+    crawl = SharedCrawl(connection, prefix, name)
+    assert await crawl.open(BUCKETS) == BUCKETS
+    await crawl.heartbeat(ttl_ms)
+    return crawl
+
+
+def new_prefix() -> str:
+    return f"test{next(_prefixes)}:"
+
+
+def offers(origin: str, *paths: str) -> list[Offer]:
+    return [Offer(f"{origin}{path}", origin, f"{origin}{path}") for path in paths]
+
+
+async def test_a_host_is_held_by_one_worker_and_its_next_start_is_the_servers_time_plus_the_delay(
+    connection: RespConnection,
+) -> None:
+    prefix, origin = new_prefix(), "http://a.example"
+    first, second = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    assert await first.offer(offers(origin, "/1", "/2"), BUCKETS) == [True, True]
+
+    claim = await first.claim(lease_us=60 * SECOND_US, most=10)
+    assert [(host.origin, host.item, host.timing) for host in claim.hosts] == [
+        (origin, f"{origin}/1", "")
+    ]
+    assert (await second.claim(lease_us=60 * SECOND_US, most=10)).hosts == ()  # held
+
+    assert await first.release(origin, 200_000, interval_us=200_000, timing='{"t": 1}')
+    released = await first.status()
+    assert released.held == 0 and released.pending == 1 and released.leased == 1
+    assert released.next_due_us is not None
+    assert released.next_due_us - released.now_us <= 200_000
+    assert (await second.claim(lease_us=60 * SECOND_US, most=10)).hosts == ()  # too soon
+
+    await asyncio.sleep(0.25)
+    later = await second.claim(lease_us=60 * SECOND_US, most=10)
+    assert [(host.item, host.timing) for host in later.hosts] == [(f"{origin}/2", '{"t": 1}')]
+    # Decided by the server's clock: at least the delay after the release.
+    assert later.now_us >= released.next_due_us
+
+
+async def test_only_the_holder_releases_and_an_unused_url_goes_back_to_the_head(
+    connection: RespConnection,
+) -> None:
+    prefix, origin = new_prefix(), "http://b.example"
+    holder, other = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    await holder.offer(offers(origin, "/1", "/2"), BUCKETS)
+    (host,) = (await holder.claim(lease_us=SECOND_US, most=1)).hosts
+
+    assert not await other.release(origin, 0, interval_us=0, timing="")
+    assert await holder.release(origin, 0, interval_us=0, timing="", unused_item=host.item)
+
+    status = await holder.status()
+    assert (status.pending, status.leased, status.held) == (2, 0, 0)
+    again = await other.claim(lease_us=SECOND_US, most=1)
+    assert [claimed.item for claimed in again.hosts] == [f"{origin}/1"]
+
+
+async def test_a_url_is_queued_once_and_the_seen_set_stays_compact(
+    connection: RespConnection,
+) -> None:
+    prefix, origin = new_prefix(), "http://c.example"
+    crawl = await worker(connection, prefix, "w1")
+    urls = offers(origin, *(f"/{n}" for n in range(100)))
+    assert await crawl.offer(urls, BUCKETS) == [True] * 100
+    assert await crawl.offer(urls[:3] + offers(origin, "/new"), BUCKETS) == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    assert (await crawl.status()).pending == 101
+    bucket, _ = url_digest(urls[0].url, BUCKETS)
+    encoding = await connection.execute("OBJECT", "ENCODING", f"{prefix}seen:{bucket}")
+    assert encoding == b"intset"
+
+
+async def test_a_dead_workers_urls_go_back_first_and_its_hosts_wait_their_interval(
+    connection: RespConnection,
+) -> None:
+    prefix = new_prefix()
+    dying = await worker(connection, prefix, "dying", ttl_ms=100)
+    survivor = await worker(connection, prefix, "survivor")
+    for origin in ("http://d.example", "http://e.example"):
+        await dying.offer(offers(origin, "/1", "/2"), BUCKETS)
+    claim = await dying.claim(lease_us=60 * SECOND_US, most=10)
+    assert len(claim.hosts) == 2
+    # One host released (its request done), one still held when the worker dies.
+    await dying.release("http://d.example", 0, interval_us=SECOND_US, timing="")
+
+    await asyncio.sleep(0.2)  # the heartbeat lapses
+    assert await survivor.reap(default_interval_us=5 * SECOND_US) == 1
+    assert await survivor.reap(default_interval_us=5 * SECOND_US) == 0  # idempotent
+
+    status = await survivor.status()
+    assert (status.pending, status.leased, status.held, status.workers) == (4, 0, 0, 1)
+    # The released host is due now, its leased URL back first; the held one waits 5 s.
+    again = await survivor.claim(lease_us=60 * SECOND_US, most=10)
+    assert [(host.origin, host.item) for host in again.hosts] == [
+        ("http://d.example", "http://d.example/1")
+    ]
+    assert again.next_due_us is not None
+    assert again.next_due_us - again.now_us > 4 * SECOND_US
+
+    with pytest.raises(SharedStateError, match="NOWORKER"):
+        await dying.claim(lease_us=SECOND_US, most=1)
+    assert not await dying.release("http://e.example", 0, interval_us=0, timing="")
+
+
+async def test_page_limits_are_the_crawls_not_the_workers(connection: RespConnection) -> None:
+    prefix = new_prefix()
+    first, second = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    for n in range(4):
+        await first.offer(offers(f"http://h{n}.example", "/1", "/2"), BUCKETS)
+    got = await first.claim(lease_us=SECOND_US, most=2, max_pages=3)
+    got_too = await second.claim(lease_us=SECOND_US, most=10, max_pages=3)
+    assert len(got.hosts) + len(got_too.hosts) == 3
+
+    prefix = new_prefix()
+    crawl = await worker(connection, prefix, "w1")
+    await crawl.offer(offers("http://p.example", "/1", "/2", "/3"), BUCKETS)
+    for _ in range(2):
+        (host,) = (await crawl.claim(lease_us=SECOND_US, most=1, max_pages_per_host=2)).hosts
+        await crawl.release(host.origin, 0, interval_us=0, timing="")
+    assert (await crawl.claim(lease_us=SECOND_US, most=1, max_pages_per_host=2)).hosts == ()
+    assert (await crawl.status()).pending == 1  # kept for a run with a greater limit
+
+
+async def test_done_ends_leases_and_only_the_workers_own(connection: RespConnection) -> None:
+    prefix, origin = new_prefix(), "http://f.example"
+    crawl, other = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    await crawl.offer(offers(origin, "/1"), BUCKETS)
+    (host,) = (await crawl.claim(lease_us=SECOND_US, most=1)).hosts
+    assert await other.done([host.item]) == 0
+    assert await crawl.done([host.item, "never leased"]) == 1
+    assert (await crawl.status()).leased == 0
+
+
+async def test_workers_claiming_at_once_never_share_a_host(
+    server: StateServer, connection: RespConnection
+) -> None:
+    prefix = new_prefix()
+    connections = [await RespConnection.open(server.url) for _ in range(4)]
+    try:
+        workers = [await worker(opened, prefix, f"w{n}") for n, opened in enumerate(connections)]
+        origins = [f"http://race{n}.example" for n in range(200)]
+        for origin in origins:
+            await workers[0].offer(offers(origin, "/1", "/2"), BUCKETS)
+        claims = await asyncio.gather(
+            *(crawl.claim(lease_us=60 * SECOND_US, most=7) for crawl in workers * 10)
+        )
+        claimed = [host.origin for claim in claims for host in claim.hosts]
+        assert len(claimed) == len(set(claimed)) == 200
+    finally:
+        for opened in connections:
+            opened.close()
+
+
+async def test_a_server_with_another_format_of_the_library_is_refused(
+    tmp_path: Path,
+) -> None:
+    other = start_server(tmp_path)
+    try:
+        connection = await RespConnection.open(other.url)
+        older = library_code().replace("local FORMAT = '1'", "local FORMAT = '0'")
+        await connection.execute("FUNCTION", "LOAD", older)
+        with pytest.raises(SharedStateError, match="format 0, this worker format 1"):
+            await load_library(connection)
+        connection.close()
+    finally:
+        other.stop()
+
+
+async def test_a_state_written_in_another_format_is_refused(connection: RespConnection) -> None:
+    prefix = new_prefix()
+    await connection.execute("HSET", f"{prefix}run", "format", "9")
+    with pytest.raises(SharedStateError, match="written in format 9"):
+        await SharedCrawl(connection, prefix, "w1").open(DEFAULT_BUCKETS)
