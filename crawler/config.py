@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -31,6 +32,7 @@ from crawler.robots.txt import RobotsOptions, product_token_from_user_agent, val
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 Stemming: TypeAlias = Literal["none", "english"]
+StateBackend: TypeAlias = Literal["sqlite", "redis"]
 
 SKIP_EXTENSIONS = (
     "7z",
@@ -308,6 +310,49 @@ class IndexConfig:
     error before it writes."""
 
 
+STATE_SERVER_PORT = 6379
+STATE_SERVER_SCHEMES = ("redis", "valkey")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerAddress:
+    host: str
+    port: int
+    db: int
+    username: str | None = None
+    password: str | None = None
+
+    def __str__(self) -> str:
+        return f"redis://{self.host}:{self.port}/{self.db}"
+
+
+def parse_server_url(url: str) -> ServerAddress:
+    """The Valkey or Redis server a shared state's URL (`state.url`, `--state`) names.
+    ConfigError, saying what is expected, otherwise."""
+    expected = "expected redis://HOST:PORT/DB (or valkey://...)"
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as error:
+        raise ConfigError(f"state URL {url!r}: {error}; {expected}") from None
+    if parts.scheme not in STATE_SERVER_SCHEMES:
+        raise ConfigError(f"state URL {url!r}: scheme {parts.scheme!r} is not known; {expected}")
+    if not parts.hostname:
+        raise ConfigError(f"state URL {url!r} names no host; {expected}")
+    path = parts.path.strip("/")
+    if path and not path.isdigit():
+        raise ConfigError(f"state URL {url!r}: database {path!r} is not a number; {expected}")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"state URL {url!r}: a query or fragment is not used; {expected}")
+    return ServerAddress(
+        host=parts.hostname,
+        port=port or STATE_SERVER_PORT,
+        db=int(path or 0),
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class StateConfig:
     """The crawl state a crawl with a data directory keeps in DIR/state.sqlite, so that it can
@@ -323,6 +368,23 @@ class StateConfig:
     stop_grace: float = _spec(3.0, minimum=0)
     """After a stop (Ctrl-C, SIGTERM), seconds requests in flight get to finish; then they are
     cancelled and their URLs go back to the queue."""
+    backend: StateBackend = "sqlite"
+    """sqlite: the crawl's own DIR/state.sqlite, one process. redis: one worker of a crawl shared
+    by workers on any number of machines, its state in the Valkey or Redis server `state.url`
+    names (the command line's --state URL sets both)."""
+    url: str = ""
+    """The shared state's server, redis://HOST:PORT/DB (or valkey://; a password as
+    redis://:PASSWORD@HOST:PORT/DB); with state.backend redis."""
+    key_prefix: str = "crawl:"
+    """The shared crawl's keys begin with this: workers given the same server and prefix share
+    one crawl; another prefix is another crawl in the same database."""
+    heartbeat: float = _spec(3.0, minimum=0.5)
+    """Seconds a shared crawl's worker is taken for alive after its last heartbeat (renewed
+    three times as often). Past it, another worker gives its hosts and URLs back: each of its
+    hosts waits one interval first."""
+    claim_lease: float = _spec(300.0, minimum=1)
+    """Longest seconds a worker holds a host for one request before the others may take it
+    back; more than fetch.total_timeout."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,6 +556,7 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
                 f"scope.skip_extensions: {extension!r} is not a file name extension "
                 "(letters and digits, like pdf or tar.gz)"
             )
+    _check_state(config.state)
     bundle = config.fetch.ca_bundle
     if bundle and not Path(bundle).is_file():
         raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
@@ -504,6 +567,28 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
             f"or empty for no From header; not {address!r}"
         )
     return config
+
+
+def _check_state(state: StateConfig) -> None:
+    if state.backend == "redis":
+        if not state.url:
+            raise ConfigError(
+                "state.url: a server is needed with state.backend redis (expected "
+                "redis://HOST:PORT/DB; on the command line, --state URL)"
+            )
+        try:
+            parse_server_url(state.url)
+        except ConfigError as error:
+            raise ConfigError(f"state.url: {error}") from None
+    elif state.url:
+        raise ConfigError(
+            f"state.url is {state.url!r} but state.backend is {state.backend!r}: set "
+            "state.backend to redis for a shared crawl (or --state URL)"
+        )
+    if not state.key_prefix or any(c.isspace() for c in state.key_prefix):
+        raise ConfigError(
+            f"state.key_prefix must be a non-empty string without spaces, not {state.key_prefix!r}"
+        )
 
 
 # --- files and overrides -------------------------------------------------------------------------

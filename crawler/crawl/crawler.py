@@ -39,6 +39,7 @@ from crawler.crawl.outlet import Outlet
 from crawler.crawl.robots_cache import RobotsCache
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.scope import Scope
+from crawler.crawl.shared import ClaimedFrontier, SharedHosts
 from crawler.errors import OutputError
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.fetcher import Fetcher
@@ -47,8 +48,10 @@ from crawler.output.sinks import PageSink, check_outputs, open_sinks
 from crawler.politeness import Politeness
 from crawler.state.interface import CrawlState, MemoryCrawlState
 from crawler.state.lock import DataDirLock
+from crawler.state.shared.schedule import SharedSchedule
 from crawler.state.sqlite import open_state
 from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.urls import InvalidUrlError, normalize_url
 
 __all__ = ["CONNECTIONS_SPARE", "Crawler"]
 
@@ -93,6 +96,7 @@ class Crawler:
         self._open = False
         self._running = False
         self._finished_before = False
+        self._shared: SharedHosts | None = None
         self.stats = CrawlStats()
         self._assemble(state if state is not None else MemoryCrawlState())
 
@@ -159,18 +163,47 @@ class Crawler:
                 if self._config.state.durable:
                     options = self._config.robots.options()
                     self._assemble(open_state(directory, self._config.state, options))
+            if self._config.state.backend == "redis" and self._given_state is None:
+                await self._join_shared_crawl()
             if directory is not None and not self._sinks:
                 self._sinks.extend(
                     open_sinks(directory, self._config.output.format, self._config.index.stemming)
                 )
             await self._fetcher.open()
         except BaseException:
+            if self._shared is not None:
+                await self._shared.schedule.close()
             self._let_go()
             raise
         self._restore_stats()
         self._finished_before = self._earlier_run_finished()
         self._open = True
         return self
+
+    async def _join_shared_crawl(self) -> None:
+        """Become one worker of the shared crawl `state.url` names (crawler.crawl.shared): the
+        local state holds only what this worker has claimed."""
+        config = self._config
+        politeness = config.politeness
+        schedule = await SharedSchedule.open(
+            config.state.url,
+            prefix=config.state.key_prefix,
+            heartbeat_ttl=config.state.heartbeat,
+            lease=config.state.claim_lease,
+            default_interval=max(politeness.min_delay, politeness.max_crawl_delay),
+        )
+        frontier = ClaimedFrontier(schedule)
+        self._assemble(MemoryCrawlState(frontier=frontier))
+        self._shared = SharedHosts(
+            schedule,
+            frontier,
+            config=config,
+            politeness=self._politeness,
+            hosts=self._hosts,
+            robots_store=self._state.robots,
+            clock=self._clock,
+        )
+        self._scheduler.shared = self._shared
 
     def _restore_stats(self) -> None:
         """The figures of the runs before."""
@@ -234,7 +267,12 @@ class Crawler:
                     self.stats, scheduler.deferred, clean=scheduler.ended_cleanly
                 )
         finally:
-            self._let_go()
+            try:
+                if self._shared is not None:
+                    # Done-marks sent; what this worker still leases or holds goes back.
+                    await self._shared.schedule.close()
+            finally:
+                self._let_go()
         if failure is not None and error is None:
             raise failure
 
@@ -261,6 +299,10 @@ class Crawler:
         self._state.commit()  # from here on, a kill counts as a kill (RunStore.clean)
         self._checkpoints.next_at = self._clock.epoch0 + self._config.state.commit_interval
         self._work.resume()
+        seeds = list(seeds)
+        if self._shared is not None:
+            # The crawl's scope is every worker's seeds.
+            run.add_seeds(await self._shared.schedule.seeds(_normal(seeds)))
         self._work.add_seeds(seeds)
         self._work.release_held()
         if self._finished_before:
@@ -349,3 +391,13 @@ class Crawler:
             f"Crawler({self.stats.outcome}, {self._scheduler.requests_in_flight} in flight, "
             f"{len(self._scheduler)} hosts scheduled, {len(self._state.frontier)} queued)"
         )
+
+
+def _normal(urls: Iterable[str]) -> list[str]:
+    normal = []
+    for url in urls:
+        try:
+            normal.append(normalize_url(url))
+        except InvalidUrlError:
+            continue  # a skip of its own, once add_seeds meets it
+    return normal

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.hosts import Host, HostTable, Slot, deferral_reason
+from crawler.crawl.shared import SharedHosts
 from crawler.crawl.turns import Turns
 from crawler.frontier import Frontier, QueuedUrl
 from crawler.politeness import HostSchedule, HostTimingStore, Politeness
@@ -90,12 +91,22 @@ class Scheduler:
         """Hosts left waiting longer than max_wait when the run stopped."""
         self.ended_cleanly = False
         """The run ended with no request left in flight: every lease ended or given back."""
+        self.shared: SharedHosts | None = None
+        """One worker of a shared crawl (crawler.crawl.shared): the schedule holds the hosts it
+        claimed, a host's next start is the server's to keep, and the crawl's end is the
+        cluster's."""
+        self._claiming: asyncio.Task[None] | None = None
 
     # --- the loop --------------------------------------------------------------------------------
 
     async def run(self, launcher: Launcher) -> None:
         self._running = True
         self._elapsed_before = self._stats.elapsed
+        if self.shared is not None:
+            self._claiming = asyncio.create_task(
+                self.shared.claim_loop(self._room_to_claim, self.claimed)
+            )
+            self._claiming.add_done_callback(lambda _: self._wake.set())
         try:
             while True:
                 now = self._clock.now()
@@ -103,9 +114,21 @@ class Scheduler:
                     self._launch_due(launcher, now)
                 self._update_stats(now)
                 self._checkpoints.tick(now, self._stats)
+                if self._claiming is not None and self._claiming.done():
+                    self._claiming.result()  # a lost state server ends the crawl here
+                    if not self._tasks and not self._schedule:
+                        assert self.shared is not None
+                        if self._stats.outcome == "running":
+                            self._stats.outcome = self.shared.outcome
+                        break
                 if not self._tasks:
                     if self.stopping:
                         break
+                    if self.shared is not None:
+                        self._arm_timer()
+                        await self._wake.wait()
+                        self._wake.clear()
+                        continue
                     due = self._schedule.next_due()
                     if due is None:
                         self._stats.outcome = "finished"
@@ -124,6 +147,9 @@ class Scheduler:
             raise
         finally:
             self._running = False
+            if self._claiming is not None and not self._claiming.done():
+                self._claiming.cancel()
+                await asyncio.gather(self._claiming, return_exceptions=True)
             self.turns.close()
             for handle in (self._timer, self._grace):
                 if handle is not None:
@@ -259,7 +285,11 @@ class Scheduler:
     # --- hosts and their requests ----------------------------------------------------------------
 
     def reschedule(self, host: Host, now: float | None) -> None:
-        """Put the host in the schedule at its next allowed start if it has work it may start."""
+        """Put the host in the schedule at its next allowed start if it has work it may start
+        (one worker of a shared crawl lets a claimed host go instead, once it may start again)."""
+        if self.shared is not None:
+            self.shared.release(host, self._clock.now() if now is None else now)
+            return
         if host.retired is not None or host.robots_busy:
             return
         if not self._politeness.may_start(host.timing):
@@ -273,7 +303,20 @@ class Scheduler:
     def wait_until(self, host: Host, at: float) -> None:
         """Hold `host` out of the schedule until `at`, whatever else its timing says (its
         robots.txt cannot be had before then)."""
+        if self.shared is not None:
+            self.shared.release(host, self._clock.now(), at)
+            return
         self._schedule.put(host.origin, at)
+
+    def claimed(self, host: Host, now: float) -> None:
+        """A shared crawl's worker claimed `host`: it is due now."""
+        self._schedule.put(host.origin, now)
+        self._wake.set()
+
+    def _room_to_claim(self) -> int:
+        if self.stopping:
+            return 0
+        return max(0, self._concurrency - self.requests_in_flight - len(self.turns))
 
     def start(self, host: Host, now: float) -> Slot:
         """A request to `host` starts at `now`: its hold on the host."""

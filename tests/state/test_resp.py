@@ -11,15 +11,9 @@ from typing import Any
 import pytest
 from support.keyvalue import StateServer, start_server
 
+from crawler.config import ServerAddress, parse_server_url
 from crawler.errors import ConfigError, SharedStateError
-from crawler.state.shared.resp import (
-    ReplyError,
-    ReplyReader,
-    RespConnection,
-    ServerAddress,
-    encode_command,
-    parse_server_url,
-)
+from crawler.state.shared.resp import ReplyError, ReplyReader, RespConnection, encode_command
 
 
 @pytest.mark.parametrize(

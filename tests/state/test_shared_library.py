@@ -99,12 +99,18 @@ async def test_only_the_holder_releases_and_an_unused_url_goes_back_to_the_head(
     (host,) = (await holder.claim(lease_us=SECOND_US, most=1)).hosts
 
     assert not await other.release(origin, 0, interval_us=0, timing="")
-    assert await holder.release(origin, 0, interval_us=0, timing="", unused_item=host.item)
+    assert await holder.release(
+        origin, 0, interval_us=0, timing="", unused=host.item, requeued=[host.item, "local"]
+    )
 
     status = await holder.status()
-    assert (status.pending, status.leased, status.held) == (2, 0, 0)
+    assert (status.pending, status.leased, status.held) == (3, 0, 0)
     again = await other.claim(lease_us=SECOND_US, most=1)
     assert [claimed.item for claimed in again.hosts] == [f"{origin}/1"]
+    assert await connection.execute("LRANGE", f"{prefix}q:{origin}", 0, -1) == [
+        b"local",
+        f"{origin}/2".encode(),
+    ]
 
 
 async def test_a_url_is_queued_once_and_the_seen_set_stays_compact(

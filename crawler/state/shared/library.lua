@@ -95,8 +95,9 @@ end
 
 -- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host): hold up to `most`
 -- due hosts, and lease the next URL of each. Returns {now, next_due, origin1, item1, timing1,
--- ...}: next_due is the earliest score left in `due` ('' when none), timing the host's opaque
--- timing record ('' when new).
+-- robots_at1, ...}: next_due is the earliest score left in `due` ('' when none), timing the
+-- host's opaque timing record ('' when new), robots_at the version of its robots.txt entry
+-- ('' when none is stored; crawler_robots gives it).
 local function claim(keys, args)
   local p, wid = args[1], args[2]
   local lease, most = tonumber(args[3]), tonumber(args[4])
@@ -136,6 +137,7 @@ local function claim(keys, args)
         out[#out + 1] = origin
         out[#out + 1] = item
         out[#out + 1] = redis.call('HGET', h, 'timing') or ''
+        out[#out + 1] = redis.call('HGET', h, 'robots_at') or ''
       end
     end
   end
@@ -147,30 +149,41 @@ local function claim(keys, args)
   return out
 end
 
--- crawler_release(prefix, wid, origin, delay_us, interval_us, timing, unused_item): the holder
--- lets the host go; its next start is TIME + delay_us. `interval_us` is the host's interval,
--- which a reaping waits; `timing` the host's record for the next claimer. `unused_item`, when
--- not '', is the claimed URL not fetched (the slot went to robots.txt, or the host cannot be
--- asked now): it goes back to the head of the queue. Returns 1, or 0 when the worker no
--- longer held the host (reaped: it must not have started a request since).
+-- crawler_release(prefix, wid, origin, delay_us, interval_us, timing, robots, robots_at,
+-- unused, requeued...): the holder lets the host go; its next start is TIME + delay_us.
+-- `interval_us` is the host's interval, which a reaping waits; `timing` the host's record for
+-- the next claimer; `robots` its robots.txt entry as just fetched, version `robots_at` ('' when
+-- unchanged). `unused`, when not '', is the lease of a claimed URL that was not fetched (the
+-- slot went to robots.txt, or the host cannot be asked now, or the URL is to be tried again):
+-- its lease ends. The `requeued` URLs (that one, its attempts counted, and any the worker
+-- queued for the host meanwhile) go back to the head of the queue, in order. Returns 1, or 0
+-- when the worker no longer held the host (reaped: it must not have started a request since).
 local function release(keys, args)
   local p, wid, origin = args[1], args[2], args[3]
-  local delay, interval, timing, unused = tonumber(args[4]), args[5], args[6], args[7]
+  local delay, interval, timing = tonumber(args[4]), args[5], args[6]
+  local robots, robots_at, unused = args[7], args[8], args[9]
   local h = p .. 'h:' .. origin
   if redis.call('HGET', h, 'holder') ~= wid then
     return 0
   end
   local next_start = now_us() + delay
   redis.call('HSET', h, 'not_before', num(next_start), 'interval', interval, 'timing', timing)
+  if robots ~= '' then
+    redis.call('HSET', h, 'robots', robots, 'robots_at', robots_at)
+  end
   redis.call('HDEL', h, 'holder', 'claimed')
   redis.call('SREM', p .. 'claims:' .. wid, origin)
   local queue = p .. 'q:' .. origin
   if unused ~= '' and redis.call('HDEL', p .. 'leases:' .. wid, unused) == 1 then
-    redis.call('LPUSH', queue, unused)
     redis.call('HINCRBY', h, 'pages', -1)
     redis.call('DECR', p .. 'pages_started')
     redis.call('DECR', p .. 'leased')
-    redis.call('INCR', p .. 'pending')
+  end
+  if #args > 9 then
+    for i = #args, 10, -1 do
+      redis.call('LPUSH', queue, args[i])
+    end
+    redis.call('INCRBY', p .. 'pending', #args - 9)
   end
   if redis.call('LLEN', queue) > 0 then
     redis.call('ZADD', p .. 'due', num(next_start), origin)
@@ -178,6 +191,15 @@ local function release(keys, args)
     redis.call('ZREM', p .. 'due', origin)
   end
   return 1
+end
+
+-- crawler_robots(prefix, origin1, ...): each host's stored robots.txt entry ('' when none).
+local function robots(keys, args)
+  local out = {}
+  for i = 2, #args do
+    out[#out + 1] = redis.call('HGET', args[1] .. 'h:' .. args[i], 'robots') or ''
+  end
+  return out
 end
 
 -- crawler_done(prefix, wid, item1, ...): the leased URLs' work is over (pages stored). Returns
@@ -194,52 +216,65 @@ local function done(keys, args)
   return ended
 end
 
+-- A worker gone (dead, or leaving): the hosts it held wait their interval from now
+-- (default_interval when unknown), its leased URLs go back to the head of their queues.
+local function reap_worker(p, wid, now, default_interval)
+  local due = p .. 'due'
+  for _, origin in ipairs(redis.call('SMEMBERS', p .. 'claims:' .. wid)) do
+    local h = p .. 'h:' .. origin
+    if redis.call('HGET', h, 'holder') == wid then
+      local interval = tonumber(redis.call('HGET', h, 'interval') or '') or default_interval
+      local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
+      local next_start = math.max(not_before, now + interval)
+      redis.call('HSET', h, 'not_before', num(next_start))
+      redis.call('HDEL', h, 'holder', 'claimed')
+      redis.call('ZADD', due, num(next_start), origin)
+    end
+  end
+  local leases = redis.call('HGETALL', p .. 'leases:' .. wid)
+  for i = 1, #leases, 2 do
+    local item, origin = leases[i], leases[i + 1]
+    local h = p .. 'h:' .. origin
+    redis.call('LPUSH', p .. 'q:' .. origin, item)
+    redis.call('HINCRBY', h, 'pages', -1)
+    redis.call('DECR', p .. 'pages_started')
+    local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
+    redis.call('ZADD', due, 'NX', num(math.max(now, not_before)), origin)
+  end
+  local count = #leases / 2
+  if count > 0 then
+    redis.call('DECRBY', p .. 'leased', count)
+    redis.call('INCRBY', p .. 'pending', count)
+  end
+  redis.call('DEL', p .. 'claims:' .. wid, p .. 'leases:' .. wid, p .. 'hb:' .. wid)
+  redis.call('HDEL', p .. 'workers', wid)
+  return count
+end
+
 -- crawler_reap(prefix, default_interval_us): every registered worker without a heartbeat is
--- dead: the hosts it held wait their interval from now (default_interval_us when unknown), its
--- leased URLs go back to the head of their queues. Returns how many workers were reaped.
+-- dead, and reaped. Returns how many workers were.
 local function reap(keys, args)
   local p, default_interval = args[1], tonumber(args[2])
   local now = now_us()
-  local due = p .. 'due'
   local reaped = 0
   for _, wid in ipairs(redis.call('HKEYS', p .. 'workers')) do
     if not worker_alive(p, wid) then
       reaped = reaped + 1
-      for _, origin in ipairs(redis.call('SMEMBERS', p .. 'claims:' .. wid)) do
-        local h = p .. 'h:' .. origin
-        if redis.call('HGET', h, 'holder') == wid then
-          local interval = tonumber(redis.call('HGET', h, 'interval') or '') or default_interval
-          local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
-          local next_start = math.max(not_before, now + interval)
-          redis.call('HSET', h, 'not_before', num(next_start))
-          redis.call('HDEL', h, 'holder', 'claimed')
-          redis.call('ZADD', due, num(next_start), origin)
-        end
-      end
-      local leases = redis.call('HGETALL', p .. 'leases:' .. wid)
-      for i = 1, #leases, 2 do
-        local item, origin = leases[i], leases[i + 1]
-        local h = p .. 'h:' .. origin
-        redis.call('LPUSH', p .. 'q:' .. origin, item)
-        redis.call('HINCRBY', h, 'pages', -1)
-        redis.call('DECR', p .. 'pages_started')
-        local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
-        redis.call('ZADD', due, 'NX', num(math.max(now, not_before)), origin)
-      end
-      local count = #leases / 2
-      if count > 0 then
-        redis.call('DECRBY', p .. 'leased', count)
-        redis.call('INCRBY', p .. 'pending', count)
-      end
-      redis.call('DEL', p .. 'claims:' .. wid, p .. 'leases:' .. wid)
-      redis.call('HDEL', p .. 'workers', wid)
+      reap_worker(p, wid, now, default_interval)
     end
   end
   return reaped
 end
 
+-- crawler_leave(prefix, wid, default_interval_us): the worker leaves the crawl, as a dead one
+-- would be reaped (what it released is released; what it still holds waits an interval).
+-- Returns how many of its URLs went back to their queues.
+local function leave(keys, args)
+  return reap_worker(args[1], args[2], now_us(), tonumber(args[3]))
+end
+
 -- crawler_status(prefix): {now, pending, leased, hosts scheduled, hosts due now, hosts held,
--- live workers, registered workers, next due ('' when none)}.
+-- live workers, registered workers, next due ('' when none), pages started}.
 local function status(keys, args)
   local p = args[1]
   local now = now_us()
@@ -262,6 +297,7 @@ local function status(keys, args)
     live,
     #workers,
     first[2] or '',
+    tonumber(redis.call('GET', p .. 'pages_started') or '0'),
   }
 end
 
@@ -272,5 +308,7 @@ redis.register_function('crawler_offer', offer)
 redis.register_function('crawler_claim', claim)
 redis.register_function('crawler_release', release)
 redis.register_function('crawler_done', done)
+redis.register_function{function_name = 'crawler_robots', callback = robots, flags = {'no-writes'}}
 redis.register_function('crawler_reap', reap)
+redis.register_function('crawler_leave', leave)
 redis.register_function{function_name = 'crawler_status', callback = status, flags = {'no-writes'}}

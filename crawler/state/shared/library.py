@@ -25,6 +25,7 @@ __all__ = [
     "ClusterStatus",
     "Offer",
     "SharedCrawl",
+    "claim_from_reply",
     "library_code",
     "load_library",
     "url_digest",
@@ -96,6 +97,8 @@ class ClaimedHost:
     """The leased URL's queue item: `done` it, or give it back with `release`."""
     timing: str
     """The host's timing record as the last holder left it; '' for a host never released."""
+    robots_at: str
+    """The version of the host's stored robots.txt entry; '' when none is stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +125,23 @@ class ClusterStatus:
     workers: int
     """Registered workers, the dead not yet reaped included."""
     next_due_us: int | None
+    pages_started: int
+    """Page requests started by the whole crawl (what limits.max_pages counts)."""
 
 
 def _int_or_none(value: bytes) -> int | None:
     return int(float(value)) if value else None
+
+
+def claim_from_reply(reply: Any) -> Claim:
+    """crawler_claim's reply as a `Claim`."""
+    hosts = tuple(
+        ClaimedHost(origin.decode(), item.decode(), timing.decode(), robots_at.decode())
+        for origin, item, timing, robots_at in zip(
+            reply[2::4], reply[3::4], reply[4::4], reply[5::4], strict=True
+        )
+    )
+    return Claim(int(reply[0]), _int_or_none(reply[1]), hosts)
 
 
 class SharedCrawl:
@@ -173,12 +189,7 @@ class SharedCrawl:
         reply = await self._call(
             "crawler_claim", self.worker, lease_us, most, max_pages, max_pages_per_host
         )
-        assert isinstance(reply, list)
-        hosts = tuple(
-            ClaimedHost(origin.decode(), item.decode(), timing.decode())
-            for origin, item, timing in zip(reply[2::3], reply[3::3], reply[4::3], strict=True)
-        )
-        return Claim(int(reply[0]), _int_or_none(reply[1]), hosts)
+        return claim_from_reply(reply)
 
     async def release(
         self,
@@ -187,20 +198,57 @@ class SharedCrawl:
         *,
         interval_us: int,
         timing: str,
-        unused_item: str = "",
+        robots: str = "",
+        robots_at: str = "",
+        unused: str = "",
+        requeued: Sequence[str] = (),
     ) -> bool:
         """Let the held host go, its next start `delay_us` from now; False when it was not held
-        by this worker any more."""
-        reply = await self._call(
-            "crawler_release",
+        by this worker any more. `robots`: its robots.txt entry as just fetched (version
+        `robots_at`); `unused`: the lease of a claimed URL not fetched, which ends; `requeued`:
+        URLs back to the head of the host's queue, in order (that one among them)."""
+        args = self.release_args(
+            origin,
+            delay_us,
+            interval_us=interval_us,
+            timing=timing,
+            robots=robots,
+            robots_at=robots_at,
+            unused=unused,
+            requeued=requeued,
+        )
+        return bool(await self._call("crawler_release", *args) == 1)
+
+    def release_args(
+        self,
+        origin: str,
+        delay_us: int,
+        *,
+        interval_us: int,
+        timing: str,
+        robots: str = "",
+        robots_at: str = "",
+        unused: str = "",
+        requeued: Sequence[str] = (),
+    ) -> list[object]:
+        return [
             self.worker,
             origin,
             max(0, delay_us),
             max(0, interval_us),
             timing,
-            unused_item,
-        )
-        return bool(reply == 1)
+            robots,
+            robots_at,
+            unused,
+            *requeued,
+        ]
+
+    async def robots(self, origins: Sequence[str]) -> list[str]:
+        """Each host's stored robots.txt entry, '' when none is."""
+        if not origins:
+            return []
+        reply = await self._call("crawler_robots", *origins)
+        return [entry.decode() for entry in reply]
 
     async def done(self, items: Sequence[str]) -> int:
         if not items:
@@ -214,12 +262,28 @@ class SharedCrawl:
         assert isinstance(reply, int)
         return reply
 
+    async def leave(self, default_interval_us: int) -> int:
+        """Leave the crawl: URLs still leased go back to their queues, hosts still held wait an
+        interval; how many URLs went back."""
+        reply = await self._call("crawler_leave", self.worker, max(0, default_interval_us))
+        assert isinstance(reply, int)
+        return reply
+
     async def status(self) -> ClusterStatus:
         reply = await self._call("crawler_status")
         assert isinstance(reply, list)
-        now, pending, leased, scheduled, due, held, live, workers, next_due = reply
+        now, pending, leased, scheduled, due, held, live, workers, next_due, started = reply
         return ClusterStatus(
-            int(now), pending, leased, scheduled, due, held, live, workers, _int_or_none(next_due)
+            int(now),
+            pending,
+            leased,
+            scheduled,
+            due,
+            held,
+            live,
+            workers,
+            _int_or_none(next_due),
+            started,
         )
 
     def __repr__(self) -> str:

@@ -18,66 +18,16 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
-from crawler.errors import ConfigError, SharedStateError
+from crawler.config import ServerAddress, parse_server_url
+from crawler.errors import SharedStateError
 
-__all__ = [
-    "DEFAULT_PORT",
-    "ReplyError",
-    "ReplyReader",
-    "RespConnection",
-    "ServerAddress",
-    "encode_command",
-    "parse_server_url",
-]
-
-DEFAULT_PORT = 6379
-SCHEMES = ("redis", "valkey")
+__all__ = ["ReplyError", "ReplyReader", "RespConnection", "encode_command"]
 
 
 class ReplyError(Exception):
     """An error reply from the server (`-ERR ...`), as a value."""
-
-
-@dataclass(frozen=True, slots=True)
-class ServerAddress:
-    host: str
-    port: int
-    db: int
-    username: str | None = None
-    password: str | None = None
-
-    def __str__(self) -> str:
-        return f"redis://{self.host}:{self.port}/{self.db}"
-
-
-def parse_server_url(url: str) -> ServerAddress:
-    """The server a `--state` URL names. ConfigError, saying what is expected, otherwise."""
-    expected = "expected redis://HOST:PORT/DB (or valkey://...)"
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError as error:
-        raise ConfigError(f"state URL {url!r}: {error}; {expected}") from None
-    if parts.scheme not in SCHEMES:
-        raise ConfigError(f"state URL {url!r}: scheme {parts.scheme!r} is not known; {expected}")
-    if not parts.hostname:
-        raise ConfigError(f"state URL {url!r} names no host; {expected}")
-    path = parts.path.strip("/")
-    if path and not path.isdigit():
-        raise ConfigError(f"state URL {url!r}: database {path!r} is not a number; {expected}")
-    if parts.query or parts.fragment:
-        raise ConfigError(f"state URL {url!r}: a query or fragment is not used; {expected}")
-    return ServerAddress(
-        host=parts.hostname,
-        port=port or DEFAULT_PORT,
-        db=int(path or 0),
-        username=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password is not None else None,
-    )
 
 
 def _as_bytes(value: object) -> bytes:

@@ -1,0 +1,320 @@
+"""The crawl's side of a shared state (crawler.state.shared): one worker of a crawl whose
+schedule, frontier and seen set live in Valkey or Redis.
+
+The single-process crawl is unchanged; a worker differs in three places:
+- Its local schedule only ever holds hosts it has *claimed*: `SharedHosts.claim_loop` asks the
+  server for due hosts (one URL leased with each), restores each host's timing and robots.txt
+  entry from what the last holder left, and puts it in the scheduler due now. The launch path is
+  today's: robots.txt first when none is fresh, then the URL, in the host's slot.
+- Where the single process would put a host back in its heap (`Scheduler.reschedule`), a worker
+  *releases* it: the server sets its next start to the server's TIME plus the delay the worker
+  measured (`Politeness.ready_at` - now, from the answer), so no clock but the server's decides a
+  gap, and any worker may claim the host next. What the worker did not fetch goes back to the
+  head of the host's queue.
+- `ClaimedFrontier` stands where the frontier was: the URLs a worker admits are offered to the
+  shared queues (the server's seen set keeps each URL once across the crawl), the claimed URL
+  waits locally until it is started, and `done` ends its lease once its page is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from crawler.config import Config
+from crawler.crawl.clock import CrawlClock
+from crawler.crawl.hosts import Host, HostTable
+from crawler.frontier import QueuedUrl
+from crawler.politeness import Politeness
+from crawler.robots.entry import RobotsEntry, RobotsStore
+from crawler.robots.rules import RobotsOptions
+from crawler.state.codec import (
+    item_from_row,
+    item_row,
+    robots_from_row,
+    robots_row,
+    rules_from_json,
+    rules_json,
+)
+from crawler.state.shared.library import Claim
+from crawler.state.shared.schedule import SharedSchedule
+from crawler.stats import Outcome
+
+__all__ = ["ClaimedFrontier", "SharedHosts", "host_record", "item_text"]
+
+log = logging.getLogger(__name__)
+
+IDLE_POLL = 0.2
+"""Longest wait between two claims when nothing local wakes the worker: hosts other workers
+make due (their offers) are seen this late at most."""
+FINISHED_CHECKS = 2
+"""Times in a row the cluster must look finished (nothing queued, leased or held, nothing
+buffered here) before a worker ends: another worker's page step may be about to offer more."""
+
+
+def item_text(item: QueuedUrl) -> str:
+    return json.dumps(item_row(item), separators=(",", ":"))
+
+
+def item_of(text: str) -> QueuedUrl:
+    return item_from_row(*json.loads(text))
+
+
+def host_record(host: Host) -> str:
+    """What the next holder of the host needs of its timing: its rules and counters. Its times
+    are this worker's clock's, so they stay here: the server's next start stands for them."""
+    timing = host.timing
+    return json.dumps(
+        {
+            "rules": rules_json(timing.rules),
+            "streak": timing.failure_streak,
+            "requests": timing.requests,
+            "pages": timing.pages,
+            "gap": timing.shortest_gap,
+            "retired": host.retired,
+            "retired_as": host.retired_as,
+        },
+        separators=(",", ":"),
+    )
+
+
+def robots_text(entry: RobotsEntry) -> str:
+    row: list[Any] = list(robots_row(entry))
+    row[1] = row[1].decode("utf-8", "surrogateescape")
+    return json.dumps(row)
+
+
+def robots_entry(text: str, options: RobotsOptions) -> RobotsEntry:
+    row = json.loads(text)
+    row[1] = row[1].encode("utf-8", "surrogateescape")
+    return robots_from_row(row, options)
+
+
+class ClaimedFrontier:
+    """A `Frontier` for one worker: pushes are offers to the shared queues; what the worker
+    holds locally is the URLs of the hosts it has claimed, and each claimed URL's lease."""
+
+    def __init__(self, schedule: SharedSchedule) -> None:
+        self._schedule = schedule
+        self._queues: dict[str, deque[QueuedUrl]] = {}
+        self._leases: dict[str, str] = {}
+        """Claimed URL -> the lease's text on the server, until done or given back."""
+        self._started: set[str] = set()
+
+    def claimed(self, origin: str, text: str) -> None:
+        item = item_of(text)
+        self._leases[item.url] = text
+        self._queues.setdefault(origin, deque()).appendleft(item)
+
+    def push(self, origin: str, item: QueuedUrl) -> None:
+        self._schedule.offer(item.url, origin, item_text(item))
+
+    def push_front(self, origin: str, item: QueuedUrl) -> None:
+        self._started.discard(item.url)
+        self._queues.setdefault(origin, deque()).appendleft(item)
+
+    def pop(self, origin: str) -> QueuedUrl | None:
+        queue = self._queues.get(origin)
+        if not queue:
+            return None
+        item = queue.popleft()
+        if not queue:
+            del self._queues[origin]
+        self._started.add(item.url)
+        return item
+
+    def give_back(self, origin: str) -> tuple[str, list[str]]:
+        """The host is released: (the lease of its claimed URL if it was not started, '' else;
+        the texts of its URLs to go back to the head of its queue)."""
+        items = self._queues.pop(origin, deque())
+        unused = ""
+        for item in items:
+            lease = self._leases.get(item.url)
+            if lease is not None and item.url not in self._started:
+                unused = self._leases.pop(item.url)
+        return unused, [item_text(item) for item in items]
+
+    def done(self, item: QueuedUrl) -> None:
+        self._started.discard(item.url)
+        lease = self._leases.pop(item.url, None)
+        if lease is not None:
+            self._schedule.done(lease)
+
+    def leased(self) -> int:
+        return len(self._leases)
+
+    def pending(self, origin: str) -> int:
+        queue = self._queues.get(origin)
+        return len(queue) if queue else 0
+
+    def origins(self) -> Iterator[str]:
+        return iter(list(self._queues))
+
+    def __len__(self) -> int:
+        return sum(len(queue) for queue in self._queues.values())
+
+    def __repr__(self) -> str:
+        return f"ClaimedFrontier({len(self)} local URLs, {len(self._leases)} leased)"
+
+
+class SharedHosts:
+    """Claims, releases and the end of a worker's crawl (see the module doc)."""
+
+    def __init__(
+        self,
+        schedule: SharedSchedule,
+        frontier: ClaimedFrontier,
+        *,
+        config: Config,
+        politeness: Politeness,
+        hosts: HostTable,
+        robots_store: RobotsStore,
+        clock: CrawlClock,
+    ) -> None:
+        self.schedule = schedule
+        self._frontier = frontier
+        self._config = config
+        self._politeness = politeness
+        self._hosts = hosts
+        self._robots_store = robots_store
+        self._robots_options = config.robots.options()
+        self._clock = clock
+        self._claimed: dict[str, str] = {}
+        """Origins this worker holds -> the robots.txt version it had when claiming."""
+        self._poke = asyncio.Event()
+        self.finished = False
+        self.outcome: Outcome = "finished"
+
+    @property
+    def held(self) -> int:
+        return len(self._claimed)
+
+    def holds(self, origin: str) -> bool:
+        return origin in self._claimed
+
+    def release(self, host: Host, now: float, at: float | None = None) -> None:
+        """Let a claimed host go once nothing of it is in flight: its next start is
+        `politeness.ready_at` (or `at`, when later) from now, counted by the server."""
+        origin = host.origin
+        if origin not in self._claimed or host.robots_busy:
+            return
+        if not self._politeness.may_start(host.timing):
+            return
+        known_version = self._claimed.pop(origin)
+        ready = self._politeness.ready_at(host.timing, now)
+        if at is not None:
+            ready = max(ready, at)
+        unused, requeued = self._frontier.give_back(origin)
+        robots = robots_at = ""
+        entry = host.robots
+        if entry is not None and _version(entry) != known_version:
+            robots, robots_at = robots_text(entry), _version(entry)
+        self.schedule.release(
+            origin,
+            ready - now,
+            interval=self._politeness.interval(host.timing.rules, now),
+            record=host_record(host),
+            robots=robots,
+            robots_at=robots_at,
+            unused=unused,
+            requeued=requeued,
+        )
+        self._poke.set()
+
+    def poke(self) -> None:
+        self._poke.set()
+
+    async def claim_loop(
+        self, capacity: Callable[[], int], wake: Callable[[Host, float], None]
+    ) -> None:
+        """Claim due hosts while the worker has room (`capacity()`), hand each to `wake`, and
+        send what is buffered; ends when the whole crawl has nothing left."""
+        schedule = self.schedule
+        limits = self._config.limits
+        quiet = 0
+        while True:
+            schedule.check_alive()
+            want = max(0, min(capacity() - len(self._claimed), 256))
+            claim = await schedule.tick(
+                want,
+                max_pages=limits.max_pages or 0,
+                max_pages_per_host=limits.max_pages_per_host or 0,
+            )
+            wait = IDLE_POLL
+            if claim is not None:
+                await self._take(claim, wake)
+                if claim.next_due_us is not None:
+                    wait = min(wait, max(0.0, (claim.next_due_us - claim.now_us) / 1e6))
+                if claim.hosts:
+                    quiet = 0
+                    continue
+            if not self._claimed and not schedule.buffered and want > 0:
+                status = await schedule.status()
+                limit = limits.max_pages
+                over = limit is not None and status.pages_started >= limit
+                if status.leased == 0 and status.held == 0 and (status.pending == 0 or over):
+                    quiet += 1
+                    if quiet >= FINISHED_CHECKS:
+                        self.outcome = "page limit" if over and status.pending else "finished"
+                        self.finished = True
+                        return
+                else:
+                    quiet = 0
+            self._poke.clear()
+            if schedule.buffered:
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poke.wait(), timeout=wait)
+
+    async def _take(self, claim: Claim, wake: Callable[[Host, float], None]) -> None:
+        if not claim.hosts:
+            return
+        wanted = [
+            host.origin
+            for host in claim.hosts
+            if host.robots_at and _version(self._robots_store.get(host.origin)) != host.robots_at
+        ]
+        entries = await self.schedule.crawl.robots(wanted)
+        for text in entries:
+            if text:
+                self._robots_store.put(robots_entry(text, self._robots_options))
+        now = self._clock.now()
+        for claimed in claim.hosts:
+            host = self._hosts.get(claimed.origin)
+            if claimed.timing:
+                _restore(host, claimed.timing)
+            entry = self._robots_store.get(claimed.origin)
+            if entry is not None:
+                host.robots = entry
+            self._claimed[claimed.origin] = _version(entry)
+            self._frontier.claimed(claimed.origin, claimed.item)
+            # The server says it is due: whatever this worker's clock remembers, it starts now.
+            host.timing.next_start = host.timing.backoff_until = 0.0
+            wake(host, now)
+
+    def __repr__(self) -> str:
+        return f"SharedHosts({len(self._claimed)} held, {self.schedule!r})"
+
+
+def _version(entry: RobotsEntry | None) -> str:
+    return "" if entry is None else repr(entry.fetched_at)
+
+
+def _restore(host: Host, text: str) -> None:
+    record = json.loads(text)
+    timing = host.timing
+    timing.rules = rules_from_json(record["rules"])
+    timing.failure_streak = record["streak"]
+    timing.requests = max(timing.requests, record["requests"])
+    timing.pages = max(timing.pages, record["pages"])
+    gap = record["gap"]
+    if gap is not None and (timing.shortest_gap is None or gap < timing.shortest_gap):
+        timing.shortest_gap = gap
+    if record["retired"] is not None:
+        host.retired = record["retired"]
+        host.retired_as = record["retired_as"]

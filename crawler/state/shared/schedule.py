@@ -1,0 +1,234 @@
+"""`SharedSchedule`: one worker's buffered conversation with the shared crawl.
+
+The crawl does not wait on the server for each link or URL: offers, releases and done-marks
+wait in buffers, and `tick` sends them together with the next claim in one write, one round
+trip (../shared/design/distributed.md, section 5.1: a command per link would cost more CPU than
+the page step). Order is kept within a tick: releases first (the worker may claim the host it
+just let go), then done-marks, then offers, then the claim.
+
+The heartbeat says the worker is alive for `heartbeat_ttl` seconds. A worker whose heartbeat
+lapsed may have been reaped, its hosts given to others: so it must not start a request after
+`alive_until` (counted on its own monotonic clock from when it *sent* the last heartbeat that was
+answered), and a crawl that cannot renew it stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+
+from crawler.errors import SharedStateError
+from crawler.state.shared.library import (
+    DEFAULT_BUCKETS,
+    Claim,
+    ClusterStatus,
+    SharedCrawl,
+    claim_from_reply,
+    load_library,
+    url_digest,
+)
+from crawler.state.shared.resp import ReplyError, RespConnection
+
+__all__ = ["GUARD_MARGIN", "SharedSchedule", "new_worker_id"]
+
+GUARD_MARGIN = 0.5
+"""Seconds before its heartbeat could lapse that a worker stops starting requests."""
+
+
+def new_worker_id() -> str:
+    """host:pid:random: a restarted process is a new worker, and its predecessor is reaped."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class SharedSchedule:
+    def __init__(
+        self,
+        crawl: SharedCrawl,
+        buckets: int,
+        *,
+        heartbeat_ttl: float,
+        lease: float,
+        default_interval: float,
+    ) -> None:
+        self.crawl = crawl
+        self.buckets = buckets
+        self.heartbeat_ttl = heartbeat_ttl
+        self.lease = lease
+        self.default_interval = default_interval
+        self._releases: list[list[object]] = []
+        self._done: list[str] = []
+        self._offers: list[object] = []
+        self.alive_until = 0.0
+        """Monotonic time after which this worker may have been reaped."""
+        self._beating: asyncio.Task[None] | None = None
+        self.ticks = 0
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        prefix: str,
+        heartbeat_ttl: float,
+        lease: float,
+        default_interval: float,
+        buckets: int = DEFAULT_BUCKETS,
+        worker: str | None = None,
+    ) -> SharedSchedule:
+        """Connect, load the library, join the crawl (made if new) and start the heartbeat."""
+        connection = await RespConnection.open(url)
+        try:
+            await load_library(connection)
+            crawl = SharedCrawl(connection, prefix, worker or new_worker_id())
+            schedule = cls(
+                crawl,
+                await crawl.open(buckets),
+                heartbeat_ttl=heartbeat_ttl,
+                lease=lease,
+                default_interval=default_interval,
+            )
+            await schedule.beat()
+        except BaseException:
+            connection.close()
+            raise
+        schedule._beating = asyncio.get_running_loop().create_task(schedule._beat_forever())
+        return schedule
+
+    # --- buffers -----------------------------------------------------------------------------
+
+    def offer(self, url: str, origin: str, item: str) -> None:
+        bucket, digest = url_digest(url, self.buckets)
+        self._offers += (bucket, digest, origin, item)
+
+    def release(
+        self,
+        origin: str,
+        delay: float,
+        *,
+        interval: float,
+        record: str,
+        robots: str = "",
+        robots_at: str = "",
+        unused: str = "",
+        requeued: Sequence[str] = (),
+    ) -> None:
+        self._releases.append(
+            self.crawl.release_args(
+                origin,
+                round(delay * 1e6),
+                interval_us=round(interval * 1e6),
+                timing=record,
+                robots=robots,
+                robots_at=robots_at,
+                unused=unused,
+                requeued=requeued,
+            )
+        )
+
+    def done(self, item: str) -> None:
+        self._done.append(item)
+
+    @property
+    def buffered(self) -> bool:
+        return bool(self._releases or self._done or self._offers)
+
+    # --- round trips ---------------------------------------------------------------------------
+
+    async def tick(
+        self, want: int, *, max_pages: int = 0, max_pages_per_host: int = 0
+    ) -> Claim | None:
+        """Send what is buffered and, when `want` > 0, claim up to that many due hosts."""
+        crawl = self.crawl
+        prefix = crawl.prefix
+        commands: list[list[object]] = [
+            ["FCALL", "crawler_release", 0, prefix, *args] for args in self._releases
+        ]
+        if self._done:
+            commands.append(["FCALL", "crawler_done", 0, prefix, crawl.worker, *self._done])
+        if self._offers:
+            commands.append(["FCALL", "crawler_offer", 0, prefix, *self._offers])
+        claiming = want > 0 and time.monotonic() < self.alive_until
+        if claiming:
+            commands.append(
+                [
+                    "FCALL",
+                    "crawler_claim",
+                    0,
+                    prefix,
+                    crawl.worker,
+                    round(self.lease * 1e6),
+                    want,
+                    max_pages,
+                    max_pages_per_host,
+                ]
+            )
+        self._releases, self._done, self._offers = [], [], []
+        if not commands:
+            return None
+        self.ticks += 1
+        replies = await crawl.connection.pipeline(commands)
+        for reply in replies:
+            if isinstance(reply, ReplyError):
+                raise SharedStateError(f"state server {crawl.connection.address}: {reply}")
+        return claim_from_reply(replies[-1]) if claiming else None
+
+    async def beat(self) -> None:
+        sent = time.monotonic()
+        await self.crawl.heartbeat(round(self.heartbeat_ttl * 1000), self.crawl.worker)
+        self.alive_until = sent + self.heartbeat_ttl - GUARD_MARGIN
+
+    async def _beat_forever(self) -> None:
+        """Renew the heartbeat three times a TTL, and reap dead workers once a TTL."""
+        beats = 0
+        while True:
+            await asyncio.sleep(self.heartbeat_ttl / 3)
+            await self.beat()
+            beats += 1
+            if beats % 3 == 0:
+                await self.crawl.reap(round(self.default_interval * 1e6))
+
+    def check_alive(self) -> None:
+        """SharedStateError when the heartbeat task died or the worker may have been reaped."""
+        beating = self._beating
+        if beating is not None and beating.done() and not beating.cancelled():
+            error = beating.exception()
+            raise SharedStateError(f"the heartbeat to the state server stopped: {error}")
+        if time.monotonic() >= self.alive_until:
+            raise SharedStateError(
+                f"no heartbeat reached the state server {self.crawl.connection.address} for "
+                f"{self.heartbeat_ttl:g} s: this worker may have been given up by the others"
+            )
+
+    async def status(self) -> ClusterStatus:
+        return await self.crawl.status()
+
+    async def seeds(self, new: Sequence[str]) -> list[str]:
+        """Add `new` to the crawl's seeds; every worker's seeds so far."""
+        key = f"{self.crawl.prefix}seeds"
+        commands: list[list[object]] = [["SADD", key, url] for url in new]
+        commands.append(["SMEMBERS", key])
+        replies = await self.crawl.connection.pipeline(commands)
+        for reply in replies:
+            if isinstance(reply, ReplyError):
+                raise SharedStateError(f"state server {self.crawl.connection.address}: {reply}")
+        return sorted(seed.decode() for seed in replies[-1])
+
+    async def close(self) -> None:
+        """Send what is buffered, leave the crawl (what this worker still holds or leases goes
+        back), and close the connection."""
+        if self._beating is not None:
+            self._beating.cancel()
+            await asyncio.gather(self._beating, return_exceptions=True)
+        try:
+            if not self.crawl.connection.closed:
+                await self.tick(0)
+                await self.crawl.leave(round(self.default_interval * 1e6))
+        finally:
+            self.crawl.connection.close()
+
+    def __repr__(self) -> str:
+        return f"SharedSchedule({self.crawl!r}, {self.ticks} ticks)"

@@ -1,0 +1,97 @@
+"""Workers of one crawl sharing a Valkey server (crawler.crawl.shared), judged by the sites'
+logs: every host's Crawl-delay holds across the workers together, robots.txt is fetched once per
+origin for the whole crawl, each page once, and the end is the cluster's."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.crawling import make_config
+from support.keyvalue import StateServer, start_server
+from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
+
+from crawler import Crawler
+from crawler.config import Config
+from crawler.output.records import PageRecord
+
+pytestmark = pytest.mark.loopback
+
+HOSTS = ADDRESSES[:4]
+PAGES = 6
+DELAY = 0.2
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
+    running = start_server(tmp_path_factory.mktemp("valkey"))
+    yield running
+    running.stop()
+
+
+def shared_config(server: StateServer, prefix: str, **changes: object) -> Config:
+    return make_config(
+        state={"backend": "redis", "url": server.url, "key_prefix": prefix, "heartbeat": 1.0},
+        **changes,
+    )
+
+
+def build_web(net: LoopbackWeb, hosts: tuple[str, ...] = HOSTS) -> list[str]:
+    for ip in hosts:
+        site = net[ip]
+        site.robots(f"User-agent: *\nCrawl-delay: {DELAY}\nDisallow: /private\n")
+        site.page("/", *(f"/p{n}" for n in range(PAGES)), "/private/x")
+        for n in range(PAGES):
+            # Every page links to every other and to the next host: many offers of each URL.
+            other = net[hosts[(hosts.index(ip) + 1) % len(hosts)]]
+            site.page(f"/p{n}", *(f"/p{m}" for m in range(PAGES)), other.url("/"))
+    return [net[ip].url("/") for ip in hosts]
+
+
+async def work(config: Config, seeds: list[str], data: Path) -> list[PageRecord]:
+    async with Crawler(config, data_dir=data) as crawler:
+        return [record async for record in crawler.crawl(seeds)]
+
+
+async def test_two_workers_share_one_crawl_and_every_hosts_delay(
+    server: StateServer, tmp_path: Path
+) -> None:
+    prefix = f"two{next(_prefixes)}:"
+    config = shared_config(server, prefix, output={"format": "jsonl"})
+    async with LoopbackWeb(*HOSTS) as net:
+        seeds = build_web(net)
+        first, second = await asyncio.wait_for(
+            asyncio.gather(
+                work(config, seeds[:2], tmp_path / "w0"), work(config, seeds[2:], tmp_path / "w1")
+            ),
+            timeout=60,
+        )
+        for ip in HOSTS:
+            paths = net.paths(ip)
+            assert Counter(paths)["/robots.txt"] == 1, paths
+            assert sorted(paths) == sorted(
+                ["/robots.txt", "/", *(f"/p{n}" for n in range(PAGES))]
+            ), paths
+            assert min(net.gaps(ip)) >= DELAY - EPSILON, (ip, net.gaps(ip))
+    fetched = [record.url for record in first + second]
+    assert len(fetched) == len(set(fetched)) == len(HOSTS) * (PAGES + 1)
+    assert first and second  # both workers took part
+
+
+async def test_a_worker_joining_a_finished_crawl_finds_nothing_to_do(
+    server: StateServer, tmp_path: Path
+) -> None:
+    prefix = f"done{next(_prefixes)}:"
+    config = shared_config(server, prefix, output={"format": "jsonl"})
+    async with LoopbackWeb(*HOSTS[:1]) as net:
+        seeds = build_web(net, HOSTS[:1])
+        records = await asyncio.wait_for(work(config, seeds, tmp_path / "w0"), timeout=60)
+        assert len(records) == 1 + PAGES
+        again = await asyncio.wait_for(work(config, seeds, tmp_path / "w1"), timeout=60)
+        assert again == []
+        assert Counter(net.paths(HOSTS[0]))["/"] == 1
