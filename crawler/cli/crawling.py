@@ -21,9 +21,10 @@ from crawler.cli.report import Progress, engine, resume_advice, resume_note, sum
 from crawler.cli.seeds import STDIN, Seeds, gather_seeds
 from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter
 from crawler.cli.text import fit_for
+from crawler.cli.workers import run_workers
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
-from crawler.errors import StateError
+from crawler.errors import ConfigError, StateError
 from crawler.identity import placeholder_user_agent_notice
 from crawler.output.sinks import check_outputs, output_files
 from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
@@ -41,6 +42,9 @@ __all__ = ["crawl_command"]
 
 
 async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool) -> int:
+    if config.state.backend == "redis":
+        # One worker of a shared crawl: the crawler locks DIR for its pages and joins the crawl.
+        return await _crawl_state(config, seeds, data_dir, None)
     with DataDirLock(data_dir):
         if fresh:
             _start_over(data_dir)
@@ -89,7 +93,11 @@ def _start_over(data_dir: Path) -> None:
             raise StateError(f"--fresh: cannot delete {path}: {error.strerror}") from error
 
 
-async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: CrawlState) -> int:
+async def _crawl_state(
+    config: Config, seeds: Seeds, data_dir: Path, state: CrawlState | None
+) -> int:
+    """Crawl on `state` (None: the shared state config.state names)."""
+    durable = state is not None and state.durable
     signalled: int | None = None
     async with Crawler(config, data_dir=data_dir, state=state) as crawler:
         loop = asyncio.get_running_loop()
@@ -114,7 +122,7 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
         progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
         ticker = asyncio.create_task(progress.run())
         outputs = output_files(data_dir, config.output.format)
-        if state.durable:
+        if durable:
             outputs.append(data_dir / STATE_NAME)
         outputs.append(data_dir / SUMMARY_NAME)
         summary_json = SummaryWriter.for_run(
@@ -140,7 +148,7 @@ async def _crawl_state(config: Config, seeds: Seeds, data_dir: Path, state: Craw
                     loop.remove_signal_handler(number)
         advice = (
             resume_advice(config.limits, crawler.stats, crawler.deferred, state)
-            if state.durable
+            if state is not None and durable
             else []
         )
         stopped_by = signal.Signals(signalled).name if signalled is not None else None
@@ -186,7 +194,21 @@ def nothing_crawled(seeds: Sequence[str], given_up: Mapping[str, str]) -> str | 
 
 def crawl_command(args: argparse.Namespace) -> int:
     """Crawl as the arguments say (`crawl SEEDS ...`); the exit status."""
-    config = load_config(args.config, args.overrides)
+    overrides = list(args.overrides)
+    if args.state is not None:
+        overrides += ["state.backend=redis", f"state.url={args.state}"]
+    config = load_config(args.config, overrides)
+    shared = config.state.backend == "redis"
+    if args.fresh and shared:
+        raise ConfigError(
+            "--fresh starts one data directory over; a shared crawl (--state) belongs to all its "
+            "workers: to start it over, delete its keys on the server (or give another "
+            "state.key_prefix)"
+        )
+    if args.workers is not None:
+        if not shared:
+            raise ConfigError("--workers N needs --state URL: the workers share that crawl state")
+        return run_workers(args.workers, data_directory(args.data, config), args.argv)
     data_dir = data_directory(args.data, config)
     stdin: BinaryIO = io.BytesIO()  # no standard input (a daemon's is closed): no seeds from it
     if STDIN in args.seeds and sys.stdin is not None:

@@ -53,7 +53,9 @@ lines and # comments allowed), an http:// or https:// URL, or - for such lines o
 Give as many as you like, files and URLs mixed: their URLs are crawled together, each once. An
 argument spelt as a URL (scheme://...) is always a URL, never a file name.
 The crawl state lives in DIR/state.sqlite: run the same command again after a stop, a kill or a
-reboot and the crawl resumes where it was; --fresh starts over.
+reboot and the crawl resumes where it was; --fresh starts over. With --state URL the state lives
+in a Valkey or Redis server instead, shared by every worker started with the same URL, on this
+machine (--workers N) or any other: each host's delays hold across all of them.
 Every config key (config/crawler.yaml documents them) can be set with -s, e.g.
 -s politeness.min_delay=2 -s limits.max_pages=1000; the common ones have flags of their own.
 
@@ -106,6 +108,20 @@ def _crawl_parser() -> argparse.ArgumentParser:
     )
     _add_config_options(parser, "limits.max_pages=1000")
     add_shortcuts(parser)
+    shared = parser.add_argument_group("a crawl shared by several workers")
+    shared.add_argument(
+        "--state",
+        metavar="URL",
+        help="run as one worker of the crawl whose state is in this Valkey or Redis server "
+        "(redis://HOST:PORT/DB); start the same command on as many machines as you like; "
+        "same as -s state.backend=redis -s state.url=URL",
+    )
+    shared.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help="with --state: start N worker processes here, writing DIR/w1 ... DIR/wN",
+    )
     logs = parser.add_argument_group("logging")
     logs.add_argument("-v", "--verbose", action="store_true", help="log every retry and wait")
     logs.add_argument(
@@ -284,7 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _crawl_parser().print_help(sys.stderr)
             return EXIT_BAD_INPUT
         # Intermixed: seeds may stand before and after options (`crawl URL --depth 2 FILE`).
-        return crawl_command(_crawl_parser().parse_intermixed_args(arguments))
+        args = _crawl_parser().parse_intermixed_args(arguments)
+        args.argv = arguments  # --workers starts workers with the same arguments
+        return crawl_command(args)
     except CrawlerError as error:  # ConfigError, SeedError and the rest: a message, no traceback
         print(f"crawl: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from crawler.config import ServerAddress, parse_server_url
 from crawler.errors import SharedStateError
@@ -126,8 +126,8 @@ class _Protocol(asyncio.Protocol):
         self.lost: SharedStateError | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not asyncio.Transport subclasses, though they are ones.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         reader, waiting = self.reader, self.waiting
@@ -166,13 +166,15 @@ class RespConnection:
         address = parse_server_url(url) if isinstance(url, str) else url
         loop = asyncio.get_running_loop()
         try:
-            _, protocol = await asyncio.wait_for(
+            transport, protocol = await asyncio.wait_for(
                 loop.create_connection(lambda: _Protocol(address), address.host, address.port),
                 timeout,
             )
         except (OSError, TimeoutError) as error:
             why = "no answer" if isinstance(error, TimeoutError) else str(error)
             raise SharedStateError(f"cannot reach the state server {address}: {why}") from None
+        # uvloop may call connection_made after create_connection has returned.
+        protocol.transport = protocol.transport or transport
         connection = cls(protocol)
         try:
             if address.password is not None:

@@ -3,8 +3,10 @@
 The crawl does not wait on the server for each link or URL: offers, releases and done-marks
 wait in buffers, and `tick` sends them together with the next claim in one write, one round
 trip (../shared/design/distributed.md, section 5.1: a command per link would cost more CPU than
-the page step). Order is kept within a tick: releases first (the worker may claim the host it
-just let go), then done-marks, then offers, then the claim.
+the page step). Order matters, and is kept within a tick: offers first, so that a URL's lease
+never ends before the links its page held are queued (else another worker could see nothing
+queued, nothing leased, and end the crawl); then releases, before the claim, which may take the
+host just let go; then done-marks; then the claim.
 
 The heartbeat says the worker is alive for `heartbeat_ttl` seconds. A worker whose heartbeat
 lapsed may have been reaped, its hosts given to others: so it must not start a request after
@@ -144,13 +146,12 @@ class SharedSchedule:
         """Send what is buffered and, when `want` > 0, claim up to that many due hosts."""
         crawl = self.crawl
         prefix = crawl.prefix
-        commands: list[list[object]] = [
-            ["FCALL", "crawler_release", 0, prefix, *args] for args in self._releases
-        ]
-        if self._done:
-            commands.append(["FCALL", "crawler_done", 0, prefix, crawl.worker, *self._done])
+        commands: list[list[object]] = []
         if self._offers:
             commands.append(["FCALL", "crawler_offer", 0, prefix, *self._offers])
+        commands += (["FCALL", "crawler_release", 0, prefix, *args] for args in self._releases)
+        if self._done:
+            commands.append(["FCALL", "crawler_done", 0, prefix, crawl.worker, *self._done])
         claiming = want > 0 and time.monotonic() < self.alive_until
         if claiming:
             commands.append(

@@ -1,0 +1,202 @@
+"""`crawl SEEDS --state URL [--workers N]` as a user runs it: workers sharing a crawl through a
+real Valkey server, judged by the test web's own request log; and bad input (a server that is
+not there, a URL that is not one, a library of another version) exits 2 with what was expected.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from support.commands import crawl_command
+from support.keyvalue import StateServer, start_server
+
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
+from crawler.cli.workers import worker_arguments
+from crawler.state.shared.library import library_code
+
+pytestmark = pytest.mark.loopback
+
+TESTWEB = Path(__file__).resolve().parents[2] / "benchmarks" / "support" / "testweb.py"
+
+
+def _testweb() -> ModuleType:
+    """The benchmarks' test web (generator, server, log figures), under a name of its own."""
+    spec = importlib.util.spec_from_file_location("bench_testweb", TESTWEB)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+testweb = _testweb()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
+    running = start_server(tmp_path_factory.mktemp("valkey"))
+    yield running
+    running.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, object]]]:
+    """A generated test web of 12 hosts (Crawl-delay 0.3 s) served on loopback: (its root, the
+    request log, web.json)."""
+    root, log = tmp_path / "web", tmp_path / "requests.jsonl"
+    subprocess.run(
+        [
+            sys.executable,
+            str(TESTWEB),
+            "generate",
+            str(root),
+            "--hosts",
+            "12",
+            "--pages",
+            "5",
+            "--crawl-delay",
+            "0.3",
+            "--port",
+            str(free_port()),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    serving = subprocess.Popen(
+        [sys.executable, str(TESTWEB), "serve", str(root), "--log", str(log)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert serving.stdout is not None
+    assert serving.stdout.readline().strip() == "ready"
+    try:
+        yield root, log, json.loads((root / "web.json").read_text())
+    finally:
+        serving.terminate()
+        serving.wait(10)
+
+
+def test_two_workers_started_by_one_command_crawl_every_page_once_at_every_hosts_pace(
+    server: StateServer, web: tuple[Path, Path, dict[str, object]], tmp_path: Path
+) -> None:
+    root, log, site = web
+    status, out, err = crawl_command(
+        str(root / "seeds.txt"),
+        "--state",
+        server.url,
+        "--workers",
+        "2",
+        "--data",
+        str(tmp_path / "data"),
+        "-s",
+        "politeness.min_delay=0",
+        "-s",
+        "state.key_prefix=cli-two/",
+    )
+    assert status == EXIT_OK, err
+    assert "2 workers started" in err
+    assert out.count("crawl finished") == 2
+    entries = testweb.read_log(log)
+    figures = testweb.politeness_figures(entries, 0.3)
+    assert figures["hosts_below_delay"] == []
+    assert figures["min_gap"] >= 0.3
+    assert figures["duplicates"] == 0
+    assert testweb.completeness(entries, site)["missing"] == 0
+    robots = [entry for entry in entries if entry["path"] == "/robots.txt"]
+    assert len(robots) == 12  # once per origin, for both workers
+    for worker in ("w1", "w2"):
+        assert (tmp_path / "data" / worker / "index.sqlite").exists()
+
+
+def test_options_that_do_not_go_together_exit_2(tmp_path: Path) -> None:
+    status, _, err = crawl_command("http://127.0.1.1/", "--workers", "2", "--data", str(tmp_path))
+    assert status == EXIT_BAD_INPUT
+    assert "--workers N needs --state URL" in err
+    status, _, err = crawl_command(
+        "http://127.0.1.1/", "--state", "redis://127.0.0.1:1/0", "--fresh", "--data", str(tmp_path)
+    )
+    assert status == EXIT_BAD_INPUT
+    assert "--fresh starts one data directory over" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "complaint"),
+    [
+        ("http://127.0.0.1:6379/0", "state.url: state URL 'http://127.0.0.1:6379/0': scheme"),
+        ("redis://127.0.0.1:6379/db", "database 'db' is not a number"),
+    ],
+)
+def test_a_state_url_that_is_not_one_exits_2(url: str, complaint: str, tmp_path: Path) -> None:
+    status, _, err = crawl_command("http://127.0.1.1/", "--state", url, "--data", str(tmp_path))
+    assert status == EXIT_BAD_INPUT
+    assert complaint in err and "expected redis://HOST:PORT/DB" in err
+
+
+def test_a_server_that_is_not_there_exits_2_naming_it(tmp_path: Path) -> None:
+    port = free_port()
+    status, _, err = crawl_command(
+        "http://127.0.1.1/", "--state", f"redis://127.0.0.1:{port}/0", "--data", str(tmp_path)
+    )
+    assert status == EXIT_BAD_INPUT
+    assert f"cannot reach the state server redis://127.0.0.1:{port}/0" in err
+    assert "Traceback" not in err
+
+
+def test_a_server_running_another_version_of_the_crawl_exits_2(tmp_path: Path) -> None:
+    other = start_server(tmp_path / "valkey")
+    try:
+        older = library_code().replace("local FORMAT = '1'", "local FORMAT = '0'")
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys, valkey; valkey.Valkey(port=int(sys.argv[1]))"
+                ".function_load(sys.stdin.read())",
+                str(other.port),
+            ],
+            input=older,
+            text=True,
+            check=True,
+        )
+        status, _, err = crawl_command(
+            "http://127.0.1.1/", "--state", other.url, "--data", str(tmp_path / "data")
+        )
+    finally:
+        other.stop()
+    assert status == EXIT_BAD_INPUT
+    assert "every worker of a crawl must be the same version" in err
+
+
+def test_workers_get_the_same_arguments_and_a_directory_each() -> None:
+    argv = [
+        "seeds.txt",
+        "--workers",
+        "3",
+        "--data",
+        "crawl",
+        "-s",
+        "x=1",
+        "--workers=3",
+        "--data=d",
+    ]
+    assert worker_arguments(argv, Path("crawl/w2")) == [
+        "seeds.txt",
+        "-s",
+        "x=1",
+        "--data",
+        "crawl/w2",
+    ]
