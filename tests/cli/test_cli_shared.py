@@ -10,11 +10,13 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import valkey
 from support.commands import crawl_command
 from support.keyvalue import StateServer, start_server
 
@@ -200,3 +202,65 @@ def test_workers_get_the_same_arguments_and_a_directory_each() -> None:
         "--data",
         "crawl/w2",
     ]
+
+
+def leases_of(server: StateServer, prefix: str, pid: int) -> int:
+    """URLs leased to the worker of process `pid`, read on the server."""
+    client = valkey.Valkey(port=server.port)
+    try:
+        for worker in client.hkeys(f"{prefix}workers"):
+            if worker.decode().split(":")[1] == str(pid):
+                return int(client.hlen(f"{prefix}leases:{worker.decode()}"))
+        return 0
+    finally:
+        client.close()
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_crawl_loses_nothing_and_no_host_is_asked_too_soon(
+    server: StateServer, web: tuple[Path, Path, dict[str, object]], tmp_path: Path
+) -> None:
+    """kill -9 one of two workers: the other takes its hosts once its heartbeat lapses (each
+    waiting a full interval), its leased URLs are fetched again, and nothing else twice."""
+    root, log, site = web
+    prefix = "cli-kill/"
+
+    def worker(name: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                str(root / "seeds.txt"),
+                "--state",
+                server.url,
+                "--data",
+                str(tmp_path / name),
+                "-s",
+                "politeness.min_delay=0",
+                "-s",
+                f"state.key_prefix={prefix}",
+                "-s",
+                "state.heartbeat=1",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    victim, survivor = worker("victim"), worker("survivor")
+    leased = leases_of(server, prefix, victim.pid)
+    deadline = time.monotonic() + 20
+    while leased == 0 and time.monotonic() < deadline:  # until the kill finds work in hand
+        time.sleep(0.02)
+        leased = leases_of(server, prefix, victim.pid)
+    victim.kill()
+    victim.wait()
+    _, err = survivor.communicate(timeout=60)
+    assert survivor.returncode == EXIT_OK, err
+    entries = testweb.read_log(log)
+    figures = testweb.politeness_figures(entries, 0.3)
+    assert figures["hosts_below_delay"] == [], figures["hosts_below_delay"]
+    assert testweb.completeness(entries, site)["missing"] == 0
+    assert leased > 0
+    assert figures["duplicates"] <= leased, (figures["duplicate_urls"], leased)
