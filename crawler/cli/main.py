@@ -69,6 +69,7 @@ Other commands:
   crawl search QUERY [--data DIR]            search the pages a crawl indexed
   crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines or CSV
   crawl status [--data DIR] [--json]         what the last run did, or a running crawl is doing
+  crawl status --state URL                   what a shared crawl's workers are doing
 """
 
 SUBCOMMANDS = ("robots", "search", "export", "status")
@@ -275,6 +276,12 @@ def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "holds no crawl.",
     )
     _add_data_option(parser)
+    parser.add_argument(
+        "--state",
+        metavar="URL",
+        help="the shared crawl in this Valkey or Redis server instead: URLs queued and leased, "
+        "hosts due and held, live workers, pages per second",
+    )
     parser.add_argument(
         "--json", action="store_true", help="the summary as JSON (summary.json, and 'running')"
     )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crawler.cli.cluster import cluster_status_command
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.report import summary
 from crawler.cli.summary_file import (
@@ -286,7 +287,12 @@ def find_status(data_dir: Path, max_wait: float) -> Status:
 def status_command(args: argparse.Namespace) -> int:
     """`crawl status [--data DIR] [--json]`: the exit status (2, through StateError, when the
     directory holds no crawl)."""
-    config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
+    overrides = list(args.overrides)
+    if args.state is not None:
+        overrides += ["state.backend=redis", f"state.url={args.state}"]
+    config = load_config(args.config, overrides)  # even with --data: a bad -c is reported
+    if config.state.backend == "redis":
+        return cluster_status_command(config, as_json=args.json)
     data_dir = Path(args.data) if args.data is not None else Path(config.output.data_dir)
     status = find_status(data_dir, config.politeness.max_wait)
     if args.json:
