@@ -158,6 +158,8 @@ class Scheduler:
             self._update_stats(self._clock.now())
 
     def _launch_due(self, launcher: Launcher, now: float) -> None:
+        if self.shared is not None and not self.shared.may_launch():
+            return  # the claim loop ends the crawl: this worker may have been given up
         launched = 0
         while self._may_launch(now):
             if launched == LAUNCH_BATCH:

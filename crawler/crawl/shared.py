@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -225,6 +226,11 @@ class SharedHosts:
             requeued=requeued,
         )
         self._poke.set()
+
+    def may_launch(self) -> bool:
+        """Whether this worker may still start requests: not once its heartbeat could have
+        lapsed, when the others may have given its hosts to someone else."""
+        return time.monotonic() < self.schedule.alive_until
 
     def poke(self) -> None:
         self._poke.set()
