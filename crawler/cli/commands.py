@@ -23,7 +23,7 @@ from crawler.output.search import (
     export_skips,
     find_index,
     not_yet_searchable,
-    search,
+    search_shards,
 )
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt
@@ -111,8 +111,9 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 def search_command(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
-    data_dir = _data_dir(args)
-    hits = search(data_dir, query, limit=args.limit, fts=args.fts)
+    config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
+    shards = [data_directory(where, config) for where in args.data or [None]]
+    hits = search_shards(shards, query, limit=args.limit, fts=args.fts)
     for rank, hit in enumerate(hits, 1):
         if args.json:
             print(
@@ -127,7 +128,7 @@ def search_command(args: argparse.Namespace) -> int:
             print(f"    {snippet}")
     if not hits and not args.json:
         print(f"no results for {query!r}")
-    waiting = not_yet_searchable(data_dir)
+    waiting = sum(not_yet_searchable(shard) for shard in shards)
     if waiting:
         print(
             f"crawl search: {counted(waiting, 'page')} stored but not yet searchable: the crawl "

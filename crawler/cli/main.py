@@ -219,13 +219,21 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         'searched as written (c++, foo-bar, AND on its own). Recognised where they stand: "a '
         'phrase" in double quotes, AND/OR/NOT in capitals between two words, prefix*, '
         "title:word and text:word. --fts hands QUERY to SQLite FTS5 as written, for the rest of "
-        "its syntax (parentheses, NEAR).",
+        "its syntax (parentheses, NEAR). With several --data, the indexes of a shared crawl's "
+        "workers are searched together, their results merged.",
     )
     parser.add_argument("query", nargs="+", metavar="QUERY", help="what to look for")
     parser.add_argument(
         "--fts", action="store_true", help="QUERY is FTS5 query syntax, taken as written"
     )
-    _add_data_option(parser)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help=f"data directory (default: output.data_dir, which is {_DATA_DIR} unless set); "
+        "repeat it to search several (a shared crawl's workers' DIR/w1, DIR/w2, ...)",
+    )
     parser.add_argument(
         "--limit", type=_positive, default=10, metavar="N", help="at most N results (10)"
     )

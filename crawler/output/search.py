@@ -51,6 +51,7 @@ __all__ = [
     "find_index",
     "not_yet_searchable",
     "search",
+    "search_shards",
 ]
 
 EXPORT_FORMATS = ("jsonl", "csv")
@@ -77,6 +78,9 @@ class SearchHit:
     """A few words of the page's text around the matches, matches between the highlight marks."""
     score: float
     """Relevance, higher is better (negated bm25; title matches weigh 10 times text matches)."""
+    tier: int = 0
+    """Which tier of the results the page is in, higher first: its title begins with the query,
+    its title or headings hold it, or neither (0); `score` orders the pages within a tier."""
 
 
 def find_index(directory: Path) -> Path:
@@ -284,7 +288,7 @@ def search(
             if error.sqlite_errorname != "SQLITE_ERROR":
                 raise
             raise SearchError(f"bad search query {query!r}: {error}") from error
-        hits = [_hit(*row[:4]) for row in rows]
+        hits = [_hit(*row) for row in rows]
     return hits
 
 
@@ -297,15 +301,32 @@ def not_yet_searchable(directory: Path) -> int:
         return int(connection.execute("SELECT count(*) FROM unindexed").fetchone()[0])
 
 
-def _hit(url: object, title: object, snippet: object, rank: object) -> SearchHit:
+def _hit(url: object, title: object, snippet: object, rank: object, tier: object) -> SearchHit:
     if (
         not isinstance(url, str)
         or not isinstance(title, str | None)
         or not isinstance(snippet, str | None)
         or not isinstance(rank, int | float)
+        or not isinstance(tier, int)
     ):
         raise TypeError(f"a result row of the wrong types: {reprlib.repr((url, title, rank))}")
-    return SearchHit(url, title, unmarked(snippet or ""), -rank)
+    return SearchHit(url, title, unmarked(snippet or ""), -rank, tier)
+
+
+def search_shards(
+    directories: Sequence[Path], query: str, *, limit: int = 10, fts: bool = False
+) -> list[SearchHit]:
+    """`search` over several data directories, merged: the shards of a shared crawl, one per
+    worker. Tiers first, then scores (each shard's BM25 weighs terms by its own pages: any worker
+    takes any host, so each shard is a sample of the whole crawl and its weights are close to the
+    whole's); a URL found in several shards (fetched again after a worker was killed) once."""
+    if len(directories) == 1:
+        return search(directories[0], query, limit=limit, fts=fts)
+    hits = [hit for where in directories for hit in search(where, query, limit=limit, fts=fts)]
+    best: dict[str, SearchHit] = {}
+    for hit in sorted(hits, key=lambda hit: (-hit.tier, -hit.score)):
+        best.setdefault(hit.url, hit)
+    return list(best.values())[:limit]
 
 
 def _check_format(format: str) -> None:

@@ -19,7 +19,7 @@ import crawler.output.index
 from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
-from crawler.output.search import SearchHit, export_pages, search
+from crawler.output.search import SearchHit, export_pages, search, search_shards
 
 SEARCH = importlib.import_module("crawler.output.search")
 """The module (`crawler.output.search` is the function the package exports)."""
@@ -764,3 +764,29 @@ def test_a_title_that_begins_with_a_one_word_query_ranks_first(tmp_path: Path) -
     ]
     # Two words are not a name a title begins with: BM25 and the headings decide.
     assert urls(search(tmp_path, "pickle developers"))[0] == "https://docs.test/pickletools"
+
+
+def test_the_shards_of_a_shared_crawl_are_searched_as_one(tmp_path: Path) -> None:
+    """Each worker of a shared crawl writes its own index: searched together, tiers stay first
+    (a page titled by the word before pages that only mention it, whichever shard holds them),
+    and a page two workers both stored (fetched again after a kill) comes once."""
+    first, second = tmp_path / "w1", tmp_path / "w2"
+    write(
+        first,
+        *filler(),
+        record("https://a.test/mentions", "quayside lights and the quayside wall"),
+        record("https://a.test/twice", "a quayside"),
+    )
+    write(
+        second,
+        *filler(),
+        record("https://b.test/defines", "what it is", title="Quayside"),
+        record("https://a.test/twice", "a quayside"),
+    )
+    hits = search_shards([first, second], "quayside", limit=10)
+    assert urls(hits)[0] == "https://b.test/defines"
+    assert sorted(urls(hits)) == sorted(
+        ["https://b.test/defines", "https://a.test/mentions", "https://a.test/twice"]
+    )
+    assert urls(search_shards([first, second], "quayside", limit=1)) == ["https://b.test/defines"]
+    assert search_shards([first], "quayside") == search(first, "quayside")
