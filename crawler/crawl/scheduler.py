@@ -104,7 +104,7 @@ class Scheduler:
         self._elapsed_before = self._stats.elapsed
         if self.shared is not None:
             self._claiming = asyncio.create_task(
-                self.shared.claim_loop(self._room_to_claim, self.claimed)
+                self.shared.claim_loop(self._room_to_claim, self.claimed, self._schedule.discard)
             )
             self._claiming.add_done_callback(lambda _: self._wake.set())
         try:

@@ -30,6 +30,7 @@ from typing import Any
 from crawler.config import Config
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.hosts import Host, HostTable
+from crawler.errors import SharedStateError
 from crawler.frontier import QueuedUrl
 from crawler.politeness import Politeness
 from crawler.robots.entry import RobotsEntry, RobotsStore
@@ -128,6 +129,13 @@ class ClaimedFrontier:
             del self._queues[origin]
         self._started.add(item.url)
         return item
+
+    def forget(self) -> None:
+        """The server gave back every URL this worker held (it was lost and came back): none is
+        this worker's to fetch, give back or mark done any more."""
+        self._queues.clear()
+        self._leases.clear()
+        self._started.clear()
 
     def give_back(self, origin: str) -> tuple[str, list[str]]:
         """The host is released: (the lease of its claimed URL if it was not started, '' else;
@@ -236,10 +244,36 @@ class SharedHosts:
         self._poke.set()
 
     async def claim_loop(
-        self, capacity: Callable[[], int], wake: Callable[[Host, float], None]
+        self,
+        capacity: Callable[[], int],
+        wake: Callable[[Host, float], None],
+        drop: Callable[[str], None],
     ) -> None:
         """Claim due hosts while the worker has room (`capacity()`), hand each to `wake`, and
-        send what is buffered; ends when the whole crawl has nothing left."""
+        send what is buffered; ends when the whole crawl has nothing left. When the server is
+        lost, start nothing, reach it again, and `drop` every host held before (crawler.state.
+        shared.schedule, `recover`)."""
+        while True:
+            try:
+                await self._claim_until_done(capacity, wake)
+                return
+            except SharedStateError:
+                if not self.schedule.lost:
+                    raise
+                log.warning(
+                    "lost the state server %s: starting nothing until it is back",
+                    self.schedule.crawl.connection.address,
+                )
+                for origin in self._claimed:
+                    drop(origin)
+                self._claimed.clear()
+                self._frontier.forget()
+                await self.schedule.recover(self._config.state.url)
+                log.warning("the state server is back: this worker rejoined the crawl")
+
+    async def _claim_until_done(
+        self, capacity: Callable[[], int], wake: Callable[[Host, float], None]
+    ) -> None:
         schedule = self.schedule
         limits = self._config.limits
         quiet = 0

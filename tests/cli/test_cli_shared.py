@@ -264,3 +264,58 @@ def test_a_worker_killed_mid_crawl_loses_nothing_and_no_host_is_asked_too_soon(
     assert testweb.completeness(entries, site)["missing"] == 0
     assert leased > 0
     assert figures["duplicates"] <= leased, (figures["duplicate_urls"], leased)
+
+
+@pytest.mark.slow
+def test_the_server_restarting_mid_crawl_pauses_the_workers_and_no_host_is_asked_too_soon(
+    web: tuple[Path, Path, dict[str, object]], tmp_path: Path
+) -> None:
+    """kill -9 the server (its append-only file on) with two workers crawling, and start it again
+    on its port: the workers start nothing meanwhile, come back, and the crawl ends complete,
+    every gap at least the delay (each host waits an interval after the restart)."""
+    root, log, site = web
+    server = start_server(tmp_path / "valkey", persist=True)
+    prefix = "cli-restart/"
+    workers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                str(root / "seeds.txt"),
+                "--state",
+                server.url,
+                "--data",
+                str(tmp_path / name),
+                "-s",
+                "politeness.min_delay=0",
+                "-s",
+                f"state.key_prefix={prefix}",
+                "-s",
+                "state.heartbeat=1",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("w1", "w2")
+    ]
+    try:
+        deadline = time.monotonic() + 20
+        while not all(leases_of(server, prefix, w.pid) for w in workers):  # both mid-crawl
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        server.stop(kill=True)
+        time.sleep(0.5)
+        server = start_server(tmp_path / "valkey", persist=True, port=server.port)
+        errors = [worker.communicate(timeout=90)[1] for worker in workers]
+    finally:
+        for worker in workers:
+            worker.kill()
+        server.stop()
+    assert [worker.returncode for worker in workers] == [EXIT_OK, EXIT_OK], errors
+    assert all("the state server is back" in err for err in errors), errors
+    entries = testweb.read_log(log)
+    figures = testweb.politeness_figures(entries, 0.3)
+    assert figures["hosts_below_delay"] == [], figures["hosts_below_delay"]
+    assert testweb.completeness(entries, site)["missing"] == 0

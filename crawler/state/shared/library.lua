@@ -37,10 +37,11 @@ local function worker_alive(p, wid)
   return redis.call('EXISTS', p .. 'hb:' .. wid) == 1
 end
 
--- crawler_open(prefix, format, buckets): the crawl's run record, made if new. Returns
--- {format, buckets}; an error when the record was written by another format.
+-- crawler_open(prefix, format, buckets, run_id): the crawl's run record, made if new, with the
+-- server's run_id (crawler_recover tells a restart by it). Returns {format, buckets}; an error
+-- when the record was written by another format.
 local function open(keys, args)
-  local p, format, buckets = args[1], args[2], args[3]
+  local p, format, buckets, run_id = args[1], args[2], args[3], args[4]
   if format ~= FORMAT then
     return redis.error_reply('FORMAT this server\'s crawler library speaks format ' .. FORMAT ..
       ', the worker format ' .. format)
@@ -52,7 +53,8 @@ local function open(keys, args)
       ', this worker speaks format ' .. FORMAT)
   end
   if not found then
-    redis.call('HSET', run, 'format', FORMAT, 'buckets', buckets, 'created', num(now_us()))
+    redis.call('HSET', run, 'format', FORMAT, 'buckets', buckets, 'created', num(now_us()),
+      'run_id', run_id)
   end
   return {FORMAT, redis.call('HGET', run, 'buckets')}
 end
@@ -127,7 +129,7 @@ local function claim(keys, args)
         redis.call('ZREM', due, origin)
       else
         started = started + 1
-        redis.call('HSET', h, 'holder', wid, 'claimed', num(now))
+        redis.call('HSET', h, 'holder', wid, 'claimed', num(now), 'asked', '1')
         redis.call('HINCRBY', h, 'pages', 1)
         redis.call('ZADD', due, num(now + lease), origin)
         redis.call('SADD', p .. 'claims:' .. wid, origin)
@@ -273,6 +275,37 @@ local function leave(keys, args)
   return reap_worker(args[1], args[2], now_us(), tonumber(args[3]))
 end
 
+-- crawler_recover(prefix, run_id, default_interval_us): the server restarted (its run_id is new)
+-- and may have lost its last second of writes, claims among them: so every worker is reaped,
+-- as if dead (they join again), and every host ever claimed waits a full interval from now
+-- (default_interval_us when its interval is unknown); a host never asked needs no wait. Once
+-- per restart, whichever worker comes first. Returns 1 when it recovered, 0 when another had.
+local function recover(keys, args)
+  local p, run_id, default_interval = args[1], args[2], tonumber(args[3])
+  local run = p .. 'run'
+  if redis.call('HGET', run, 'run_id') == run_id then
+    return 0
+  end
+  redis.call('HSET', run, 'run_id', run_id)
+  local now = now_us()
+  for _, wid in ipairs(redis.call('HKEYS', p .. 'workers')) do
+    reap_worker(p, wid, now, default_interval)
+  end
+  local due = p .. 'due'
+  local hosts = redis.call('ZRANGE', due, 0, -1)
+  for _, origin in ipairs(hosts) do
+    local h = p .. 'h:' .. origin
+    if redis.call('HEXISTS', h, 'asked') == 1 then
+      local interval = tonumber(redis.call('HGET', h, 'interval') or '') or default_interval
+      local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
+      local next_start = math.max(not_before, now + interval)
+      redis.call('HSET', h, 'not_before', num(next_start))
+      redis.call('ZADD', due, num(next_start), origin)
+    end
+  end
+  return 1
+end
+
 -- crawler_status(prefix): {now, pending, leased, hosts scheduled, hosts due now, hosts held,
 -- live workers, registered workers, next due ('' when none), pages started}.
 local function status(keys, args)
@@ -311,4 +344,5 @@ redis.register_function('crawler_done', done)
 redis.register_function{function_name = 'crawler_robots', callback = robots, flags = {'no-writes'}}
 redis.register_function('crawler_reap', reap)
 redis.register_function('crawler_leave', leave)
+redis.register_function('crawler_recover', recover)
 redis.register_function{function_name = 'crawler_status', callback = status, flags = {'no-writes'}}

@@ -162,9 +162,32 @@ class SharedCrawl:
 
     async def open(self, buckets: int = DEFAULT_BUCKETS) -> int:
         """Make the crawl's run record if new; the crawl's bucket count (the first worker's)."""
-        reply = await self._call("crawler_open", FORMAT, buckets)
+        reply = await self._call("crawler_open", FORMAT, buckets, await self.server_run_id())
         assert isinstance(reply, list)
         return int(reply[1])
+
+    async def server_run_id(self) -> str:
+        """The server process's run_id: a new one means it restarted."""
+        try:
+            info = await self.connection.execute("INFO", "server")
+        except ReplyError as error:
+            raise SharedStateError(f"state server {self.connection.address}: {error}") from None
+        for line in info.decode(errors="replace").splitlines():
+            if line.startswith("run_id:"):
+                return str(line.split(":", 1)[1].strip())
+        raise SharedStateError(f"state server {self.connection.address} gives no run_id")
+
+    async def recover(self, default_interval_us: int) -> bool:
+        """After the server restarted: reap every worker, hold every host an interval (once per
+        restart); True when this call did it."""
+        run_id = await self.server_run_id()
+        return bool(await self._call("crawler_recover", run_id, max(0, default_interval_us)) == 1)
+
+    async def has_crawl(self) -> bool:
+        """Whether the server holds the crawl's run record (a server restarted without its data
+        does not)."""
+        found = await self.connection.execute("HEXISTS", f"{self.prefix}run", "format")
+        return bool(found == 1)
 
     async def heartbeat(self, ttl_ms: int, info: str = "") -> int:
         """The worker is alive for `ttl_ms` more; the server's TIME."""

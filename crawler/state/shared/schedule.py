@@ -35,10 +35,14 @@ from crawler.state.shared.library import (
 )
 from crawler.state.shared.resp import ReplyError, RespConnection
 
-__all__ = ["GUARD_MARGIN", "SharedSchedule", "new_worker_id"]
+__all__ = ["GUARD_MARGIN", "RECONNECT_FOR", "SharedSchedule", "new_worker_id"]
 
 GUARD_MARGIN = 0.5
 """Seconds before its heartbeat could lapse that a worker stops starting requests."""
+RECONNECT_FOR = 120.0
+"""Seconds a worker tries to reach its server again after losing it, before it stops."""
+RECONNECT_WAIT = (0.1, 2.0)
+"""First and longest wait between two tries (doubling)."""
 
 
 def new_worker_id() -> str:
@@ -67,7 +71,10 @@ class SharedSchedule:
         self.alive_until = 0.0
         """Monotonic time after which this worker may have been reaped."""
         self._beating: asyncio.Task[None] | None = None
+        self._back = asyncio.Event()
+        self._back.set()
         self.ticks = 0
+        self.recoveries = 0
 
     @classmethod
     async def open(
@@ -167,11 +174,19 @@ class SharedSchedule:
                     max_pages_per_host,
                 ]
             )
+        sent = (self._done, self._offers)
         self._releases, self._done, self._offers = [], [], []
         if not commands:
             return None
         self.ticks += 1
-        replies = await crawl.connection.pipeline(commands)
+        try:
+            replies = await crawl.connection.pipeline(commands)
+        except SharedStateError:
+            # The server may not have them: offers and done-marks are sent again once it is back
+            # (both are idempotent). Releases are void then (`recover`).
+            self._done = sent[0] + self._done
+            self._offers = sent[1] + self._offers
+            raise
         for reply in replies:
             if isinstance(reply, ReplyError):
                 raise SharedStateError(f"state server {crawl.connection.address}: {reply}")
@@ -183,14 +198,65 @@ class SharedSchedule:
         self.alive_until = sent + self.heartbeat_ttl - GUARD_MARGIN
 
     async def _beat_forever(self) -> None:
-        """Renew the heartbeat three times a TTL, and reap dead workers once a TTL."""
+        """Renew the heartbeat three times a TTL, and reap dead workers once a TTL. While the
+        server is lost, wait for `recover`."""
         beats = 0
         while True:
             await asyncio.sleep(self.heartbeat_ttl / 3)
-            await self.beat()
-            beats += 1
-            if beats % 3 == 0:
-                await self.crawl.reap(round(self.default_interval * 1e6))
+            await self._back.wait()
+            try:
+                await self.beat()
+                beats += 1
+                if beats % 3 == 0:
+                    await self.crawl.reap(round(self.default_interval * 1e6))
+            except SharedStateError:
+                if not self.lost:
+                    raise
+
+    @property
+    def lost(self) -> bool:
+        """The connection to the server is gone (the server stopped, or the network)."""
+        return self.crawl.connection.closed
+
+    async def recover(self, url: str) -> None:
+        """After the server was lost: stop counting as alive, reach it again (for up to
+        RECONNECT_FOR seconds), and rejoin the crawl. A server that restarted may have lost its
+        last writes, claims among them: the first worker back reaps every worker and holds every
+        host a full interval (crawler_recover). Whatever happened, this worker gives back what
+        it held (`leave`: its hosts wait an interval, its leased URLs go back to their queues)
+        and starts afresh; the releases it had not sent are void. SharedStateError when the
+        server stays away, or came back without the crawl (its data lost)."""
+        self.alive_until = 0.0
+        self._back.clear()
+        self.recoveries += 1
+        deadline = time.monotonic() + RECONNECT_FOR
+        wait, longest = RECONNECT_WAIT
+        address = self.crawl.connection.address
+        while True:
+            try:
+                connection = await RespConnection.open(url, timeout=min(5.0, self.heartbeat_ttl))
+                break
+            except SharedStateError:
+                if time.monotonic() + wait > deadline:
+                    raise SharedStateError(
+                        f"the state server {address} was lost and did not come back in "
+                        f"{RECONNECT_FOR:g} s"
+                    ) from None
+                await asyncio.sleep(wait)
+                wait = min(longest, wait * 2)
+        self.crawl.connection = connection
+        await load_library(connection)
+        if not await self.crawl.has_crawl():
+            raise SharedStateError(
+                f"the state server {address} came back without this crawl's state: was its "
+                "persistence off (appendonly no)? The crawl cannot go on from it"
+            )
+        interval_us = round(self.default_interval * 1e6)
+        await self.crawl.recover(interval_us)
+        await self.crawl.leave(interval_us)
+        self._releases = []
+        await self.beat()
+        self._back.set()
 
     def check_alive(self) -> None:
         """SharedStateError when the heartbeat task died or the worker may have been reaped."""
