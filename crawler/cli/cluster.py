@@ -1,5 +1,9 @@
-"""`crawl status --state URL`: what a shared crawl is doing, read from its server. Reads only:
-it joins nothing, and takes one second (two readings, for the pages per second)."""
+"""What a shared crawl's server holds, for the commands that are not workers:
+- `crawl status --state URL`: what the crawl is doing. Reads only: it joins nothing, and takes
+  one second (two readings, for the pages per second).
+- `crawl reset --state URL`: the shared crawl's --fresh. It deletes the crawl's keys (those under
+  state.key_prefix), after asking; it refuses while a worker is alive, since that worker would go
+  on with a crawl half gone."""
 
 from __future__ import annotations
 
@@ -11,12 +15,12 @@ from dataclasses import asdict
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.text import fit_for
 from crawler.config import Config
-from crawler.errors import SharedStateError
+from crawler.errors import ConfigError, SharedStateError
 from crawler.runtime import run
 from crawler.state.shared.library import ClusterStatus, SharedCrawl
 from crawler.state.shared.resp import ReplyError, RespConnection
 
-__all__ = ["SAMPLE_SECONDS", "cluster_status_command", "cluster_text"]
+__all__ = ["SAMPLE_SECONDS", "cluster_reset_command", "cluster_status_command", "cluster_text"]
 
 SAMPLE_SECONDS = 1.0
 
@@ -85,3 +89,62 @@ def cluster_status_command(config: Config, *, as_json: bool) -> int:
     text = cluster_text(str(config.state.url), config.state.key_prefix, first, last)
     print(fit_for(sys.stdout, text))
     return EXIT_OK
+
+
+async def _reset(config: Config, *, confirm: bool) -> int:
+    prefix = config.state.key_prefix
+    connection = await RespConnection.open(config.state.url)
+    try:
+        # Read without the crawl's functions: a server may hold keys and no functions.
+        workers = await connection.execute("HKEYS", f"{prefix}workers")
+        beats = await connection.pipeline(
+            [("EXISTS", f"{prefix}hb:{worker.decode()}") for worker in workers]
+        )
+        alive = sum(beat == 1 for beat in beats)
+        if alive:
+            raise SharedStateError(
+                f"the crawl under {prefix!r} on {connection.address} has {alive} live "
+                f"worker{'s' if alive != 1 else ''}: stop {'them' if alive != 1 else 'it'} first "
+                "(a worker goes on with whatever the crawl still holds)"
+            )
+        keys: list[bytes] = []
+        cursor = b"0"
+        while True:
+            cursor, found = await connection.execute(
+                "SCAN", cursor, "MATCH", _pattern(prefix), "COUNT", 1000
+            )
+            keys += found
+            if cursor == b"0":
+                break
+        if not keys:
+            print(f"crawl reset: nothing under {prefix!r} on {connection.address}", file=sys.stderr)
+            return EXIT_OK
+        what = f"{len(keys):,} keys of the crawl under {prefix!r} on {connection.address}"
+        if confirm and not _ask(f"crawl reset: delete {what}? [y/N] "):
+            print("crawl reset: nothing deleted", file=sys.stderr)
+            return EXIT_OK
+        for first in range(0, len(keys), 1000):
+            await connection.execute("UNLINK", *keys[first : first + 1000])
+        print(f"crawl reset: deleted {what}", file=sys.stderr)
+        return EXIT_OK
+    finally:
+        connection.close()
+
+
+def _pattern(prefix: str) -> str:
+    """A SCAN pattern for the keys beginning with `prefix`, its glob characters escaped."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in prefix) + "*"
+
+
+def _ask(question: str) -> bool:
+    if sys.stdin is None or not sys.stdin.isatty():
+        raise ConfigError(
+            "crawl reset: standard input is not a terminal to ask on: give --yes to delete "
+            "without asking"
+        )
+    print(question, end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def cluster_reset_command(config: Config, *, yes: bool) -> int:
+    return run(_reset(config, confirm=not yes))

@@ -24,6 +24,7 @@ import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from crawler.cli.cluster import cluster_reset_command
 from crawler.cli.commands import export_command, robots_command, search_command
 from crawler.cli.crawling import crawl_command
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
@@ -31,6 +32,7 @@ from crawler.cli.logs import LOG_FORMATS
 from crawler.cli.options import add_shortcuts, default_of
 from crawler.cli.report import version_text
 from crawler.cli.status import status_command
+from crawler.config import load_config
 from crawler.errors import CrawlerError
 from crawler.output.search import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
@@ -70,9 +72,10 @@ Other commands:
   crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines or CSV
   crawl status [--data DIR] [--json]         what the last run did, or a running crawl is doing
   crawl status --state URL                   what a shared crawl's workers are doing
+  crawl reset --state URL [--yes]            start a shared crawl over (no worker may be alive)
 """
 
-SUBCOMMANDS = ("robots", "search", "export", "status")
+SUBCOMMANDS = ("robots", "search", "export", "status", "reset")
 
 
 def _add_config_options(
@@ -188,6 +191,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_search_parser(commands)
     _add_export_parser(commands)
     _add_status_parser(commands)
+    _add_reset_parser(commands)
     return parser
 
 
@@ -296,11 +300,31 @@ def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     _add_config_options(parser, "output.data_dir=last-week")
 
 
+def _add_reset_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "reset",
+        help="start a shared crawl over: delete its state on the server",
+        description="Delete the keys of the shared crawl (those beginning with state.key_prefix) "
+        "on the Valkey or Redis server URL names, after asking: the --fresh of a crawl shared by "
+        "workers. Refuses, with exit status 2, while a worker of the crawl is alive. Pages stay "
+        "in the workers' data directories.",
+    )
+    parser.add_argument("--state", metavar="URL", required=True, help="redis://HOST:PORT/DB")
+    parser.add_argument("--yes", action="store_true", help="do not ask")
+    _add_config_options(parser, "state.key_prefix=news/")
+
+
+def reset_command(args: argparse.Namespace) -> int:
+    overrides = [*args.overrides, "state.backend=redis", f"state.url={args.state}"]
+    return cluster_reset_command(load_config(args.config, overrides), yes=args.yes)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "robots": robots_command,
     "search": search_command,
     "export": export_command,
     "status": status_command,
+    "reset": reset_command,
 }
 
 

@@ -319,3 +319,38 @@ def test_the_server_restarting_mid_crawl_pauses_the_workers_and_no_host_is_asked
     figures = testweb.politeness_figures(entries, 0.3)
     assert figures["hosts_below_delay"] == [], figures["hosts_below_delay"]
     assert testweb.completeness(entries, site)["missing"] == 0
+
+
+def test_reset_deletes_the_crawls_keys_and_refuses_while_a_worker_lives(
+    server: StateServer,
+) -> None:
+    prefix = "cli-reset/"
+    client = valkey.Valkey(port=server.port)
+    try:
+        client.set(f"{prefix}run", "x")
+        client.set("other/run", "kept")
+        client.hset(f"{prefix}workers", "alive:1:a", "w")
+        client.set(f"{prefix}hb:alive:1:a", "w", px=20_000)
+        status, _, err = crawl_command(
+            "reset", "--state", server.url, "-s", f"state.key_prefix={prefix}", "--yes"
+        )
+        assert status == EXIT_BAD_INPUT
+        assert "has 1 live worker: stop it first" in err
+        status, _, err = crawl_command(
+            "reset", "--state", server.url, "-s", f"state.key_prefix={prefix}"
+        )
+        assert status == EXIT_BAD_INPUT  # still alive, whatever the answer would be
+        client.delete(f"{prefix}hb:alive:1:a")
+        status, _, err = crawl_command(
+            "reset", "--state", server.url, "-s", f"state.key_prefix={prefix}"
+        )
+        assert status == EXIT_BAD_INPUT
+        assert "give --yes" in err  # no terminal to ask on
+        status, _, err = crawl_command(
+            "reset", "--state", server.url, "-s", f"state.key_prefix={prefix}", "--yes"
+        )
+        assert status == EXIT_OK, err
+        assert "deleted 2 keys" in err
+        assert client.keys(f"{prefix}*") == [] and client.get("other/run") == b"kept"
+    finally:
+        client.close()
