@@ -18,7 +18,7 @@ import asyncio
 import functools
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from crawler.config import Config
 from crawler.crawl.checkpoint import Checkpointer
@@ -135,6 +135,13 @@ class HostWork:
         self.scope = self._scope()
         for url in normal:
             self.offer(url, 0)
+
+    def widen_scope(self, seeds: Sequence[str]) -> None:
+        """Seeds another worker of a shared crawl gave: the scope is theirs too (their URLs are
+        that worker's to queue)."""
+        self._run.add_seeds(seeds)
+        self._seeds = set(self._run.seeds())
+        self.scope = self._scope()
 
     def _scope(self) -> Scope:
         """The scope of every seed given so far, and of every host their redirects led to."""

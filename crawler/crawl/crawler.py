@@ -301,8 +301,10 @@ class Crawler:
         self._work.resume()
         seeds = list(seeds)
         if self._shared is not None:
-            # The crawl's scope is every worker's seeds.
-            run.add_seeds(await self._shared.schedule.seeds(_normal(seeds)))
+            # The crawl's scope is every worker's seeds: those known now, and those added later.
+            known = await self._shared.schedule.seeds(_normal(seeds))
+            run.add_seeds(known)
+            self._shared.seeds_known(known, self._work.widen_scope)
         self._work.add_seeds(seeds)
         self._work.release_held()
         if self._finished_before:

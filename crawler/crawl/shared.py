@@ -24,7 +24,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from crawler.config import Config
@@ -43,11 +43,11 @@ from crawler.state.codec import (
     rules_from_json,
     rules_json,
 )
-from crawler.state.shared.library import Claim
+from crawler.state.shared.library import Claim, ClusterStatus
 from crawler.state.shared.schedule import SharedSchedule
 from crawler.stats import Outcome
 
-__all__ = ["ClaimedFrontier", "SharedHosts", "host_record", "item_text"]
+__all__ = ["ClaimedFrontier", "SharedHosts", "cluster_end", "host_record", "item_text"]
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +196,8 @@ class SharedHosts:
         self._claimed: dict[str, str] = {}
         """Origins this worker holds -> the robots.txt version it had when claiming."""
         self._poke = asyncio.Event()
+        self._seeds_known = 0
+        self._widen_scope: Callable[[Sequence[str]], None] = lambda seeds: None
         self.finished = False
         self.outcome: Outcome = "finished"
 
@@ -234,6 +236,14 @@ class SharedHosts:
             requeued=requeued,
         )
         self._poke.set()
+
+    def seeds_known(
+        self, seeds: Sequence[str], widen_scope: Callable[[Sequence[str]], None]
+    ) -> None:
+        """The crawl's seeds as this worker read them, and how to widen its scope when the claims
+        say there are more (every worker's scope is every worker's seeds)."""
+        self._seeds_known = len(seeds)
+        self._widen_scope = widen_scope
 
     def may_launch(self) -> bool:
         """Whether this worker may still start requests: not once its heartbeat could have
@@ -294,17 +304,16 @@ class SharedHosts:
                     quiet = 0
                     continue
             if not self._claimed and not schedule.buffered and want > 0:
-                status = await schedule.status()
-                limit = limits.max_pages
-                over = limit is not None and status.pages_started >= limit
-                if status.leased == 0 and status.held == 0 and (status.pending == 0 or over):
-                    quiet += 1
-                    if quiet >= FINISHED_CHECKS:
-                        self.outcome = "page limit" if over and status.pending else "finished"
-                        self.finished = True
-                        return
-                else:
-                    quiet = 0
+                ending = cluster_end(
+                    await schedule.status(),
+                    max_pages=limits.max_pages,
+                    max_wait=self._config.politeness.max_wait,
+                )
+                quiet = quiet + 1 if ending is not None else 0
+                if ending is not None and quiet >= FINISHED_CHECKS:
+                    self.outcome = ending
+                    self.finished = True
+                    return
             self._poke.clear()
             if schedule.buffered:
                 continue
@@ -314,6 +323,12 @@ class SharedHosts:
     async def _take(self, claim: Claim, wake: Callable[[Host, float], None]) -> None:
         if not claim.hosts:
             return
+        if claim.seeds != self._seeds_known:
+            # Another worker added seeds: they widen the scope, before any page is read here
+            # that may link into it.
+            seeds = await self.schedule.seeds(())
+            self._seeds_known = len(seeds)
+            self._widen_scope(seeds)
         wanted = [
             host.origin
             for host in claim.hosts
@@ -339,6 +354,22 @@ class SharedHosts:
 
     def __repr__(self) -> str:
         return f"SharedHosts({len(self._claimed)} held, {self.schedule!r})"
+
+
+def cluster_end(status: ClusterStatus, *, max_pages: int | None, max_wait: float) -> Outcome | None:
+    """How the whole crawl ends, as `status` shows it, or None while it goes on: nothing queued,
+    leased or held (finished); only URLs past limits.max_pages left (page limit); or nothing
+    leased or held and the next host due more than politeness.max_wait away (deferred: its
+    URLs stay queued for a later run)."""
+    if status.leased or status.held:
+        return None
+    if status.pending == 0:
+        return "finished"
+    if max_pages is not None and status.pages_started >= max_pages:
+        return "page limit"
+    if status.next_due_us is not None and (status.next_due_us - status.now_us) / 1e6 > max_wait:
+        return "deferred"
+    return None
 
 
 def _version(entry: RobotsEntry | None) -> str:

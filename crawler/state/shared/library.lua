@@ -96,10 +96,11 @@ local function offer(keys, args)
 end
 
 -- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host): hold up to `most`
--- due hosts, and lease the next URL of each. Returns {now, next_due, origin1, item1, timing1,
--- robots_at1, ...}: next_due is the earliest score left in `due` ('' when none), timing the
--- host's opaque timing record ('' when new), robots_at the version of its robots.txt entry
--- ('' when none is stored; crawler_robots gives it).
+-- due hosts, and lease the next URL of each. Returns {now, next_due, seeds, origin1, item1,
+-- timing1, robots_at1, ...}: next_due is the earliest score left in `due` ('' when none), seeds
+-- how many seeds the crawl has (a worker that knows fewer reads them: they set the scope),
+-- timing the host's opaque timing record ('' when new), robots_at the version of its
+-- robots.txt entry ('' when none is stored; crawler_robots gives it).
 local function claim(keys, args)
   local p, wid = args[1], args[2]
   local lease, most = tonumber(args[3]), tonumber(args[4])
@@ -109,7 +110,7 @@ local function claim(keys, args)
   end
   local now = now_us()
   local due = p .. 'due'
-  local out = {num(now), ''}
+  local out = {num(now), '', redis.call('SCARD', p .. 'seeds')}
   local hosts = redis.call('ZRANGE', due, '-inf', num(now), 'BYSCORE', 'LIMIT', 0, most)
   local started = tonumber(redis.call('GET', p .. 'pages_started') or '0')
   for _, origin in ipairs(hosts) do

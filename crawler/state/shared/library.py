@@ -108,6 +108,8 @@ class Claim:
     next_due_us: int | None
     """The earliest next start left in the schedule, None when no host is scheduled."""
     hosts: tuple[ClaimedHost, ...]
+    seeds: int = 0
+    """How many seeds the crawl has: every worker's scope is all of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +140,10 @@ def claim_from_reply(reply: Any) -> Claim:
     hosts = tuple(
         ClaimedHost(origin.decode(), item.decode(), timing.decode(), robots_at.decode())
         for origin, item, timing, robots_at in zip(
-            reply[2::4], reply[3::4], reply[4::4], reply[5::4], strict=True
+            reply[3::4], reply[4::4], reply[5::4], reply[6::4], strict=True
         )
     )
-    return Claim(int(reply[0]), _int_or_none(reply[1]), hosts)
+    return Claim(int(reply[0]), _int_or_none(reply[1]), hosts, int(reply[2]))
 
 
 class SharedCrawl:
