@@ -104,15 +104,15 @@ def robots_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _data_dir(args: argparse.Namespace) -> Path:
+def _shards(args: argparse.Namespace) -> list[Path]:
+    """The data directories of --data (several: a shared crawl's workers'), or the default."""
     config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
-    return data_directory(None if args.data is None else Path(args.data), config)
+    return [data_directory(where, config) for where in args.data or [None]]
 
 
 def search_command(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
-    config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
-    shards = [data_directory(where, config) for where in args.data or [None]]
+    shards = _shards(args)
     hits = search_shards(shards, query, limit=args.limit, fts=args.fts)
     for rank, hit in enumerate(hits, 1):
         if args.json:
@@ -140,15 +140,23 @@ def search_command(args: argparse.Namespace) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    data_dir = _data_dir(args)
+    shards = _shards(args)
     where = "stdout" if args.output is None else str(args.output)
     if args.reason is not None and not args.skips:
         raise ConfigError("crawl export: --reason goes with --skips")
 
     def write(out: TextIO) -> int:
-        if args.skips:
-            return export_skips(data_dir, out, reason=args.reason, format=args.format)
-        return export_pages(data_dir, out, format=args.format)
+        # Shard after shard (a shared crawl's workers), one CSV header: a page two workers
+        # stored (fetched again after a kill) comes once from each, its fetched_at its own.
+        count = 0
+        for number, shard in enumerate(shards):
+            if args.skips:
+                count += export_skips(
+                    shard, out, reason=args.reason, format=args.format, header=number == 0
+                )
+            else:
+                count += export_pages(shard, out, format=args.format, header=number == 0)
+        return count
 
     try:
         # UTF-8 whatever the locale says; lines end as written (\n for JSON lines, \r\n for CSV
@@ -159,7 +167,8 @@ def export_command(args: argparse.Namespace) -> int:
             count = write(sys.stdout)
             sys.stdout.flush()
         else:
-            find_index(data_dir)  # before creating FILE, so a missing index leaves no empty file
+            for shard in shards:  # before creating FILE, so a missing index leaves no empty file
+                find_index(shard)
             with open(args.output, "w", encoding="utf-8", newline="") as out:
                 count = write(out)
     except BrokenPipeError:

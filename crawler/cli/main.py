@@ -195,6 +195,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_shards_option(parser: argparse.ArgumentParser, doing: str) -> None:
+    parser.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help=f"data directory (default: output.data_dir, which is {_DATA_DIR} unless set); "
+        f"repeat it to {doing} several (a shared crawl's workers' DIR/w1, DIR/w2, ...)",
+    )
+
+
 def _add_data_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data",
@@ -230,14 +241,7 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument(
         "--fts", action="store_true", help="QUERY is FTS5 query syntax, taken as written"
     )
-    parser.add_argument(
-        "--data",
-        type=Path,
-        action="append",
-        metavar="DIR",
-        help=f"data directory (default: output.data_dir, which is {_DATA_DIR} unless set); "
-        "repeat it to search several (a shared crawl's workers' DIR/w1, DIR/w2, ...)",
-    )
+    _add_shards_option(parser, "search")
     parser.add_argument(
         "--limit", type=_positive, default=10, metavar="N", help="at most N results (10)"
     )
@@ -257,7 +261,7 @@ def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "of its single-valued fields (url ... index, follow and their reasons); the links and "
         "the text, lists and long multi-line text, are left out: use jsonl for them.",
     )
-    _add_data_option(parser)
+    _add_shards_option(parser, "export")
     parser.add_argument(
         "--format",
         choices=EXPORT_FORMATS,

@@ -334,10 +334,13 @@ def _check_format(format: str) -> None:
         raise ConfigError(f"unknown export format {format!r} (known: {', '.join(EXPORT_FORMATS)})")
 
 
-def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
+def export_pages(
+    directory: Path, out: TextIO, *, format: str = "jsonl", header: bool = True
+) -> int:
     """Write every fetched page to `out`, in fetch order; returns the count. jsonl: one JSON object
     a line, `text` and `nosnippet_text` null unless the page is indexed. csv: a header row of
-    `CSV_PAGE_FIELDS`, then a row a page (true/false for booleans, empty for null)."""
+    `CSV_PAGE_FIELDS` (unless not `header`), then a row a page (true/false for booleans, empty for
+    null)."""
     _check_format(format)
     count = 0
     with _reading(directory) as (connection, layout):
@@ -353,7 +356,8 @@ def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
         rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
         if format == "csv":
             writer = csv.writer(out)
-            writer.writerow(CSV_PAGE_FIELDS)
+            if header:
+                writer.writerow(CSV_PAGE_FIELDS)
             for row in rows:
                 page = _export_object(row, _CSV_COLUMNS)
                 writer.writerow([_csv_cell(page[field]) for field in CSV_PAGE_FIELDS])
@@ -366,11 +370,16 @@ def export_pages(directory: Path, out: TextIO, *, format: str = "jsonl") -> int:
 
 
 def export_skips(
-    directory: Path, out: TextIO, *, reason: str | None = None, format: str = "jsonl"
+    directory: Path,
+    out: TextIO,
+    *,
+    reason: str | None = None,
+    format: str = "jsonl",
+    header: bool = True,
 ) -> int:
     """Write every URL the crawl met and did not fetch to `out`, in the order first skipped: one
-    JSON object a line (url, reason, detail), or with format csv a header row and a row each;
-    only those skipped for `reason` when given. Returns the count."""
+    JSON object a line (url, reason, detail), or with format csv a header row (unless not
+    `header`) and a row each; only those skipped for `reason` when given. Returns the count."""
     _check_format(format)
     sql = "SELECT url, reason, detail FROM skips"
     parameters: tuple[str, ...] = ()
@@ -382,7 +391,8 @@ def export_skips(
         rows = connection.execute(sql + " ORDER BY id", parameters)
         if format == "csv":
             writer = csv.writer(out)
-            writer.writerow(CSV_SKIP_FIELDS)
+            if header:
+                writer.writerow(CSV_SKIP_FIELDS)
             for row in rows:
                 writer.writerow(row)
                 count += 1

@@ -120,8 +120,23 @@ def test_two_workers_started_by_one_command_crawl_every_page_once_at_every_hosts
     assert testweb.completeness(entries, site)["missing"] == 0
     robots = [entry for entry in entries if entry["path"] == "/robots.txt"]
     assert len(robots) == 12  # once per origin, for both workers
-    for worker in ("w1", "w2"):
-        assert (tmp_path / "data" / worker / "index.sqlite").exists()
+    shards = [str(tmp_path / "data" / worker) for worker in ("w1", "w2")]
+    for shard in shards:
+        assert (Path(shard) / "index.sqlite").exists()
+    # The workers' indexes read as one: every page exported once, search merged.
+    status, out, err = crawl_command("export", "--data", shards[0], "--data", shards[1])
+    assert status == EXIT_OK, err
+    exported = [json.loads(line)["url"] for line in out.splitlines()]
+    assert (
+        len(exported) == len(set(exported)) == testweb.completeness(entries, site)["expected_pages"]
+    )  # every allowed page, the entry pages among them
+    title = json.loads(out.splitlines()[0])["title"].split(": ")[-1].split()[0]
+    status, out, err = crawl_command(
+        "search", title, "--data", shards[0], "--data", shards[1], "--json", "--limit", "50"
+    )
+    assert status == EXIT_OK, err
+    found = [json.loads(line)["url"] for line in out.splitlines()]
+    assert found and len(found) == len(set(found))
 
 
 def test_options_that_do_not_go_together_exit_2(tmp_path: Path) -> None:

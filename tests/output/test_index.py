@@ -19,7 +19,7 @@ import crawler.output.index
 from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip
-from crawler.output.search import SearchHit, export_pages, search, search_shards
+from crawler.output.search import SearchHit, export_pages, export_skips, search, search_shards
 
 SEARCH = importlib.import_module("crawler.output.search")
 """The module (`crawler.output.search` is the function the package exports)."""
@@ -790,3 +790,24 @@ def test_the_shards_of_a_shared_crawl_are_searched_as_one(tmp_path: Path) -> Non
     )
     assert urls(search_shards([first, second], "quayside", limit=1)) == ["https://b.test/defines"]
     assert search_shards([first], "quayside") == search(first, "quayside")
+
+
+def test_the_shards_of_a_shared_crawl_export_as_one_file(tmp_path: Path) -> None:
+    first, second = tmp_path / "w1", tmp_path / "w2"
+    write(first, record("https://a.test/1", "one"), Skip("https://a.test/x", "disallowed", "d"))
+    write(second, record("https://b.test/1", "two"), Skip("https://b.test/x", "disallowed", "d"))
+    out = io.StringIO()
+    counts = [
+        export_pages(shard, out, format="csv", header=number == 0)
+        for number, shard in enumerate((first, second))
+    ]
+    lines = out.getvalue().splitlines()
+    assert counts == [1, 1] and len(lines) == 3 and lines[0].startswith("url,final_url,")
+    assert [line.split(",")[0] for line in lines[1:]] == ["https://a.test/1", "https://b.test/1"]
+    out = io.StringIO()
+    for number, shard in enumerate((first, second)):
+        export_skips(shard, out, format="csv", header=number == 0)
+    assert out.getvalue().splitlines()[1:] == [
+        "https://a.test/x,disallowed,d",
+        "https://b.test/x,disallowed,d",
+    ]
