@@ -43,7 +43,7 @@ from crawler.state.codec import (
     rules_from_json,
     rules_json,
 )
-from crawler.state.shared.library import Claim, ClusterStatus
+from crawler.state.shared.library import Claim, ClusterStatus, Release
 from crawler.state.shared.schedule import SharedSchedule
 from crawler.stats import Outcome
 
@@ -226,14 +226,16 @@ class SharedHosts:
         if entry is not None and _version(entry) != known_version:
             robots, robots_at = robots_text(entry), _version(entry)
         self.schedule.release(
-            origin,
-            ready - now,
-            interval=self._politeness.interval(host.timing.rules, now),
-            record=host_record(host),
-            robots=robots,
-            robots_at=robots_at,
-            unused=unused,
-            requeued=requeued,
+            Release(
+                origin,
+                round((ready - now) * 1e6),
+                round(self._politeness.interval(host.timing.rules, now) * 1e6),
+                host_record(host),
+                robots,
+                robots_at,
+                unused,
+                tuple(requeued),
+            )
         )
         self._poke.set()
 

@@ -219,6 +219,31 @@ def test_workers_get_the_same_arguments_and_a_directory_each() -> None:
     ]
 
 
+def start_worker(root: Path, server: StateServer, data: Path, prefix: str) -> subprocess.Popen[str]:
+    """One worker of the crawl under `prefix`, started as a user would, its heartbeat 1 s."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "crawler",
+            str(root / "seeds.txt"),
+            "--state",
+            server.url,
+            "--data",
+            str(data),
+            "-s",
+            "politeness.min_delay=0",
+            "-s",
+            f"state.key_prefix={prefix}",
+            "-s",
+            "state.heartbeat=1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def leases_of(server: StateServer, prefix: str, pid: int) -> int:
     """URLs leased to the worker of process `pid`, read on the server."""
     client = valkey.Valkey(port=server.port)
@@ -240,30 +265,9 @@ def test_a_worker_killed_mid_crawl_loses_nothing_and_no_host_is_asked_too_soon(
     root, log, site = web
     prefix = "cli-kill/"
 
-    def worker(name: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "crawler",
-                str(root / "seeds.txt"),
-                "--state",
-                server.url,
-                "--data",
-                str(tmp_path / name),
-                "-s",
-                "politeness.min_delay=0",
-                "-s",
-                f"state.key_prefix={prefix}",
-                "-s",
-                "state.heartbeat=1",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    victim, survivor = worker("victim"), worker("survivor")
+    victim, survivor = (
+        start_worker(root, server, tmp_path / name, prefix) for name in ("victim", "survivor")
+    )
     leased = leases_of(server, prefix, victim.pid)
     deadline = time.monotonic() + 20
     while leased == 0 and time.monotonic() < deadline:  # until the kill finds work in hand
@@ -291,30 +295,7 @@ def test_the_server_restarting_mid_crawl_pauses_the_workers_and_no_host_is_asked
     root, log, site = web
     server = start_server(tmp_path / "valkey", persist=True)
     prefix = "cli-restart/"
-    workers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "crawler",
-                str(root / "seeds.txt"),
-                "--state",
-                server.url,
-                "--data",
-                str(tmp_path / name),
-                "-s",
-                "politeness.min_delay=0",
-                "-s",
-                f"state.key_prefix={prefix}",
-                "-s",
-                "state.heartbeat=1",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in ("w1", "w2")
-    ]
+    workers = [start_worker(root, server, tmp_path / name, prefix) for name in ("w1", "w2")]
     try:
         deadline = time.monotonic() + 20
         while not all(leases_of(server, prefix, w.pid) for w in workers):  # both mid-crawl

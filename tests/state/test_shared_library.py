@@ -17,6 +17,7 @@ from crawler.errors import SharedStateError
 from crawler.state.shared.library import (
     DEFAULT_BUCKETS,
     Offer,
+    Release,
     SharedCrawl,
     library_code,
     load_library,
@@ -76,7 +77,7 @@ async def test_a_host_is_held_by_one_worker_and_its_next_start_is_the_servers_ti
     ]
     assert (await second.claim(lease_us=60 * SECOND_US, most=10)).hosts == ()  # held
 
-    assert await first.release(origin, 200_000, interval_us=200_000, timing='{"t": 1}')
+    assert await first.release(Release(origin, 200_000, 200_000, '{"t": 1}'))
     released = await first.status()
     assert released.held == 0 and released.pending == 1 and released.leased == 1
     assert released.next_due_us is not None
@@ -98,9 +99,9 @@ async def test_only_the_holder_releases_and_an_unused_url_goes_back_to_the_head(
     await holder.offer(offers(origin, "/1", "/2"), BUCKETS)
     (host,) = (await holder.claim(lease_us=SECOND_US, most=1)).hosts
 
-    assert not await other.release(origin, 0, interval_us=0, timing="")
+    assert not await other.release(Release(origin, 0, 0, ""))
     assert await holder.release(
-        origin, 0, interval_us=0, timing="", unused=host.item, requeued=[host.item, "local"]
+        Release(origin, 0, 0, "", unused=host.item, requeued=(host.item, "local"))
     )
 
     status = await holder.status()
@@ -143,7 +144,7 @@ async def test_a_dead_workers_urls_go_back_first_and_its_hosts_wait_their_interv
     claim = await dying.claim(lease_us=60 * SECOND_US, most=10)
     assert len(claim.hosts) == 2
     # One host released (its request done), one still held when the worker dies.
-    await dying.release("http://d.example", 0, interval_us=SECOND_US, timing="")
+    await dying.release(Release("http://d.example", 0, SECOND_US, ""))
 
     await asyncio.sleep(0.2)  # the heartbeat lapses
     assert await survivor.reap(default_interval_us=5 * SECOND_US) == 1
@@ -161,7 +162,7 @@ async def test_a_dead_workers_urls_go_back_first_and_its_hosts_wait_their_interv
 
     with pytest.raises(SharedStateError, match="NOWORKER"):
         await dying.claim(lease_us=SECOND_US, most=1)
-    assert not await dying.release("http://e.example", 0, interval_us=0, timing="")
+    assert not await dying.release(Release("http://e.example", 0, 0, ""))
 
 
 async def test_page_limits_are_the_crawls_not_the_workers(connection: RespConnection) -> None:
@@ -178,7 +179,7 @@ async def test_page_limits_are_the_crawls_not_the_workers(connection: RespConnec
     await crawl.offer(offers("http://p.example", "/1", "/2", "/3"), BUCKETS)
     for _ in range(2):
         (host,) = (await crawl.claim(lease_us=SECOND_US, most=1, max_pages_per_host=2)).hosts
-        await crawl.release(host.origin, 0, interval_us=0, timing="")
+        await crawl.release(Release(host.origin, 0, 0, ""))
     assert (await crawl.claim(lease_us=SECOND_US, most=1, max_pages_per_host=2)).hosts == ()
     assert (await crawl.status()).pending == 1  # kept for a run with a greater limit
 

@@ -24,6 +24,7 @@ __all__ = [
     "ClaimedHost",
     "ClusterStatus",
     "Offer",
+    "Release",
     "SharedCrawl",
     "claim_from_reply",
     "library_code",
@@ -88,6 +89,38 @@ class Offer:
     url: str
     origin: str
     item: str
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """A held host let go (crawler_release): its next start `delay_us` from the server's now."""
+
+    origin: str
+    delay_us: int
+    interval_us: int
+    """The host's interval, which a reaping waits."""
+    timing: str
+    """The host's record for its next holder."""
+    robots: str = ""
+    """Its robots.txt entry as just fetched, version `robots_at` ('' when unchanged)."""
+    robots_at: str = ""
+    unused: str = ""
+    """The lease of a claimed URL not fetched, which ends."""
+    requeued: tuple[str, ...] = ()
+    """URLs back to the head of the host's queue, in order (that one among them)."""
+
+    def args(self, worker: str) -> list[object]:
+        return [
+            worker,
+            self.origin,
+            max(0, self.delay_us),
+            max(0, self.interval_us),
+            self.timing,
+            self.robots,
+            self.robots_at,
+            self.unused,
+            *self.requeued,
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,57 +249,9 @@ class SharedCrawl:
         )
         return claim_from_reply(reply)
 
-    async def release(
-        self,
-        origin: str,
-        delay_us: int,
-        *,
-        interval_us: int,
-        timing: str,
-        robots: str = "",
-        robots_at: str = "",
-        unused: str = "",
-        requeued: Sequence[str] = (),
-    ) -> bool:
-        """Let the held host go, its next start `delay_us` from now; False when it was not held
-        by this worker any more. `robots`: its robots.txt entry as just fetched (version
-        `robots_at`); `unused`: the lease of a claimed URL not fetched, which ends; `requeued`:
-        URLs back to the head of the host's queue, in order (that one among them)."""
-        args = self.release_args(
-            origin,
-            delay_us,
-            interval_us=interval_us,
-            timing=timing,
-            robots=robots,
-            robots_at=robots_at,
-            unused=unused,
-            requeued=requeued,
-        )
-        return bool(await self._call("crawler_release", *args) == 1)
-
-    def release_args(
-        self,
-        origin: str,
-        delay_us: int,
-        *,
-        interval_us: int,
-        timing: str,
-        robots: str = "",
-        robots_at: str = "",
-        unused: str = "",
-        requeued: Sequence[str] = (),
-    ) -> list[object]:
-        return [
-            self.worker,
-            origin,
-            max(0, delay_us),
-            max(0, interval_us),
-            timing,
-            robots,
-            robots_at,
-            unused,
-            *requeued,
-        ]
+    async def release(self, release: Release) -> bool:
+        """Let the held host go; False when it was not held by this worker any more."""
+        return bool(await self._call("crawler_release", *release.args(self.worker)) == 1)
 
     async def robots(self, origins: Sequence[str]) -> list[str]:
         """Each host's stored robots.txt entry, '' when none is."""

@@ -28,6 +28,7 @@ from crawler.state.shared.library import (
     DEFAULT_BUCKETS,
     Claim,
     ClusterStatus,
+    Release,
     SharedCrawl,
     claim_from_reply,
     load_library,
@@ -113,30 +114,8 @@ class SharedSchedule:
         bucket, digest = url_digest(url, self.buckets)
         self._offers += (bucket, digest, origin, item)
 
-    def release(
-        self,
-        origin: str,
-        delay: float,
-        *,
-        interval: float,
-        record: str,
-        robots: str = "",
-        robots_at: str = "",
-        unused: str = "",
-        requeued: Sequence[str] = (),
-    ) -> None:
-        self._releases.append(
-            self.crawl.release_args(
-                origin,
-                round(delay * 1e6),
-                interval_us=round(interval * 1e6),
-                timing=record,
-                robots=robots,
-                robots_at=robots_at,
-                unused=unused,
-                requeued=requeued,
-            )
-        )
+    def release(self, release: Release) -> None:
+        self._releases.append(release.args(self.crawl.worker))
 
     def done(self, item: str) -> None:
         self._done.append(item)
