@@ -192,6 +192,8 @@ class Crawler:
             lease=config.state.claim_lease,
             default_interval=max(politeness.min_delay, politeness.max_crawl_delay),
         )
+        # One clock for the windows of Visit-time and Request-rate: the server's.
+        self._clock.align(*schedule.server_time)
         frontier = ClaimedFrontier(schedule)
         self._assemble(MemoryCrawlState(frontier=frontier))
         self._shared = SharedHosts(

@@ -95,3 +95,27 @@ async def test_a_worker_joining_a_finished_crawl_finds_nothing_to_do(
         again = await asyncio.wait_for(work(config, seeds, tmp_path / "w1"), timeout=60)
         assert again == []
         assert Counter(net.paths(HOSTS[0]))["/"] == 1
+
+
+async def test_a_worker_whose_wall_clock_is_an_hour_off_keeps_the_servers_time(
+    server: StateServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers send the server durations only, and take their epoch (Visit-time and Request-rate
+    windows) from its TIME: a machine whose clock is an hour fast crawls on the crawl's time, and
+    every host's delay holds."""
+    import time as real_time
+
+    import crawler.crawl.clock
+
+    truth = real_time.time
+    monkeypatch.setattr(crawler.crawl.clock.time, "time", lambda: truth() + 3600.0)
+    config = shared_config(server, f"skew{next(_prefixes)}:", output={"format": "jsonl"})
+    async with LoopbackWeb(*HOSTS[:2]) as net:
+        seeds = build_web(net, HOSTS[:2])
+        async with Crawler(config, data_dir=tmp_path / "w0") as crawler:
+            records = [record async for record in crawler.crawl(seeds)]
+            started = crawler.stats.started_at
+        for ip in HOSTS[:2]:
+            assert min(net.gaps(ip)) >= DELAY - EPSILON
+    assert len(records) == 2 * (1 + PAGES)
+    assert started is not None and abs(started - truth()) < 60  # not an hour ahead

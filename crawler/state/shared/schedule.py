@@ -71,6 +71,8 @@ class SharedSchedule:
         self._offers: list[object] = []
         self.alive_until = 0.0
         """Monotonic time after which this worker may have been reaped."""
+        self.server_time = (0.0, 0.0)
+        """The server's TIME in epoch seconds, and this process's monotonic clock then."""
         self._beating: asyncio.Task[None] | None = None
         self._back = asyncio.Event()
         self._back.set()
@@ -173,8 +175,10 @@ class SharedSchedule:
 
     async def beat(self) -> None:
         sent = time.monotonic()
-        await self.crawl.heartbeat(round(self.heartbeat_ttl * 1000), self.crawl.worker)
+        server_us = await self.crawl.heartbeat(round(self.heartbeat_ttl * 1000), self.crawl.worker)
         self.alive_until = sent + self.heartbeat_ttl - GUARD_MARGIN
+        # The server's TIME was read somewhere between sending and hearing back: the middle.
+        self.server_time = (server_us / 1e6, (sent + time.monotonic()) / 2)
 
     async def _beat_forever(self) -> None:
         """Renew the heartbeat three times a TTL, and reap dead workers once a TTL. While the
