@@ -176,7 +176,7 @@ def test_a_server_that_is_not_there_exits_2_naming_it(tmp_path: Path) -> None:
 def test_a_server_running_another_version_of_the_crawl_exits_2(tmp_path: Path) -> None:
     other = start_server(tmp_path / "valkey")
     try:
-        older = library_code().replace("local FORMAT = '1'", "local FORMAT = '0'")
+        older = library_code("0-older")
         subprocess.run(
             [
                 sys.executable,
@@ -195,7 +195,7 @@ def test_a_server_running_another_version_of_the_crawl_exits_2(tmp_path: Path) -
     finally:
         other.stop()
     assert status == EXIT_BAD_INPUT
-    assert "every worker of a crawl must be the same version" in err
+    assert "every worker of a crawl must run the same version" in err
 
 
 def test_workers_get_the_same_arguments_and_a_directory_each() -> None:

@@ -220,9 +220,9 @@ async def test_a_server_with_another_format_of_the_library_is_refused(
     other = start_server(tmp_path)
     try:
         connection = await RespConnection.open(other.url)
-        older = library_code().replace("local FORMAT = '1'", "local FORMAT = '0'")
+        older = library_code("0-older")
         await connection.execute("FUNCTION", "LOAD", older)
-        with pytest.raises(SharedStateError, match="format 0, this worker format 1"):
+        with pytest.raises(SharedStateError, match="version 0-older, this worker version 1-"):
             await load_library(connection)
         connection.close()
     finally:

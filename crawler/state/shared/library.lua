@@ -22,6 +22,9 @@ Only commands that Redis 7.0 and Valkey share are used.
 ]]
 
 local FORMAT = '1'
+-- This code's version, written in by crawler/state/shared/library.py as it loads it (the format
+-- and a digest of the code): workers running other code are refused.
+local LIBRARY = 'unversioned'
 
 local function now_us()
   local t = redis.call('TIME')
@@ -335,7 +338,7 @@ local function status(keys, args)
   }
 end
 
-redis.register_function('crawler_format', function() return FORMAT end)
+redis.register_function('crawler_format', function() return LIBRARY end)
 redis.register_function('crawler_open', open)
 redis.register_function('crawler_heartbeat', heartbeat)
 redis.register_function('crawler_offer', offer)

@@ -20,6 +20,7 @@ from crawler.state.shared.resp import ReplyError, RespConnection
 __all__ = [
     "DEFAULT_BUCKETS",
     "FORMAT",
+    "LIBRARY_VERSION",
     "Claim",
     "ClaimedHost",
     "ClusterStatus",
@@ -40,8 +41,20 @@ DEFAULT_BUCKETS = 1 << 18
 many hold about 130 million URLs compactly (past that a bucket costs about 6 times more)."""
 
 
-def library_code() -> str:
+def _library_source() -> str:
     return resources.files(__package__).joinpath("library.lua").read_text(encoding="utf-8")
+
+
+LIBRARY_VERSION = f"{FORMAT}-{hashlib.sha256(_library_source().encode()).hexdigest()[:16]}"
+"""The state's format and a digest of library.lua: two workers whose code differs in any way
+cannot share a crawl, since the server holds one copy of the functions."""
+
+
+def library_code(version: str = LIBRARY_VERSION) -> str:
+    """library.lua as it is loaded: its version written in."""
+    return _library_source().replace(
+        "local LIBRARY = 'unversioned'", f"local LIBRARY = '{version}'"
+    )
 
 
 def url_digest(url: str, buckets: int) -> tuple[int, int]:
@@ -74,11 +87,12 @@ async def load_library(connection: RespConnection) -> None:
                     f"state server {connection.address} refused the crawl's functions: {load_error}"
                 ) from None
         found = await connection.execute("FCALL", "crawler_format", 0)
-    if found != FORMAT.encode():
+    if found != LIBRARY_VERSION.encode():
         raise SharedStateError(
-            f"state server {connection.address} runs the crawl functions of format "
-            f"{found.decode(errors='replace')}, this worker format {FORMAT}: every worker of a "
-            "crawl must be the same version (stop the others, or `crawl reset` the crawl)"
+            f"state server {connection.address} runs the crawl functions of version "
+            f"{found.decode(errors='replace')}, this worker version {LIBRARY_VERSION}: every "
+            "worker of a crawl must run the same version of the crawler (stop the workers of "
+            "the other version, then unload their functions: FUNCTION DELETE crawler)"
         )
 
 
