@@ -201,13 +201,6 @@ class SharedHosts:
         self.finished = False
         self.outcome: Outcome = "finished"
 
-    @property
-    def held(self) -> int:
-        return len(self._claimed)
-
-    def holds(self, origin: str) -> bool:
-        return origin in self._claimed
-
     def release(self, host: Host, now: float, at: float | None = None) -> None:
         """Let a claimed host go once nothing of it is in flight: its next start is
         `politeness.ready_at` (or `at`, when later) from now, counted by the server."""

@@ -281,4 +281,4 @@ class SharedSchedule:
             self.crawl.connection.close()
 
     def __repr__(self) -> str:
-        return f"SharedSchedule({self.crawl!r}, {self.ticks} ticks)"
+        return f"SharedSchedule({self.crawl!r}, {self.ticks} ticks, {self.recoveries} recoveries)"
