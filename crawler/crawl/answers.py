@@ -118,6 +118,9 @@ class HostWork:
         """Origins given up in this run (their robots.txt could not be had), and why."""
         self.page_starts = stats.pages
         """Pages started, this run's and the runs' before: what limits.max_pages counts."""
+        self.scope_widened: Callable[[str], None] = lambda url: None
+        """Told of each URL a seed's redirects led to (its host joined the scope): a shared
+        crawl's worker passes it on, so that every worker's scope is the same."""
 
     # --- URLs in ---------------------------------------------------------------------------------
 
@@ -493,6 +496,7 @@ class HostWork:
         if fate.seed_moved:
             self._run.add_seed_move(item.first_url, hop.url)
             self.scope = self._scope()
+            self.scope_widened(hop.url)
             log.info("seed %s redirected to %s: its host joins the scope", item.first_url, hop.url)
         self._seen.add(hop.url)
         self._stats.met += 1

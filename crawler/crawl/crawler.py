@@ -307,6 +307,7 @@ class Crawler:
             known = await self._shared.schedule.seeds(_normal(seeds))
             run.add_seeds(known)
             self._shared.seeds_known(known, self._work.widen_scope)
+            self._work.scope_widened = self._shared.schedule.add_seed
         self._work.add_seeds(seeds)
         self._work.release_held()
         if self._finished_before:

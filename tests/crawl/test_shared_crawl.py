@@ -119,3 +119,34 @@ async def test_a_worker_whose_wall_clock_is_an_hour_off_keeps_the_servers_time(
             assert min(net.gaps(ip)) >= DELAY - EPSILON
     assert len(records) == 2 * (1 + PAGES)
     assert started is not None and abs(started - truth()) < 60  # not an hour ahead
+
+
+async def test_where_a_seeds_redirect_leads_is_in_every_workers_scope(
+    server: StateServer, tmp_path: Path
+) -> None:
+    """A seed redirects to a host no seed names (as to www.): its host joins the scope of the
+    worker that saw the redirect, and through the server every other worker's, so whichever
+    reads its pages follows their links."""
+    start, moved, other = HOSTS[:3]
+    config = shared_config(server, f"moved{next(_prefixes)}:", output={"format": "jsonl"})
+    chain = 12
+    async with LoopbackWeb(start, moved, other) as net:
+        net[start].redirect("/", net[moved].url("/"))
+        # A delay: the host comes due while both workers wait, not only to the one releasing it.
+        net[moved].robots("User-agent: *\nCrawl-delay: 0.1\n")
+        net[moved].page("/", "/c0")
+        for n in range(chain):
+            net[moved].page(f"/c{n}", f"/c{n + 1}" if n + 1 < chain else "/")
+        net[other].page("/", *(f"/o{n}" for n in range(chain)))
+        for n in range(chain):
+            net[other].page(f"/o{n}")
+        await asyncio.wait_for(
+            asyncio.gather(
+                work(config, [net[start].url("/")], tmp_path / "w0"),
+                work(config, [net[other].url("/")], tmp_path / "w1"),
+            ),
+            timeout=60,
+        )
+        assert sorted(net.paths(moved)) == sorted(
+            ["/robots.txt", "/", *(f"/c{n}" for n in range(chain))]
+        )

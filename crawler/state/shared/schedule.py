@@ -69,6 +69,7 @@ class SharedSchedule:
         self._releases: list[list[object]] = []
         self._done: list[str] = []
         self._offers: list[object] = []
+        self._seeds: list[str] = []
         self.alive_until = 0.0
         """Monotonic time after which this worker may have been reaped."""
         self.server_time = (0.0, 0.0)
@@ -122,9 +123,13 @@ class SharedSchedule:
     def done(self, item: str) -> None:
         self._done.append(item)
 
+    def add_seed(self, url: str) -> None:
+        """A URL whose host joins every worker's scope (where a seed's redirects led)."""
+        self._seeds.append(url)
+
     @property
     def buffered(self) -> bool:
-        return bool(self._releases or self._done or self._offers)
+        return bool(self._releases or self._done or self._offers or self._seeds)
 
     # --- round trips ---------------------------------------------------------------------------
 
@@ -135,6 +140,8 @@ class SharedSchedule:
         crawl = self.crawl
         prefix = crawl.prefix
         commands: list[list[object]] = []
+        if self._seeds:  # before the offers: no worker reads a page of the host out of scope
+            commands.append(["SADD", f"{prefix}seeds", *self._seeds])
         if self._offers:
             commands.append(["FCALL", "crawler_offer", 0, prefix, *self._offers])
         commands += (["FCALL", "crawler_release", 0, prefix, *args] for args in self._releases)
@@ -155,8 +162,8 @@ class SharedSchedule:
                     max_pages_per_host,
                 ]
             )
-        sent = (self._done, self._offers)
-        self._releases, self._done, self._offers = [], [], []
+        sent = (self._done, self._offers, self._seeds)
+        self._releases, self._done, self._offers, self._seeds = [], [], [], []
         if not commands:
             return None
         self.ticks += 1
@@ -167,6 +174,7 @@ class SharedSchedule:
             # (both are idempotent). Releases are void then (`recover`).
             self._done = sent[0] + self._done
             self._offers = sent[1] + self._offers
+            self._seeds = sent[2] + self._seeds
             raise
         for reply in replies:
             if isinstance(reply, ReplyError):
