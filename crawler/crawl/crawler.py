@@ -349,8 +349,10 @@ class Crawler:
         try:
             await self._scheduler.run(self._work)
         finally:
-            # URLs in flight at a stop are back in the queue by now.
-            self.stats.queued = len(self._state.frontier)
+            # URLs in flight at a stop are back in the queue by now (a shared crawl's queue is
+            # the server's: the scheduler said what it holds).
+            if self._shared is None:
+                self.stats.queued = len(self._state.frontier)
             self._outlet.end()
 
     # --- what it tells ---------------------------------------------------------------------------

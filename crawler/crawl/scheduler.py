@@ -258,6 +258,10 @@ class Scheduler:
         stats.elapsed = self._elapsed_before + (now - self._clock.epoch0)
         stats.updated_at = now
         stats.in_flight = self.requests_in_flight
+        if self.shared is not None:  # the crawl's, as the server last said
+            stats.hosts_waiting = self.shared.scheduled
+            stats.queued = self.shared.pending
+            return
         stats.hosts_waiting = len(self._schedule)
         stats.queued = len(self._frontier)
 

@@ -197,6 +197,10 @@ class SharedHosts:
         """Origins this worker holds -> the robots.txt version it had when claiming."""
         self._poke = asyncio.Event()
         self._seeds_known = 0
+        self.pending = 0
+        """The crawl's URLs queued, as the last claim said (the progress line's "queued")."""
+        self.scheduled = 0
+        """The crawl's hosts scheduled, as the last claim said (its "waiting")."""
         self._widen_scope: Callable[[Sequence[str]], None] = lambda seeds: None
         self.finished = False
         self.outcome: Outcome = "finished"
@@ -292,6 +296,7 @@ class SharedHosts:
             )
             wait = IDLE_POLL
             if claim is not None:
+                self.pending, self.scheduled = claim.pending, claim.scheduled
                 await self._take(claim, wake)
                 if claim.next_due_us is not None:
                     wait = min(wait, max(0.0, (claim.next_due_us - claim.now_us) / 1e6))
@@ -299,10 +304,10 @@ class SharedHosts:
                     quiet = 0
                     continue
             if not self._claimed and not schedule.buffered and want > 0:
+                status = await schedule.status()
+                self.pending, self.scheduled = status.pending, status.scheduled
                 ending = cluster_end(
-                    await schedule.status(),
-                    max_pages=limits.max_pages,
-                    max_wait=self._config.politeness.max_wait,
+                    status, max_pages=limits.max_pages, max_wait=self._config.politeness.max_wait
                 )
                 quiet = quiet + 1 if ending is not None else 0
                 if ending is not None and quiet >= FINISHED_CHECKS:

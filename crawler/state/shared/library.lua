@@ -99,9 +99,10 @@ local function offer(keys, args)
 end
 
 -- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host): hold up to `most`
--- due hosts, and lease the next URL of each. Returns {now, next_due, seeds, origin1, item1,
--- timing1, robots_at1, ...}: next_due is the earliest score left in `due` ('' when none), seeds
--- how many seeds the crawl has (a worker that knows fewer reads them: they set the scope),
+-- due hosts, and lease the next URL of each. Returns {now, next_due, seeds, pending, scheduled,
+-- origin1, item1, timing1, robots_at1, ...}: next_due is the earliest score left in `due` (''
+-- when none), seeds how many seeds the crawl has (a worker that knows fewer reads them: they
+-- set the scope), pending and scheduled the crawl's URLs queued and hosts scheduled after it,
 -- timing the host's opaque timing record ('' when new), robots_at the version of its
 -- robots.txt entry ('' when none is stored; crawler_robots gives it).
 local function claim(keys, args)
@@ -113,7 +114,7 @@ local function claim(keys, args)
   end
   local now = now_us()
   local due = p .. 'due'
-  local out = {num(now), '', redis.call('SCARD', p .. 'seeds')}
+  local out = {num(now), '', redis.call('SCARD', p .. 'seeds'), 0, 0}
   local hosts = redis.call('ZRANGE', due, '-inf', num(now), 'BYSCORE', 'LIMIT', 0, most)
   local started = tonumber(redis.call('GET', p .. 'pages_started') or '0')
   for _, origin in ipairs(hosts) do
@@ -152,6 +153,8 @@ local function claim(keys, args)
   if first[2] then
     out[2] = first[2]
   end
+  out[4] = tonumber(redis.call('GET', p .. 'pending') or '0')
+  out[5] = redis.call('ZCARD', due)
   return out
 end
 

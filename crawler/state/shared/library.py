@@ -157,6 +157,10 @@ class Claim:
     hosts: tuple[ClaimedHost, ...]
     seeds: int = 0
     """How many seeds the crawl has: every worker's scope is all of them."""
+    pending: int = 0
+    """The crawl's URLs queued, after the claim."""
+    scheduled: int = 0
+    """The crawl's hosts in the schedule, after the claim."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +191,12 @@ def claim_from_reply(reply: Any) -> Claim:
     hosts = tuple(
         ClaimedHost(origin.decode(), item.decode(), timing.decode(), robots_at.decode())
         for origin, item, timing, robots_at in zip(
-            reply[3::4], reply[4::4], reply[5::4], reply[6::4], strict=True
+            reply[5::4], reply[6::4], reply[7::4], reply[8::4], strict=True
         )
     )
-    return Claim(int(reply[0]), _int_or_none(reply[1]), hosts, int(reply[2]))
+    return Claim(
+        int(reply[0]), _int_or_none(reply[1]), hosts, int(reply[2]), int(reply[3]), int(reply[4])
+    )
 
 
 class SharedCrawl:
