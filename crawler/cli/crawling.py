@@ -164,6 +164,7 @@ async def _crawl_state(
             seed_moves=crawler.seed_moves,
             given_up=crawler.given_up,
             traps=crawler.traps,
+            shared=state is None,
         )
         print(fit_for(sys.stdout, "\n".join([report, *(f"resume: {line}" for line in advice)])))
         failed = nothing_crawled(seeds.urls, crawler.given_up)

@@ -182,9 +182,11 @@ def summary(
     seed_moves: Sequence[tuple[str, str]] = (),
     given_up: Mapping[str, str] | None = None,
     traps: Mapping[str, Mapping[str, int]] | None = None,
+    shared: bool = False,
 ) -> str:
     """The end-of-crawl report, as text. `ran_on`: the `engine` line. `seed_moves`: (seed, where
-    its redirects led), hosts that joined the scope."""
+    its redirects led), hosts that joined the scope. `shared`: the report of one worker of a
+    shared crawl (its URLs went to the crawl's queues, some to other workers)."""
     now = stats.updated_at or stats.started_at + stats.elapsed
     runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
     lines = [
@@ -198,7 +200,11 @@ def summary(
         f"skips: {_counts(stats.skips)}",
         # Each URL met once, whatever became of it (crawler.stats.CrawlStats.met).
         f"URLs: {stats.met} met: {stats.fetched} fetched, {sum(stats.skips.values())} skipped, "
-        f"{stats.queued} queued",
+        f"{stats.queued} queued"
+        if not shared
+        else f"URLs: {stats.met} met by this worker, {stats.fetched} fetched by it, "
+        f"{sum(stats.skips.values())} skipped by it; {stats.queued} queued in the crawl (the "
+        "rest went to other workers: crawl status --state URL)",
     ]
     if stats.page_rules:
         rules = stats.page_rules

@@ -112,6 +112,7 @@ def test_two_workers_started_by_one_command_crawl_every_page_once_at_every_hosts
     assert status == EXIT_OK, err
     assert "2 workers started" in err
     assert out.count("crawl finished") == 2
+    assert out.count("met by this worker") == 2  # a worker's figures say they are its own
     entries = testweb.read_log(log)
     figures = testweb.politeness_figures(entries, 0.3)
     assert figures["hosts_below_delay"] == []
