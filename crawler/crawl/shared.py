@@ -44,7 +44,7 @@ from crawler.state.codec import (
     rules_json,
 )
 from crawler.state.shared.library import Claim, ClusterStatus, Release
-from crawler.state.shared.schedule import SharedSchedule
+from crawler.state.shared.schedule import SharedSchedule, WorkerLapsedError
 from crawler.stats import Outcome
 
 __all__ = ["ClaimedFrontier", "SharedHosts", "cluster_end", "host_record", "item_text"]
@@ -266,19 +266,24 @@ class SharedHosts:
             try:
                 await self._claim_until_done(capacity, wake)
                 return
-            except SharedStateError:
-                if not self.schedule.lost:
+            except SharedStateError as error:
+                lapsed = isinstance(error, WorkerLapsedError)
+                if not (self.schedule.lost or lapsed):
                     raise
-                log.warning(
-                    "lost the state server %s: starting nothing until it is back",
-                    self.schedule.crawl.connection.address,
-                )
+                if lapsed:
+                    log.warning("%s: dropping what it held, and rejoining the crawl", error)
+                else:
+                    log.warning(
+                        "lost the state server %s: starting nothing until it is back",
+                        self.schedule.crawl.connection.address,
+                    )
                 for origin in self._claimed:
                     drop(origin)
                 self._claimed.clear()
                 self._frontier.forget()
                 await self.schedule.recover(self._config.state.url)
-                log.warning("the state server is back: this worker rejoined the crawl")
+                if not lapsed:
+                    log.warning("the state server is back: this worker rejoined the crawl")
 
     async def _claim_until_done(
         self, capacity: Callable[[], int], wake: Callable[[Host, float], None]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -351,3 +352,35 @@ def test_reset_deletes_the_crawls_keys_and_refuses_while_a_worker_lives(
         assert client.keys(f"{prefix}*") == [] and client.get("other/run") == b"kept"
     finally:
         client.close()
+
+
+@pytest.mark.slow
+def test_a_worker_paused_past_its_heartbeat_drops_what_it_held_and_rejoins(
+    server: StateServer, web: tuple[Path, Path, dict[str, object]], tmp_path: Path
+) -> None:
+    """SIGSTOP one of two workers for longer than its heartbeat (a laptop asleep, a VM frozen):
+    the other takes its hosts; woken, it starts nothing it held, rejoins, and the crawl ends
+    complete with no gap below the delay."""
+    root, log, site = web
+    prefix = "cli-pause/"
+    sleeper, other = (
+        start_worker(root, server, tmp_path / name, prefix) for name in ("sleeper", "other")
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not leases_of(server, prefix, sleeper.pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        sleeper.send_signal(signal.SIGSTOP)
+        time.sleep(2.5)  # the heartbeat (1 s) lapses, and the other worker reaps it
+        sleeper.send_signal(signal.SIGCONT)
+        errors = [worker.communicate(timeout=90)[1] for worker in (sleeper, other)]
+    finally:
+        for worker in (sleeper, other):
+            worker.kill()
+    assert [sleeper.returncode, other.returncode] == [EXIT_OK, EXIT_OK], errors
+    assert "rejoining the crawl" in errors[0]
+    entries = testweb.read_log(log)
+    figures = testweb.politeness_figures(entries, 0.3)
+    assert figures["hosts_below_delay"] == [], figures["hosts_below_delay"]
+    assert testweb.completeness(entries, site)["missing"] == 0

@@ -36,10 +36,20 @@ from crawler.state.shared.library import (
 )
 from crawler.state.shared.resp import ReplyError, RespConnection
 
-__all__ = ["GUARD_MARGIN", "RECONNECT_FOR", "SharedSchedule", "new_worker_id"]
+__all__ = ["GUARD_MARGIN", "RECONNECT_FOR", "SharedSchedule", "WorkerLapsedError", "new_worker_id"]
 
 GUARD_MARGIN = 0.5
 """Seconds before its heartbeat could lapse that a worker stops starting requests."""
+EXPIRY_MARGIN = 0.05
+"""A heartbeat sent later than this before the last one expires comes too late: the worker may
+have been reaped meanwhile (its server-side key gone), and must rejoin rather than renew."""
+
+
+class WorkerLapsedError(SharedStateError):
+    """This worker's heartbeat lapsed (the process was paused, or its loop held, past the TTL):
+    the others may have given its hosts and URLs back. It must drop what it held and rejoin."""
+
+
 RECONNECT_FOR = 120.0
 """Seconds a worker tries to reach its server again after losing it, before it stops."""
 RECONNECT_WAIT = (0.1, 2.0)
@@ -72,6 +82,8 @@ class SharedSchedule:
         self._seeds: list[str] = []
         self.alive_until = 0.0
         """Monotonic time after which this worker may have been reaped."""
+        self.expires_at = 0.0
+        """When the last heartbeat expires on the server, at the earliest (monotonic)."""
         self.server_time = (0.0, 0.0)
         """The server's TIME in epoch seconds, and this process's monotonic clock then."""
         self._beating: asyncio.Task[None] | None = None
@@ -178,13 +190,22 @@ class SharedSchedule:
             raise
         for reply in replies:
             if isinstance(reply, ReplyError):
+                if str(reply).startswith("NOWORKER"):
+                    raise WorkerLapsedError(f"state server {crawl.connection.address}: {reply}")
                 raise SharedStateError(f"state server {crawl.connection.address}: {reply}")
         return claim_from_reply(replies[-1]) if claiming else None
 
     async def beat(self) -> None:
+        """Renew the heartbeat; WorkerLapsedError when the last one may have expired already."""
         sent = time.monotonic()
+        if self.expires_at and sent >= self.expires_at - EXPIRY_MARGIN:
+            raise WorkerLapsedError(
+                f"this worker's heartbeat lapsed ({sent - self.expires_at + self.heartbeat_ttl:.1f}"
+                f" s since the last, for a TTL of {self.heartbeat_ttl:g} s)"
+            )
         server_us = await self.crawl.heartbeat(round(self.heartbeat_ttl * 1000), self.crawl.worker)
         self.alive_until = sent + self.heartbeat_ttl - GUARD_MARGIN
+        self.expires_at = sent + self.heartbeat_ttl
         # The server's TIME was read somewhere between sending and hearing back: the middle.
         self.server_time = (server_us / 1e6, (sent + time.monotonic()) / 2)
 
@@ -200,6 +221,8 @@ class SharedSchedule:
                 beats += 1
                 if beats % 3 == 0:
                     await self.crawl.reap(round(self.default_interval * 1e6))
+            except WorkerLapsedError:
+                self._back.clear()  # the claim loop rejoins (`recover`)
             except SharedStateError:
                 if not self.lost:
                     raise
@@ -210,16 +233,23 @@ class SharedSchedule:
         return self.crawl.connection.closed
 
     async def recover(self, url: str) -> None:
-        """After the server was lost: stop counting as alive, reach it again (for up to
-        RECONNECT_FOR seconds), and rejoin the crawl. A server that restarted may have lost its
+        """After the server was lost, or this worker's heartbeat lapsed: stop counting as alive,
+        reach the server again if need be (for up to RECONNECT_FOR seconds), and rejoin the
+        crawl. A server that restarted may have lost its
         last writes, claims among them: the first worker back reaps every worker and holds every
         host a full interval (crawler_recover). Whatever happened, this worker gives back what
         it held (`leave`: its hosts wait an interval, its leased URLs go back to their queues)
         and starts afresh; the releases it had not sent are void. SharedStateError when the
         server stays away, or came back without the crawl (its data lost)."""
-        self.alive_until = 0.0
+        self.alive_until = self.expires_at = 0.0
         self._back.clear()
         self.recoveries += 1
+        if not self.lost:  # the heartbeat lapsed, the server is there: rejoin
+            await self.crawl.leave(round(self.default_interval * 1e6))
+            self._releases = []
+            await self.beat()
+            self._back.set()
+            return
         deadline = time.monotonic() + RECONNECT_FOR
         wait, longest = RECONNECT_WAIT
         address = self.crawl.connection.address
@@ -255,8 +285,9 @@ class SharedSchedule:
         if beating is not None and beating.done() and not beating.cancelled():
             error = beating.exception()
             raise SharedStateError(f"the heartbeat to the state server stopped: {error}")
-        if time.monotonic() >= self.alive_until:
-            raise SharedStateError(
+        now = time.monotonic()
+        if self.expires_at and now >= self.expires_at - EXPIRY_MARGIN:
+            raise WorkerLapsedError(
                 f"no heartbeat reached the state server {self.crawl.connection.address} for "
                 f"{self.heartbeat_ttl:g} s: this worker may have been given up by the others"
             )
