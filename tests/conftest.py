@@ -14,10 +14,12 @@ the commit alone; locally the default profile keeps exploring new examples from 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from support.keyvalue import StateServer, start_server
 
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("dev")
@@ -43,3 +45,12 @@ def repo() -> Path:
 def test_data() -> Path:
     """tests/data: the robots.txt conformance vectors, a TLS certificate for loopback servers."""
     return TESTS / "data"
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
+    """A real Valkey server (tests/support/keyvalue.py) for the shared state's tests; each test
+    keeps to its own key prefix."""
+    running = start_server(tmp_path_factory.mktemp("valkey"))
+    yield running
+    running.stop()

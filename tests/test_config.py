@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -582,3 +583,32 @@ def test_a_binary_config_is_an_error_naming_its_line(
 def test_an_override_of_a_huge_integer_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="concurrency"):
         load_config(None, ["concurrency=" + "9" * 5000])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["state.backend=redis"], "state.url: a server is needed with state.backend redis"),
+        (["state.backend=redis", "state.url=http://h/0"], "state.url: state URL 'http://h/0'"),
+        (["state.url=redis://h/0"], "set state.backend to redis"),
+        (["state.backend=postgres"], "state.backend"),
+        (["state.key_prefix=a b"], "state.key_prefix must be a non-empty string without spaces"),
+        (["state.heartbeat=0.1"], "state.heartbeat"),
+    ],
+)
+def test_a_shared_state_that_cannot_be_used_says_which_key(
+    overrides: list[str], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(None, overrides)
+
+
+def test_a_shared_state_is_read_whole() -> None:
+    state = load_config(
+        None, ["state.backend=redis", "state.url=redis://:pw@h:7000/2", "state.key_prefix=news/"]
+    ).state
+    assert (state.backend, state.url, state.key_prefix) == (
+        "redis",
+        "redis://:pw@h:7000/2",
+        "news/",
+    )

@@ -43,13 +43,6 @@ def _testweb() -> ModuleType:
 testweb = _testweb()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
-    running = start_server(tmp_path_factory.mktemp("valkey"))
-    yield running
-    running.stop()
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -384,3 +377,37 @@ def test_a_worker_paused_past_its_heartbeat_drops_what_it_held_and_rejoins(
     figures = testweb.politeness_figures(entries, 0.3)
     assert figures["hosts_below_delay"] == [], figures["hosts_below_delay"]
     assert testweb.completeness(entries, site)["missing"] == 0
+
+
+def test_status_shows_the_crawl_as_its_server_holds_it(server: StateServer) -> None:
+    """`crawl status --state URL` reads the server only: figures of the crawl under the prefix,
+    as text and JSON; a prefix holding no crawl exits 2 saying so."""
+    prefix = "cli-status/"
+    client = valkey.Valkey(port=server.port)
+    try:
+        client.function_load(library_code(), replace=True)
+        client.hset(f"{prefix}run", "format", "1")
+        client.set(f"{prefix}pending", 7)
+        client.set(f"{prefix}leased", 2)
+        client.zadd(f"{prefix}due", {"http://a.test": 1, "http://b.test": 2})
+        client.hset(f"{prefix}workers", "w:1:a", "w")
+        client.set(f"{prefix}hb:w:1:a", "w", px=20_000)
+        status, out, err = crawl_command(
+            "status", "--state", server.url, "-s", f"state.key_prefix={prefix}"
+        )
+        assert status == EXIT_OK, err
+        assert "URLs: 7 queued, 2 leased to workers" in out
+        assert "hosts: 2 scheduled, 2 due now" in out and "workers: 1 alive" in out
+        status, out, err = crawl_command(
+            "status", "--state", server.url, "-s", f"state.key_prefix={prefix}", "--json"
+        )
+        assert status == EXIT_OK, err
+        figures = json.loads(out)
+        assert (figures["pending"], figures["live_workers"]) == (7, 1)
+        status, _, err = crawl_command(
+            "status", "--state", server.url, "-s", "state.key_prefix=nothing-here/"
+        )
+        assert status == EXIT_BAD_INPUT
+        assert "no crawl with the key prefix 'nothing-here/'" in err
+    finally:
+        client.close()

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.crawling import make_config
-from support.keyvalue import StateServer, start_server
+from support.keyvalue import StateServer
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
 from crawler import Crawler
@@ -25,13 +24,6 @@ HOSTS = ADDRESSES[:4]
 PAGES = 6
 DELAY = 0.2
 _prefixes = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
-    running = start_server(tmp_path_factory.mktemp("valkey"))
-    yield running
-    running.stop()
 
 
 def shared_config(server: StateServer, prefix: str, **changes: object) -> Config:

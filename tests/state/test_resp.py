@@ -82,13 +82,6 @@ def test_commands_are_arrays_of_bulk_strings() -> None:
         encode_command(["SET", "k", None])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
-    running = start_server(tmp_path_factory.mktemp("valkey"))
-    yield running
-    running.stop()
-
-
 @pytest.mark.loopback
 async def test_a_pipeline_answers_in_order_with_errors_as_values(server: StateServer) -> None:
     connection = await RespConnection.open(server.url)

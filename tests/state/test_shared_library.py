@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,13 +30,6 @@ pytestmark = pytest.mark.loopback
 BUCKETS = 64
 SECOND_US = 1_000_000
 _prefixes = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServer]:
-    running = start_server(tmp_path_factory.mktemp("valkey"))
-    yield running
-    running.stop()
 
 
 @pytest.fixture
