@@ -428,7 +428,9 @@ def check_retry_after(hits: list[Hit], seed: str) -> None:
     asked = sorted(hit.at for hit in hits if hit.path == seed)
     assert len(asked) == 1 + MAX_RETRIES, f"asked {len(asked)} times"
     waits = [later - earlier for earlier, later in itertools.pairwise(asked)]
-    assert max(waits) <= BACKOFF_MAX + 0.5, f"retried after {waits} s"
+    # The point: capped at backoff_max, not 1e12 s. The slack is for the loop's lateness while
+    # the other hostile hosts keep it busy on a loaded machine (0.85 s seen in CI).
+    assert max(waits) <= BACKOFF_MAX + 1.5, f"retried after {waits} s"
 
 
 # --- slow hosts must not starve the rest ---------------------------------------------------------
