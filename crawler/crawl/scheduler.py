@@ -294,8 +294,10 @@ class Scheduler:
         """Put the host in the schedule at its next allowed start if it has work it may start
         (one worker of a shared crawl lets a claimed host go instead, once it may start again)."""
         if self.shared is not None:
-            self.shared.release(host, self._clock.now() if now is None else now)
-            return
+            moment = self._clock.now() if now is None else now
+            if not self.shared.keeps(host, moment):
+                self.shared.release(host, moment)
+                return
         if host.retired is not None or host.robots_busy:
             return
         if not self._politeness.may_start(host.timing):
@@ -314,9 +316,9 @@ class Scheduler:
             return
         self._schedule.put(host.origin, at)
 
-    def claimed(self, host: Host, now: float) -> None:
-        """A shared crawl's worker claimed `host`: it is due now."""
-        self._schedule.put(host.origin, now)
+    def claimed(self, host: Host, at: float) -> None:
+        """A shared crawl's worker claimed `host`: it is due at `at`."""
+        self._schedule.put(host.origin, at)
         self._wake.set()
 
     def _room_to_claim(self) -> int:

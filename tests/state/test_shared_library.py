@@ -227,3 +227,48 @@ async def test_a_state_written_in_another_format_is_refused(connection: RespConn
     await connection.execute("HSET", f"{prefix}run", "format", "9")
     with pytest.raises(SharedStateError, match="written in format 9"):
         await SharedCrawl(connection, prefix, "w1").open(DEFAULT_BUCKETS)
+
+
+async def test_a_host_claimed_ahead_comes_with_the_wait_until_its_next_start(
+    connection: RespConnection,
+) -> None:
+    prefix, origin = new_prefix(), "http://ahead.example"
+    first, second = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    await first.offer(offers(origin, "/1", "/2"), BUCKETS)
+    (host,) = (await first.claim(lease_us=60 * SECOND_US, most=1)).hosts
+    assert host.wait_us == 0  # due when claimed
+    assert await first.release(Release(origin, 400_000, 400_000, ""))
+
+    assert (await second.claim(lease_us=60 * SECOND_US, most=1, ahead_us=100_000)).hosts == ()
+    ahead = await second.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)
+    (claimed,) = ahead.hosts
+    # The wait is what is left of the delay on the server's clock, never more than it.
+    assert 0 < claimed.wait_us <= 400_000
+    # Held now: its lease, not its next start, is its score; nobody else claims it.
+    assert (await first.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)).hosts == ()
+
+
+async def test_a_claim_ahead_leaves_a_held_host_alone_until_its_lease_ends(
+    connection: RespConnection,
+) -> None:
+    prefix, origin = new_prefix(), "http://held.example"
+    holder, other = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    await holder.offer(offers(origin, "/1", "/2"), BUCKETS)
+    await holder.claim(lease_us=300_000, most=1)
+    # Its lease ends within the other's look-ahead: still held, and its score stays put.
+    assert (await other.claim(lease_us=SECOND_US, most=1, ahead_us=SECOND_US)).hosts == ()
+    score = await connection.execute("ZSCORE", f"{prefix}due", origin)
+    status = await holder.status()
+    assert 0 < float(score) - status.now_us <= 300_000
+
+
+async def test_a_worker_claims_a_fair_share_of_the_hosts(connection: RespConnection) -> None:
+    prefix = new_prefix()
+    first, second = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    origins = [f"http://{n}.share.example" for n in range(200)]
+    for origin in origins:
+        await first.offer(offers(origin, "/"), BUCKETS)
+    taken = await first.claim(lease_us=60 * SECOND_US, most=1000)
+    # 200 hosts, 2 workers: a share is 200 * 1.25 / 2 + 2 = 127.
+    assert len(taken.hosts) == 127
+    assert len((await second.claim(lease_us=60 * SECOND_US, most=1000)).hosts) == 73

@@ -98,31 +98,48 @@ local function offer(keys, args)
   return table.concat(answers)
 end
 
--- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host): hold up to `most`
--- due hosts, and lease the next URL of each. Returns {now, next_due, seeds, pending, scheduled,
--- origin1, item1, timing1, robots_at1, ...}: next_due is the earliest score left in `due` (''
--- when none), seeds how many seeds the crawl has (a worker that knows fewer reads them: they
--- set the scope), pending and scheduled the crawl's URLs queued and hosts scheduled after it,
--- timing the host's opaque timing record ('' when new), robots_at the version of its
--- robots.txt entry ('' when none is stored; crawler_robots gives it).
+-- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host, ahead_us): hold up
+-- to `most` hosts due within `ahead_us` from now, and lease the next URL of each. Returns {now,
+-- next_due, seeds, pending, scheduled, origin1, item1, timing1, robots_at1, wait1, ...}:
+-- next_due is the earliest score left in `due` ('' when none), seeds how many seeds the crawl
+-- has (a worker that knows fewer reads them: they set the scope), pending and scheduled the
+-- crawl's URLs queued and hosts scheduled after it, timing the host's opaque timing record (''
+-- when new), robots_at the version of its robots.txt entry ('' when none is stored;
+-- crawler_robots gives it), wait the microseconds from now until the host's next allowed start
+-- (0 when due): the holder counts that duration from when it hears the answer, so it never
+-- starts early, whatever its clock says. Claiming ahead lets a worker start a host on time by
+-- its own timer instead of polling for it.
 local function claim(keys, args)
   local p, wid = args[1], args[2]
   local lease, most = tonumber(args[3]), tonumber(args[4])
   local max_pages, max_per_host = tonumber(args[5]), tonumber(args[6])
+  local ahead = tonumber(args[7] or '0')
   if not worker_alive(p, wid) then
     return redis.error_reply('NOWORKER worker ' .. wid .. ' has no heartbeat: it was reaped')
   end
   local now = now_us()
   local due = p .. 'due'
   local out = {num(now), '', redis.call('SCARD', p .. 'seeds'), 0, 0}
-  local hosts = redis.call('ZRANGE', due, '-inf', num(now), 'BYSCORE', 'LIMIT', 0, most)
+  -- A fair share of the scheduled hosts (and a little over, so a worker that leaves is made
+  -- up for): the first worker to start does not take them all and leave the others idle.
+  local workers = math.max(1, redis.call('HLEN', p .. 'workers'))
+  local share = math.ceil(redis.call('ZCARD', due) * 1.25 / workers) + 2
+  most = math.min(most, share - redis.call('SCARD', p .. 'claims:' .. wid))
+  local hosts = {}
+  if most > 0 then
+    hosts = redis.call('ZRANGE', due, '-inf', num(now + ahead), 'BYSCORE', 'LIMIT', 0, most,
+      'WITHSCORES')
+  end
   local started = tonumber(redis.call('GET', p .. 'pages_started') or '0')
-  for _, origin in ipairs(hosts) do
+  for i = 1, #hosts, 2 do
+    local origin = hosts[i]
     local h = p .. 'h:' .. origin
     local holder = redis.call('HGET', h, 'holder')
     if holder then
-      -- Held past its lease: its holder is slow or dead; the reaper decides, not us.
-      redis.call('ZADD', due, num(now + 1000000), origin)
+      if tonumber(hosts[i + 1]) <= now then
+        -- Held past its lease: its holder is slow or dead; the reaper decides, not us.
+        redis.call('ZADD', due, num(now + 1000000), origin)
+      end
     elseif max_pages > 0 and started >= max_pages then
       break
     elseif max_per_host > 0 and tonumber(redis.call('HGET', h, 'pages') or '0') >= max_per_host then
@@ -133,6 +150,7 @@ local function claim(keys, args)
       if not item then
         redis.call('ZREM', due, origin)
       else
+        local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
         started = started + 1
         redis.call('HSET', h, 'holder', wid, 'claimed', num(now), 'asked', '1')
         redis.call('HINCRBY', h, 'pages', 1)
@@ -145,6 +163,7 @@ local function claim(keys, args)
         out[#out + 1] = item
         out[#out + 1] = redis.call('HGET', h, 'timing') or ''
         out[#out + 1] = redis.call('HGET', h, 'robots_at') or ''
+        out[#out + 1] = num(math.max(0, not_before - now))
       end
     end
   end

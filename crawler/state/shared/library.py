@@ -146,6 +146,8 @@ class ClaimedHost:
     """The host's timing record as the last holder left it; '' for a host never released."""
     robots_at: str
     """The version of the host's stored robots.txt entry; '' when none is stored."""
+    wait_us: int = 0
+    """From the server's decision until the host's next allowed start (0: due now)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +191,9 @@ def _int_or_none(value: bytes) -> int | None:
 def claim_from_reply(reply: Any) -> Claim:
     """crawler_claim's reply as a `Claim`."""
     hosts = tuple(
-        ClaimedHost(origin.decode(), item.decode(), timing.decode(), robots_at.decode())
-        for origin, item, timing, robots_at in zip(
-            reply[5::4], reply[6::4], reply[7::4], reply[8::4], strict=True
+        ClaimedHost(origin.decode(), item.decode(), timing.decode(), robots_at.decode(), int(wait))
+        for origin, item, timing, robots_at, wait in zip(
+            reply[5::5], reply[6::5], reply[7::5], reply[8::5], reply[9::5], strict=True
         )
     )
     return Claim(
@@ -261,11 +263,18 @@ class SharedCrawl:
         return [flag == 0x31 for flag in reply]
 
     async def claim(
-        self, lease_us: int, most: int, *, max_pages: int = 0, max_pages_per_host: int = 0
+        self,
+        lease_us: int,
+        most: int,
+        *,
+        max_pages: int = 0,
+        max_pages_per_host: int = 0,
+        ahead_us: int = 0,
     ) -> Claim:
-        """Hold up to `most` due hosts for `lease_us`, each with its next URL leased."""
+        """Hold up to `most` hosts due within `ahead_us`, for `lease_us`, each with its next URL
+        leased."""
         reply = await self._call(
-            "crawler_claim", self.worker, lease_us, most, max_pages, max_pages_per_host
+            "crawler_claim", self.worker, lease_us, most, max_pages, max_pages_per_host, ahead_us
         )
         return claim_from_reply(reply)
 

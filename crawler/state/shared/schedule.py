@@ -146,9 +146,10 @@ class SharedSchedule:
     # --- round trips ---------------------------------------------------------------------------
 
     async def tick(
-        self, want: int, *, max_pages: int = 0, max_pages_per_host: int = 0
+        self, want: int, *, max_pages: int = 0, max_pages_per_host: int = 0, ahead: float = 0.0
     ) -> Claim | None:
-        """Send what is buffered and, when `want` > 0, claim up to that many due hosts."""
+        """Send what is buffered and, when `want` > 0, claim up to that many hosts due within
+        `ahead` seconds."""
         crawl = self.crawl
         prefix = crawl.prefix
         commands: list[list[object]] = []
@@ -172,6 +173,7 @@ class SharedSchedule:
                     want,
                     max_pages,
                     max_pages_per_host,
+                    round(ahead * 1e6),
                 ]
             )
         sent = (self._done, self._offers, self._seeds)
