@@ -295,7 +295,7 @@ class Scheduler:
         (one worker of a shared crawl lets a claimed host go instead, once it may start again)."""
         if self.shared is not None:
             moment = self._clock.now() if now is None else now
-            if not self.shared.keeps(host, moment):
+            if not self.shared.keep(host, moment):
                 self.shared.release(host, moment)
                 return
         if host.retired is not None or host.robots_busy:

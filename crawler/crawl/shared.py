@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -60,11 +61,15 @@ its own timer: a host claimed only once due would start a poll interval and a ro
 at every request (at 1,000 hosts, 2 workers: 0.05 s late a gap, 0.17 s after robots.txt). The
 wait comes from the server as a duration, so it is never shorter than the server decided."""
 KEEP_FOR = 10.0
-"""Longest wait before its next start a worker keeps a host through (`SharedHosts.keeps`); a
+"""Longest wait before its next start a worker keeps a host through (`SharedHosts.keep`); a
 longer one (a backoff) hands the host back to the schedule, where any worker may take it then."""
 CLAIM_BATCH = 1024
 """Most hosts one claim takes (one round trip, one script run holding the server)."""
 FINISHED_CHECKS = 2
+WORKER_PACING = os.environ.get("CRAWLER_SHARED_PACING") == "worker"
+"""A control for benchmarks/bench_shared.py, and nothing else: each worker paces the hosts it
+takes by its own clock and memory, and the server lets any worker take a host as soon as it is
+released, as scrapy-redis does. Its short gaps show that the benchmark can see them."""
 """Times in a row the cluster must look finished (nothing queued, leased or held, nothing
 buffered here) before a worker ends: another worker's page step may be about to offer more."""
 
@@ -215,20 +220,33 @@ class SharedHosts:
         self.finished = False
         self.outcome: Outcome = "finished"
 
-    def keeps(self, host: Host, now: float) -> bool:
-        """Whether the worker keeps `host` instead of releasing it: it still holds the URL it
-        claimed with the host, unstarted (its robots.txt went first), and may start it soon. The
-        next start is then this worker's to time, as in a single process: nobody else may start
-        a request to a host held; a round trip saved, and no poll's lateness after robots.txt."""
+    def keep(self, host: Host, now: float) -> bool:
+        """Keep `host` instead of releasing it, when the worker still holds the URL it claimed
+        with the host, unstarted (its robots.txt went first), and may start it soon; True when
+        kept. The next start is then this worker's to time, as in a single process: nobody else
+        may start a request to a host held. A round trip is saved, and a poll's lateness after
+        robots.txt. The server learns the host's interval and robots.txt entry all the same, so
+        that a reaping waits the interval and the next holder does not fetch robots.txt again."""
         origin = host.origin
-        return (
+        politeness = self._politeness
+        if not (
             origin in self._claimed
             and host.retired is None
             and not host.robots_busy
             and self._frontier.pending(origin) > 0
-            and self._politeness.may_start(host.timing)
-            and self._politeness.ready_at(host.timing, now) - now <= KEEP_FOR
-        )
+            and politeness.may_start(host.timing)
+            and politeness.ready_at(host.timing, now) - now <= KEEP_FOR
+        ):
+            return False
+        entry = host.robots
+        robots = robots_at = ""
+        if entry is not None and _version(entry) != self._claimed[origin]:
+            robots, robots_at = robots_text(entry), _version(entry)
+            self._claimed[origin] = robots_at
+        interval_us = round(politeness.interval(host.timing.rules, now) * 1e6)
+        self.schedule.hold(origin, interval_us, robots, robots_at)
+        self._poke.set()
+        return True
 
     def release(self, host: Host, now: float, at: float | None = None) -> None:
         """Let a claimed host go once nothing of it is in flight: its next start is
@@ -243,6 +261,8 @@ class SharedHosts:
         if at is not None:
             ready = max(ready, at)
         unused, requeued = self._frontier.give_back(origin)
+        if WORKER_PACING:
+            ready = now
         robots = robots_at = ""
         entry = host.robots
         if entry is not None and _version(entry) != known_version:
@@ -271,8 +291,10 @@ class SharedHosts:
 
     def may_launch(self) -> bool:
         """Whether this worker may still start requests: not once its heartbeat could have
-        lapsed, when the others may have given its hosts to someone else."""
-        return time.monotonic() < self.schedule.alive_until
+        lapsed, when the others may have given its hosts to someone else, nor once the server is
+        lost (a host claimed ahead would start by its timer, and the server, back, would not
+        know of it)."""
+        return time.monotonic() < self.schedule.alive_until and not self.schedule.lost
 
     def poke(self) -> None:
         self._poke.set()
@@ -385,6 +407,8 @@ class SharedHosts:
             # it starts then. Its timing says so too, so that a release meanwhile (a page step of
             # its last answer ending) hands back no less a wait.
             at = now + claimed.wait_us / 1e6
+            if WORKER_PACING:
+                at = max(at, host.timing.next_start, host.timing.backoff_until)
             host.timing.next_start, host.timing.backoff_until = at, 0.0
             wake(host, at)
 

@@ -272,3 +272,28 @@ async def test_a_worker_claims_a_fair_share_of_the_hosts(connection: RespConnect
     # 200 hosts, 2 workers: a share is 200 * 1.25 / 2 + 2 = 127.
     assert len(taken.hosts) == 127
     assert len((await second.claim(lease_us=60 * SECOND_US, most=1000)).hosts) == 73
+
+
+async def test_a_holder_says_what_it_learned_and_a_reaping_waits_that_interval(
+    connection: RespConnection,
+) -> None:
+    """A host kept through its robots.txt is never released: `hold` tells the server its
+    interval (which a reaping waits, instead of the longest default) and its robots.txt entry
+    (which the next holder reads instead of fetching it again)."""
+    prefix, origin = new_prefix(), "http://hold.example"
+    dying = await worker(connection, prefix, "w1", ttl_ms=100)
+    other = await worker(connection, prefix, "w2")
+    await dying.offer(offers(origin, "/1"), BUCKETS)
+    await dying.claim(lease_us=60 * SECOND_US, most=1)
+    await dying.hold(origin, 200_000, '["robots"]', "1.5")
+    assert not await other.hold(origin, 5 * SECOND_US, "", "")  # not its to say
+
+    await asyncio.sleep(0.15)
+    assert await other.reap(60 * SECOND_US) == 1  # the default interval, a minute: not used
+    status = await other.status()
+    assert status.next_due_us is not None
+    assert status.next_due_us - status.now_us <= 200_000
+    await asyncio.sleep(0.2)
+    (claimed,) = (await other.claim(lease_us=SECOND_US, most=1)).hosts
+    assert claimed.robots_at == "1.5"
+    assert await other.robots([origin]) == ['["robots"]']

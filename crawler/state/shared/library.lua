@@ -152,7 +152,7 @@ local function claim(keys, args)
       else
         local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
         started = started + 1
-        redis.call('HSET', h, 'holder', wid, 'claimed', num(now), 'asked', '1')
+        redis.call('HSET', h, 'holder', wid, 'claimed', num(now))
         redis.call('HINCRBY', h, 'pages', 1)
         redis.call('ZADD', due, num(now + lease), origin)
         redis.call('SADD', p .. 'claims:' .. wid, origin)
@@ -219,6 +219,27 @@ local function release(keys, args)
     redis.call('ZREM', p .. 'due', origin)
   end
   return 1
+end
+
+-- crawler_hold(prefix, wid, origin1, interval_us1, robots1, robots_at1, ...): the holder keeps
+-- each host (it will time its next start itself) and says what it learned meanwhile: its
+-- interval, which a reaping waits, and its robots.txt entry ('' when unchanged), which the next
+-- holder reads instead of fetching it again. A host no longer held by the worker is left alone.
+-- Returns how many were held.
+local function hold(keys, args)
+  local p, wid = args[1], args[2]
+  local held = 0
+  for i = 3, #args, 4 do
+    local h = p .. 'h:' .. args[i]
+    if redis.call('HGET', h, 'holder') == wid then
+      held = held + 1
+      redis.call('HSET', h, 'interval', args[i + 1])
+      if args[i + 2] ~= '' then
+        redis.call('HSET', h, 'robots', args[i + 2], 'robots_at', args[i + 3])
+      end
+    end
+  end
+  return held
 end
 
 -- crawler_robots(prefix, origin1, ...): each host's stored robots.txt entry ('' when none).
@@ -303,9 +324,10 @@ end
 
 -- crawler_recover(prefix, run_id, default_interval_us): the server restarted (its run_id is new)
 -- and may have lost its last second of writes, claims among them: so every worker is reaped,
--- as if dead (they join again), and every host ever claimed waits a full interval from now
--- (default_interval_us when its interval is unknown); a host never asked needs no wait. Once
--- per restart, whichever worker comes first. Returns 1 when it recovered, 0 when another had.
+-- as if dead (they join again), and every host scheduled waits a full interval from now
+-- (default_interval_us when its interval is unknown: a host that looks never asked may have
+-- been, in the writes lost). Once per restart, whichever worker comes first. Returns 1 when it
+-- recovered, 0 when another had.
 local function recover(keys, args)
   local p, run_id, default_interval = args[1], args[2], tonumber(args[3])
   local run = p .. 'run'
@@ -320,14 +342,14 @@ local function recover(keys, args)
   local due = p .. 'due'
   local hosts = redis.call('ZRANGE', due, 0, -1)
   for _, origin in ipairs(hosts) do
+    -- Every host, even one the server thinks never asked: its first claim may be among the
+    -- writes lost, and its first request made.
     local h = p .. 'h:' .. origin
-    if redis.call('HEXISTS', h, 'asked') == 1 then
-      local interval = tonumber(redis.call('HGET', h, 'interval') or '') or default_interval
-      local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
-      local next_start = math.max(not_before, now + interval)
-      redis.call('HSET', h, 'not_before', num(next_start))
-      redis.call('ZADD', due, num(next_start), origin)
-    end
+    local interval = tonumber(redis.call('HGET', h, 'interval') or '') or default_interval
+    local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
+    local next_start = math.max(not_before, now + interval)
+    redis.call('HSET', h, 'not_before', num(next_start))
+    redis.call('ZADD', due, num(next_start), origin)
   end
   return 1
 end
@@ -366,6 +388,7 @@ redis.register_function('crawler_heartbeat', heartbeat)
 redis.register_function('crawler_offer', offer)
 redis.register_function('crawler_claim', claim)
 redis.register_function('crawler_release', release)
+redis.register_function('crawler_hold', hold)
 redis.register_function('crawler_done', done)
 redis.register_function{function_name = 'crawler_robots', callback = robots, flags = {'no-writes'}}
 redis.register_function('crawler_reap', reap)

@@ -77,6 +77,7 @@ class SharedSchedule:
         self.lease = lease
         self.default_interval = default_interval
         self._releases: list[list[object]] = []
+        self._holds: list[object] = []
         self._done: list[str] = []
         self._offers: list[object] = []
         self._seeds: list[str] = []
@@ -132,6 +133,10 @@ class SharedSchedule:
     def release(self, release: Release) -> None:
         self._releases.append(release.args(self.crawl.worker))
 
+    def hold(self, origin: str, interval_us: int, robots: str, robots_at: str) -> None:
+        """Keep a held host, and tell the server its interval and its robots.txt entry."""
+        self._holds += (origin, interval_us, robots, robots_at)
+
     def done(self, item: str) -> None:
         self._done.append(item)
 
@@ -141,7 +146,7 @@ class SharedSchedule:
 
     @property
     def buffered(self) -> bool:
-        return bool(self._releases or self._done or self._offers or self._seeds)
+        return bool(self._releases or self._holds or self._done or self._offers or self._seeds)
 
     # --- round trips ---------------------------------------------------------------------------
 
@@ -157,6 +162,8 @@ class SharedSchedule:
             commands.append(["SADD", f"{prefix}seeds", *self._seeds])
         if self._offers:
             commands.append(["FCALL", "crawler_offer", 0, prefix, *self._offers])
+        if self._holds:
+            commands.append(["FCALL", "crawler_hold", 0, prefix, crawl.worker, *self._holds])
         commands += (["FCALL", "crawler_release", 0, prefix, *args] for args in self._releases)
         if self._done:
             commands.append(["FCALL", "crawler_done", 0, prefix, crawl.worker, *self._done])
@@ -178,6 +185,7 @@ class SharedSchedule:
             )
         sent = (self._done, self._offers, self._seeds)
         self._releases, self._done, self._offers, self._seeds = [], [], [], []
+        self._holds = []
         if not commands:
             return None
         self.ticks += 1
