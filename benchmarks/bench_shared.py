@@ -365,7 +365,7 @@ def cost_run(workers: int, root: Path, web: dict[str, Any], work: Path, nginx: N
         if server is not None:
             server.stop()
     run.pages = sum(
-        json.loads((here / f"w{n}" / "summary.json").read_text()).get("pages", 0)
+        json.loads((here / f"w{n}" / "summary.json").read_text())["figures"]["pages"]
         for n in range(1, len(commands) + 1)
         if (here / f"w{n}" / "summary.json").exists()
     )

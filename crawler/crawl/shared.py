@@ -244,7 +244,7 @@ class SharedHosts:
             robots, robots_at = robots_text(entry), _version(entry)
             self._claimed[origin] = robots_at
         interval_us = round(politeness.interval(host.timing.rules, now) * 1e6)
-        self.schedule.hold(origin, interval_us, robots, robots_at)
+        self.schedule.hold(origin, interval_us, host_record(host), robots, robots_at)
         self._poke.set()
         return True
 
@@ -399,7 +399,9 @@ class SharedHosts:
             if claimed.timing:
                 _restore(host, claimed.timing)
             entry = self._robots_store.get(claimed.origin)
-            if entry is not None:
+            if entry is not None and claimed.timing:
+                # Its rules came with its timing record. Without one, the launch reads them from
+                # the entry (crawler.crawl.answers, `launch`), as for a host known from before.
                 host.robots = entry
             self._claimed[claimed.origin] = _version(entry)
             self._frontier.claimed(claimed.origin, claimed.item)

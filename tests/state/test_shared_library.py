@@ -285,8 +285,8 @@ async def test_a_holder_says_what_it_learned_and_a_reaping_waits_that_interval(
     other = await worker(connection, prefix, "w2")
     await dying.offer(offers(origin, "/1"), BUCKETS)
     await dying.claim(lease_us=60 * SECOND_US, most=1)
-    await dying.hold(origin, 200_000, '["robots"]', "1.5")
-    assert not await other.hold(origin, 5 * SECOND_US, "", "")  # not its to say
+    await dying.hold(origin, 200_000, '{"t": 1}', '["robots"]', "1.5")
+    assert not await other.hold(origin, 5 * SECOND_US, "", "", "")  # not its to say
 
     await asyncio.sleep(0.15)
     assert await other.reap(60 * SECOND_US) == 1  # the default interval, a minute: not used
@@ -295,5 +295,5 @@ async def test_a_holder_says_what_it_learned_and_a_reaping_waits_that_interval(
     assert status.next_due_us - status.now_us <= 200_000
     await asyncio.sleep(0.2)
     (claimed,) = (await other.claim(lease_us=SECOND_US, most=1)).hosts
-    assert claimed.robots_at == "1.5"
+    assert (claimed.robots_at, claimed.timing) == ("1.5", '{"t": 1}')
     assert await other.robots([origin]) == ['["robots"]']

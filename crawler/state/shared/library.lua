@@ -221,21 +221,21 @@ local function release(keys, args)
   return 1
 end
 
--- crawler_hold(prefix, wid, origin1, interval_us1, robots1, robots_at1, ...): the holder keeps
--- each host (it will time its next start itself) and says what it learned meanwhile: its
--- interval, which a reaping waits, and its robots.txt entry ('' when unchanged), which the next
--- holder reads instead of fetching it again. A host no longer held by the worker is left alone.
--- Returns how many were held.
+-- crawler_hold(prefix, wid, origin1, interval_us1, timing1, robots1, robots_at1, ...): the
+-- holder keeps each host (it will time its next start itself) and says what it learned
+-- meanwhile: its interval, which a reaping waits; its timing record (its rules among them) and
+-- its robots.txt entry ('' when unchanged), which the next holder reads instead of fetching it
+-- again. A host no longer held by the worker is left alone. Returns how many were held.
 local function hold(keys, args)
   local p, wid = args[1], args[2]
   local held = 0
-  for i = 3, #args, 4 do
+  for i = 3, #args, 5 do
     local h = p .. 'h:' .. args[i]
     if redis.call('HGET', h, 'holder') == wid then
       held = held + 1
-      redis.call('HSET', h, 'interval', args[i + 1])
-      if args[i + 2] ~= '' then
-        redis.call('HSET', h, 'robots', args[i + 2], 'robots_at', args[i + 3])
+      redis.call('HSET', h, 'interval', args[i + 1], 'timing', args[i + 2])
+      if args[i + 3] ~= '' then
+        redis.call('HSET', h, 'robots', args[i + 3], 'robots_at', args[i + 4])
       end
     end
   end

@@ -282,11 +282,13 @@ class SharedCrawl:
         """Let the held host go; False when it was not held by this worker any more."""
         return bool(await self._call("crawler_release", *release.args(self.worker)) == 1)
 
-    async def hold(self, origin: str, interval_us: int, robots: str, robots_at: str) -> bool:
-        """Keep the held host, and record its interval and robots.txt entry ('' when unchanged);
-        False when it was not held by this worker any more."""
+    async def hold(
+        self, origin: str, interval_us: int, timing: str, robots: str, robots_at: str
+    ) -> bool:
+        """Keep the held host, and record its interval, timing record and robots.txt entry (''
+        when unchanged); False when it was not held by this worker any more."""
         reply = await self._call(
-            "crawler_hold", self.worker, origin, interval_us, robots, robots_at
+            "crawler_hold", self.worker, origin, interval_us, timing, robots, robots_at
         )
         return bool(reply == 1)
 

@@ -133,9 +133,10 @@ class SharedSchedule:
     def release(self, release: Release) -> None:
         self._releases.append(release.args(self.crawl.worker))
 
-    def hold(self, origin: str, interval_us: int, robots: str, robots_at: str) -> None:
-        """Keep a held host, and tell the server its interval and its robots.txt entry."""
-        self._holds += (origin, interval_us, robots, robots_at)
+    def hold(self, origin: str, interval_us: int, timing: str, robots: str, robots_at: str) -> None:
+        """Keep a held host, and tell the server its interval, its timing record and its
+        robots.txt entry."""
+        self._holds += (origin, interval_us, timing, robots, robots_at)
 
     def done(self, item: str) -> None:
         self._done.append(item)
