@@ -63,6 +63,8 @@ wait comes from the server as a duration, so it is never shorter than the server
 KEEP_FOR = 10.0
 """Longest wait before its next start a worker keeps a host through (`SharedHosts.keep`); a
 longer one (a backoff) hands the host back to the schedule, where any worker may take it then."""
+EMPTY_CLAIM_WAIT = 0.02
+"""Least wait after a claim that found nothing to take, though a host is due soon."""
 CLAIM_BATCH = 1024
 """Most hosts one claim takes (one round trip, one script run holding the server)."""
 FINISHED_CHECKS = 2
@@ -353,7 +355,9 @@ class SharedHosts:
                 await self._take(claim, wake)
                 if claim.next_due_us is not None:
                     until_claimable = (claim.next_due_us - claim.now_us) / 1e6 - CLAIM_AHEAD
-                    wait = min(wait, max(0.0, until_claimable))
+                    # The host next due may be another worker's to claim ahead (the server
+                    # gives it to the one that last held it): not a reason to ask again at once.
+                    wait = min(wait, max(EMPTY_CLAIM_WAIT, until_claimable))
                 if claim.hosts:
                     quiet = 0
                     continue

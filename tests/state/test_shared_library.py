@@ -234,18 +234,24 @@ async def test_a_host_claimed_ahead_comes_with_the_wait_until_its_next_start(
 ) -> None:
     prefix, origin = new_prefix(), "http://ahead.example"
     first, second = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
-    await first.offer(offers(origin, "/1", "/2"), BUCKETS)
+    await first.offer(offers(origin, "/1", "/2", "/3"), BUCKETS)
     (host,) = (await first.claim(lease_us=60 * SECOND_US, most=1)).hosts
     assert host.wait_us == 0  # due when claimed
     assert await first.release(Release(origin, 400_000, 400_000, ""))
 
-    assert (await second.claim(lease_us=60 * SECOND_US, most=1, ahead_us=100_000)).hosts == ()
-    ahead = await second.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)
+    assert (await first.claim(lease_us=60 * SECOND_US, most=1, ahead_us=100_000)).hosts == ()
+    # Claiming ahead is for the worker that last held the host; another waits until it is due.
+    assert (await second.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)).hosts == ()
+    ahead = await first.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)
     (claimed,) = ahead.hosts
     # The wait is what is left of the delay on the server's clock, never more than it.
     assert 0 < claimed.wait_us <= 400_000
     # Held now: its lease, not its next start, is its score; nobody else claims it.
-    assert (await first.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)).hosts == ()
+    assert (await second.claim(lease_us=60 * SECOND_US, most=1, ahead_us=SECOND_US)).hosts == ()
+    assert await first.release(Release(origin, 100_000, 100_000, ""))
+    await asyncio.sleep(0.15)
+    (due,) = (await second.claim(lease_us=60 * SECOND_US, most=1)).hosts  # due: anyone's
+    assert due.wait_us == 0
 
 
 async def test_a_claim_ahead_leaves_a_held_host_alone_until_its_lease_ends(

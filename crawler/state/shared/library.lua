@@ -127,19 +127,27 @@ local function claim(keys, args)
   most = math.min(most, share - redis.call('SCARD', p .. 'claims:' .. wid))
   local hosts = {}
   if most > 0 then
-    hosts = redis.call('ZRANGE', due, '-inf', num(now + ahead), 'BYSCORE', 'LIMIT', 0, most,
-      'WITHSCORES')
+    -- Others' hosts are passed over (below): look further than `most`.
+    hosts = redis.call('ZRANGE', due, '-inf', num(now + ahead), 'BYSCORE', 'LIMIT', 0,
+      most * workers, 'WITHSCORES')
   end
   local started = tonumber(redis.call('GET', p .. 'pages_started') or '0')
+  local taken = 0
   for i = 1, #hosts, 2 do
     local origin = hosts[i]
     local h = p .. 'h:' .. origin
-    local holder = redis.call('HGET', h, 'holder')
-    if holder then
-      if tonumber(hosts[i + 1]) <= now then
+    local score = tonumber(hosts[i + 1])
+    local holder, last = unpack(redis.call('HMGET', h, 'holder', 'last'))
+    if taken >= most then
+      break
+    elseif holder then
+      if score <= now then
         -- Held past its lease: its holder is slow or dead; the reaper decides, not us.
         redis.call('ZADD', due, num(now + 1000000), origin)
       end
+    elseif last and last ~= wid and score > now then
+      -- Not due yet: claiming it ahead is for the worker that last held it, which knows it
+      -- (its robots.txt parsed, its connection open). Once due, anyone may.
     elseif max_pages > 0 and started >= max_pages then
       break
     elseif max_per_host > 0 and tonumber(redis.call('HGET', h, 'pages') or '0') >= max_per_host then
@@ -152,6 +160,7 @@ local function claim(keys, args)
       else
         local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
         started = started + 1
+        taken = taken + 1
         redis.call('HSET', h, 'holder', wid, 'claimed', num(now))
         redis.call('HINCRBY', h, 'pages', 1)
         redis.call('ZADD', due, num(now + lease), origin)
@@ -200,6 +209,7 @@ local function release(keys, args)
     redis.call('HSET', h, 'robots', robots, 'robots_at', robots_at)
   end
   redis.call('HDEL', h, 'holder', 'claimed')
+  redis.call('HSET', h, 'last', wid)
   redis.call('SREM', p .. 'claims:' .. wid, origin)
   local queue = p .. 'q:' .. origin
   if unused ~= '' and redis.call('HDEL', p .. 'leases:' .. wid, unused) == 1 then
