@@ -3,14 +3,19 @@ schedule, frontier and seen set live in Valkey or Redis.
 
 The single-process crawl is unchanged; a worker differs in three places:
 - Its local schedule only ever holds hosts it has *claimed*: `SharedHosts.claim_loop` asks the
-  server for due hosts (one URL leased with each), restores each host's timing and robots.txt
-  entry from what the last holder left, and puts it in the scheduler due now. The launch path is
-  today's: robots.txt first when none is fresh, then the URL, in the host's slot.
+  server for hosts due within `CLAIM_AHEAD` (with per_host_concurrency URLs leased with each),
+  restores each host's timing and robots.txt entry from what the last holder left, and puts it
+  in the scheduler at its next allowed start: now plus the wait the server counted, a duration,
+  so the worker's timer starts it on time and never early. Claiming ahead is for the worker that
+  last held a host (it knows it); once due, anyone may take it. The launch path is today's:
+  robots.txt first when none is fresh, then the URLs, in the host's slot.
 - Where the single process would put a host back in its heap (`Scheduler.reschedule`), a worker
-  *releases* it: the server sets its next start to the server's TIME plus the delay the worker
-  measured (`Politeness.ready_at` - now, from the answer), so no clock but the server's decides a
-  gap, and any worker may claim the host next. What the worker did not fetch goes back to the
-  head of the host's queue.
+  *releases* it once nothing of it is in flight: the server sets its next start to the server's
+  TIME plus the delay the worker measured (`Politeness.ready_at` - now, from the answer), so no
+  clock but the server's decides a gap between two holders. What the worker did not fetch goes
+  back to the head of the host's queue. A host whose claimed URLs are not all started yet (after
+  its robots.txt, say) is *kept* instead, and the server told its interval, rules and robots.txt
+  entry (`SharedHosts.keep`).
 - `ClaimedFrontier` stands where the frontier was: the URLs a worker admits are offered to the
   shared queues (the server's seen set keeps each URL once across the crawl), the claimed URL
   waits locally until it is started, and `done` ends its lease once its page is stored.
@@ -125,10 +130,13 @@ class ClaimedFrontier:
         """Claimed URL -> the lease's text on the server, until done or given back."""
         self._started: set[str] = set()
 
-    def claimed(self, origin: str, text: str) -> None:
-        item = item_of(text)
-        self._leases[item.url] = text
-        self._queues.setdefault(origin, deque()).appendleft(item)
+    def claimed(self, origin: str, texts: Sequence[str]) -> None:
+        """URLs leased with the host, in queue order: they go first."""
+        queue = self._queues.setdefault(origin, deque())
+        for text in reversed(texts):
+            item = item_of(text)
+            self._leases[item.url] = text
+            queue.appendleft(item)
 
     def push(self, origin: str, item: QueuedUrl) -> None:
         self._schedule.offer(item.url, origin, item_text(item))
@@ -154,16 +162,16 @@ class ClaimedFrontier:
         self._leases.clear()
         self._started.clear()
 
-    def give_back(self, origin: str) -> tuple[str, list[str]]:
-        """The host is released: (the lease of its claimed URL if it was not started, '' else;
-        the texts of its URLs to go back to the head of its queue)."""
+    def give_back(self, origin: str) -> tuple[tuple[str, ...], list[str]]:
+        """The host is released: (the leases of its claimed URLs not started; the texts of its
+        URLs to go back to the head of its queue)."""
         items = self._queues.pop(origin, deque())
-        unused = ""
+        unused = []
         for item in items:
             lease = self._leases.get(item.url)
             if lease is not None and item.url not in self._started:
-                unused = self._leases.pop(item.url)
-        return unused, [item_text(item) for item in items]
+                unused.append(self._leases.pop(item.url))
+        return tuple(unused), [item_text(item) for item in items]
 
     def done(self, item: QueuedUrl) -> None:
         self._started.discard(item.url)
@@ -223,10 +231,11 @@ class SharedHosts:
         self.outcome: Outcome = "finished"
 
     def keep(self, host: Host, now: float) -> bool:
-        """Keep `host` instead of releasing it, when the worker still holds the URL it claimed
-        with the host, unstarted (its robots.txt went first), and may start it soon; True when
-        kept. The next start is then this worker's to time, as in a single process: nobody else
-        may start a request to a host held. A round trip is saved, and a poll's lateness after
+        """Keep `host` instead of releasing it, when the worker still holds a URL it claimed
+        with the host, unstarted (its robots.txt went first, or per_host_concurrency lets
+        another start beside the one in flight), and may start it soon; True when kept. The
+        next start is then this worker's to time, as in a single process: nobody else may start
+        a request to a host held. A round trip is saved, and a poll's lateness after
         robots.txt. The server learns the host's interval and robots.txt entry all the same, so
         that a reaping waits the interval and the next holder does not fetch robots.txt again."""
         origin = host.origin
@@ -256,7 +265,9 @@ class SharedHosts:
         origin = host.origin
         if origin not in self._claimed or host.robots_busy:
             return
-        if not self._politeness.may_start(host.timing):
+        if host.timing.in_flight:
+            # Let go once nothing of it is in flight: only the holder sends requests, so
+            # per_host_concurrency holds for the crawl.
             return
         known_version = self._claimed.pop(origin)
         ready = self._politeness.ready_at(host.timing, now)
@@ -348,6 +359,7 @@ class SharedHosts:
                 max_pages=limits.max_pages or 0,
                 max_pages_per_host=limits.max_pages_per_host or 0,
                 ahead=CLAIM_AHEAD,
+                per_host=self._config.politeness.per_host_concurrency,
             )
             wait = IDLE_POLL
             if claim is not None:
@@ -408,7 +420,7 @@ class SharedHosts:
                 # the entry (crawler.crawl.answers, `launch`), as for a host known from before.
                 host.robots = entry
             self._claimed[claimed.origin] = _version(entry)
-            self._frontier.claimed(claimed.origin, claimed.item)
+            self._frontier.claimed(claimed.origin, claimed.items)
             # The server says when it is due: whatever this worker's clock remembers of the host,
             # it starts then. Its timing says so too, so that a release meanwhile (a page step of
             # its last answer ending) hands back no less a wait.

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from support.crawling import make_config
 from support.keyvalue import StateServer
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
@@ -73,6 +75,55 @@ async def test_two_workers_share_one_crawl_and_every_hosts_delay(
     fetched = [record.url for record in first + second]
     assert len(fetched) == len(set(fetched)) == len(HOSTS) * (PAGES + 1)
     assert first and second  # both workers took part
+
+
+async def test_per_host_concurrency_holds_for_the_crawl_not_for_each_worker(
+    server: StateServer, tmp_path: Path
+) -> None:
+    """politeness.per_host_concurrency 2, two workers, slow pages: each host has up to 2
+    requests in flight at once, whichever workers sent them, and never 3 or 4."""
+    prefix = f"perhost{next(_prefixes)}:"
+    config = shared_config(
+        server,
+        prefix,
+        output={"format": "jsonl"},
+        politeness={"min_delay": 0.02, "per_host_concurrency": 2},
+    )
+    hosts = HOSTS[:2]
+    in_flight: Counter[str] = Counter()
+    most: Counter[str] = Counter()
+
+    def slow(ip: str, path: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def answer(request: web.Request) -> web.StreamResponse:
+            in_flight[ip] += 1
+            most[ip] = max(most[ip], in_flight[ip])
+            try:
+                await asyncio.sleep(0.25)
+            finally:
+                in_flight[ip] -= 1
+            links = "".join(f'<a href="/s{n}">{n}</a>' for n in range(8))
+            return web.Response(text=f"<title>{path}</title>{links}", content_type="text/html")
+
+        return answer
+
+    async with LoopbackWeb(*hosts) as net:
+        for ip in hosts:
+            net[ip].robots("User-agent: *\nAllow: /\n")
+            for path in ("/", *(f"/s{n}" for n in range(8))):
+                net[ip].sequence(path, slow(ip, path))
+        seeds = [net[ip].url("/") for ip in hosts]
+        first, second = await asyncio.wait_for(
+            asyncio.gather(
+                work(config, seeds, tmp_path / "w0"), work(config, seeds, tmp_path / "w1")
+            ),
+            timeout=60,
+        )
+        for ip in hosts:
+            assert Counter(net.paths(ip))["/robots.txt"] == 1
+            assert min(net.gaps(ip)) >= 0.02 - EPSILON
+    fetched = [record.url for record in first + second]
+    assert len(fetched) == len(set(fetched)) == len(hosts) * 9
+    assert dict(most) == dict.fromkeys(hosts, 2), most
 
 
 async def test_a_worker_joining_a_finished_crawl_finds_nothing_to_do(

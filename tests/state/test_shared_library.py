@@ -65,8 +65,8 @@ async def test_a_host_is_held_by_one_worker_and_its_next_start_is_the_servers_ti
     assert await first.offer(offers(origin, "/1", "/2"), BUCKETS) == [True, True]
 
     claim = await first.claim(lease_us=60 * SECOND_US, most=10)
-    assert [(host.origin, host.item, host.timing) for host in claim.hosts] == [
-        (origin, f"{origin}/1", "")
+    assert [(host.origin, host.items, host.timing) for host in claim.hosts] == [
+        (origin, (f"{origin}/1",), "")
     ]
     assert (await second.claim(lease_us=60 * SECOND_US, most=10)).hosts == ()  # held
 
@@ -79,7 +79,7 @@ async def test_a_host_is_held_by_one_worker_and_its_next_start_is_the_servers_ti
 
     await asyncio.sleep(0.25)
     later = await second.claim(lease_us=60 * SECOND_US, most=10)
-    assert [(host.item, host.timing) for host in later.hosts] == [(f"{origin}/2", '{"t": 1}')]
+    assert [(host.items, host.timing) for host in later.hosts] == [((f"{origin}/2",), '{"t": 1}')]
     # Decided by the server's clock: at least the delay after the release.
     assert later.now_us >= released.next_due_us
 
@@ -94,13 +94,13 @@ async def test_only_the_holder_releases_and_an_unused_url_goes_back_to_the_head(
 
     assert not await other.release(Release(origin, 0, 0, ""))
     assert await holder.release(
-        Release(origin, 0, 0, "", unused=host.item, requeued=(host.item, "local"))
+        Release(origin, 0, 0, "", unused=host.items, requeued=(*host.items, "local"))
     )
 
     status = await holder.status()
     assert (status.pending, status.leased, status.held) == (3, 0, 0)
     again = await other.claim(lease_us=SECOND_US, most=1)
-    assert [claimed.item for claimed in again.hosts] == [f"{origin}/1"]
+    assert [claimed.items for claimed in again.hosts] == [(f"{origin}/1",)]
     assert await connection.execute("LRANGE", f"{prefix}q:{origin}", 0, -1) == [
         b"local",
         f"{origin}/2".encode(),
@@ -147,8 +147,8 @@ async def test_a_dead_workers_urls_go_back_first_and_its_hosts_wait_their_interv
     assert (status.pending, status.leased, status.held, status.workers) == (4, 0, 0, 1)
     # The released host is due now, its leased URL back first; the held one waits 5 s.
     again = await survivor.claim(lease_us=60 * SECOND_US, most=10)
-    assert [(host.origin, host.item) for host in again.hosts] == [
-        ("http://d.example", "http://d.example/1")
+    assert [(host.origin, host.items) for host in again.hosts] == [
+        ("http://d.example", ("http://d.example/1",))
     ]
     assert again.next_due_us is not None
     assert again.next_due_us - again.now_us > 4 * SECOND_US
@@ -182,8 +182,8 @@ async def test_done_ends_leases_and_only_the_workers_own(connection: RespConnect
     crawl, other = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
     await crawl.offer(offers(origin, "/1"), BUCKETS)
     (host,) = (await crawl.claim(lease_us=SECOND_US, most=1)).hosts
-    assert await other.done([host.item]) == 0
-    assert await crawl.done([host.item, "never leased"]) == 1
+    assert await other.done(host.items) == 0
+    assert await crawl.done([*host.items, "never leased"]) == 1
     assert (await crawl.status()).leased == 0
 
 
@@ -303,3 +303,26 @@ async def test_a_holder_says_what_it_learned_and_a_reaping_waits_that_interval(
     (claimed,) = (await other.claim(lease_us=SECOND_US, most=1)).hosts
     assert (claimed.robots_at, claimed.timing) == ("1.5", '{"t": 1}')
     assert await other.robots([origin]) == ['["robots"]']
+
+
+async def test_a_host_is_claimed_with_as_many_urls_as_it_may_have_requests_in_flight(
+    connection: RespConnection,
+) -> None:
+    """politeness.per_host_concurrency for the crawl: one worker holds the host, with up to that
+    many URLs leased; those it does not start end their leases when it lets the host go."""
+    prefix, origin = new_prefix(), "http://several.example"
+    holder, other = await worker(connection, prefix, "w1"), await worker(connection, prefix, "w2")
+    await holder.offer(offers(origin, "/1", "/2", "/3", "/4"), BUCKETS)
+    (host,) = (await holder.claim(lease_us=SECOND_US, most=1, per_host=3)).hosts
+    assert host.items == (f"{origin}/1", f"{origin}/2", f"{origin}/3")
+    assert (await other.claim(lease_us=SECOND_US, most=1, per_host=3)).hosts == ()  # held
+    status = await holder.status()
+    assert (status.pending, status.leased, status.pages_started) == (1, 3, 3)
+
+    await holder.done(host.items[:1])
+    unused = host.items[1:]
+    assert await holder.release(Release(origin, 0, 0, "", unused=unused, requeued=unused))
+    status = await holder.status()
+    assert (status.pending, status.leased, status.pages_started) == (3, 0, 1)
+    (again,) = (await other.claim(lease_us=SECOND_US, most=1, per_host=2, max_pages=2)).hosts
+    assert again.items == (f"{origin}/2",)  # one page left under max_pages

@@ -98,9 +98,10 @@ local function offer(keys, args)
   return table.concat(answers)
 end
 
--- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host, ahead_us): hold up
--- to `most` hosts due within `ahead_us` from now, and lease the next URL of each. Returns {now,
--- next_due, seeds, pending, scheduled, origin1, item1, timing1, robots_at1, wait1, ...}:
+-- crawler_claim(prefix, wid, lease_us, most, max_pages, max_pages_per_host, ahead_us, per_host):
+-- hold up to `most` hosts due within `ahead_us` from now, and lease the next `per_host` URLs of
+-- each. Returns {now, next_due, seeds, pending, scheduled, origin1, items1, timing1, robots_at1,
+-- wait1, ...} (items: an array of queue items, in queue order):
 -- next_due is the earliest score left in `due` ('' when none), seeds how many seeds the crawl
 -- has (a worker that knows fewer reads them: they set the scope), pending and scheduled the
 -- crawl's URLs queued and hosts scheduled after it, timing the host's opaque timing record (''
@@ -114,6 +115,7 @@ local function claim(keys, args)
   local lease, most = tonumber(args[3]), tonumber(args[4])
   local max_pages, max_per_host = tonumber(args[5]), tonumber(args[6])
   local ahead = tonumber(args[7] or '0')
+  local per_host = tonumber(args[8] or '1')
   if not worker_alive(p, wid) then
     return redis.error_reply('NOWORKER worker ' .. wid .. ' has no heartbeat: it was reaped')
   end
@@ -154,22 +156,33 @@ local function claim(keys, args)
       -- Its URLs stay queued, for a run with a greater limit.
       redis.call('ZREM', due, origin)
     else
-      local item = redis.call('LPOP', p .. 'q:' .. origin)
-      if not item then
+      -- Up to per_host URLs, for as many requests in flight at once: only the holder sends
+      -- any, so per_host_concurrency holds for the crawl.
+      local count = per_host
+      if max_pages > 0 then
+        count = math.min(count, max_pages - started)
+      end
+      if max_per_host > 0 then
+        count = math.min(count, max_per_host - tonumber(redis.call('HGET', h, 'pages') or '0'))
+      end
+      local items = redis.call('LPOP', p .. 'q:' .. origin, count)
+      if not items then
         redis.call('ZREM', due, origin)
       else
         local not_before = tonumber(redis.call('HGET', h, 'not_before') or '0')
-        started = started + 1
+        started = started + #items
         taken = taken + 1
         redis.call('HSET', h, 'holder', wid, 'claimed', num(now))
-        redis.call('HINCRBY', h, 'pages', 1)
+        redis.call('HINCRBY', h, 'pages', #items)
         redis.call('ZADD', due, num(now + lease), origin)
         redis.call('SADD', p .. 'claims:' .. wid, origin)
-        redis.call('HSET', p .. 'leases:' .. wid, item, origin)
-        redis.call('DECR', p .. 'pending')
-        redis.call('INCR', p .. 'leased')
+        for _, item in ipairs(items) do
+          redis.call('HSET', p .. 'leases:' .. wid, item, origin)
+        end
+        redis.call('DECRBY', p .. 'pending', #items)
+        redis.call('INCRBY', p .. 'leased', #items)
         out[#out + 1] = origin
-        out[#out + 1] = item
+        out[#out + 1] = items
         out[#out + 1] = redis.call('HGET', h, 'timing') or ''
         out[#out + 1] = redis.call('HGET', h, 'robots_at') or ''
         out[#out + 1] = num(math.max(0, not_before - now))
@@ -190,9 +203,9 @@ end
 -- unused, requeued...): the holder lets the host go; its next start is TIME + delay_us.
 -- `interval_us` is the host's interval, which a reaping waits; `timing` the host's record for
 -- the next claimer; `robots` its robots.txt entry as just fetched, version `robots_at` ('' when
--- unchanged). `unused`, when not '', is the lease of a claimed URL that was not fetched (the
--- slot went to robots.txt, or the host cannot be asked now, or the URL is to be tried again):
--- its lease ends. The `requeued` URLs (that one, its attempts counted, and any the worker
+-- unchanged). `unused` (newline-separated; '' for none) are the leases of claimed URLs that
+-- were not fetched (the slot went to robots.txt, or the host cannot be asked now, or a URL is to
+-- be tried again): they end. The `requeued` URLs (those, attempts counted, and any the worker
 -- queued for the host meanwhile) go back to the head of the queue, in order. Returns 1, or 0
 -- when the worker no longer held the host (reaped: it must not have started a request since).
 local function release(keys, args)
@@ -212,10 +225,12 @@ local function release(keys, args)
   redis.call('HSET', h, 'last', wid)
   redis.call('SREM', p .. 'claims:' .. wid, origin)
   local queue = p .. 'q:' .. origin
-  if unused ~= '' and redis.call('HDEL', p .. 'leases:' .. wid, unused) == 1 then
-    redis.call('HINCRBY', h, 'pages', -1)
-    redis.call('DECR', p .. 'pages_started')
-    redis.call('DECR', p .. 'leased')
+  for item in string.gmatch(unused, '[^\n]+') do
+    if redis.call('HDEL', p .. 'leases:' .. wid, item) == 1 then
+      redis.call('HINCRBY', h, 'pages', -1)
+      redis.call('DECR', p .. 'pages_started')
+      redis.call('DECR', p .. 'leased')
+    end
   end
   if #args > 9 then
     for i = #args, 10, -1 do

@@ -118,8 +118,8 @@ class Release:
     robots: str = ""
     """Its robots.txt entry as just fetched, version `robots_at` ('' when unchanged)."""
     robots_at: str = ""
-    unused: str = ""
-    """The lease of a claimed URL not fetched, which ends."""
+    unused: tuple[str, ...] = ()
+    """The leases of claimed URLs not fetched, which end."""
     requeued: tuple[str, ...] = ()
     """URLs back to the head of the host's queue, in order (that one among them)."""
 
@@ -132,7 +132,7 @@ class Release:
             self.timing,
             self.robots,
             self.robots_at,
-            self.unused,
+            "\n".join(self.unused),  # queue items are JSON: no newline in one
             *self.requeued,
         ]
 
@@ -140,8 +140,9 @@ class Release:
 @dataclass(frozen=True, slots=True)
 class ClaimedHost:
     origin: str
-    item: str
-    """The leased URL's queue item: `done` it, or give it back with `release`."""
+    items: tuple[str, ...]
+    """The leased URLs' queue items, in queue order: `done` each, or give it back with
+    `release`."""
     timing: str
     """The host's timing record as the last holder left it; '' for a host never released."""
     robots_at: str
@@ -191,8 +192,14 @@ def _int_or_none(value: bytes) -> int | None:
 def claim_from_reply(reply: Any) -> Claim:
     """crawler_claim's reply as a `Claim`."""
     hosts = tuple(
-        ClaimedHost(origin.decode(), item.decode(), timing.decode(), robots_at.decode(), int(wait))
-        for origin, item, timing, robots_at, wait in zip(
+        ClaimedHost(
+            origin.decode(),
+            tuple(item.decode() for item in items),
+            timing.decode(),
+            robots_at.decode(),
+            int(wait),
+        )
+        for origin, items, timing, robots_at, wait in zip(
             reply[5::5], reply[6::5], reply[7::5], reply[8::5], reply[9::5], strict=True
         )
     )
@@ -270,11 +277,19 @@ class SharedCrawl:
         max_pages: int = 0,
         max_pages_per_host: int = 0,
         ahead_us: int = 0,
+        per_host: int = 1,
     ) -> Claim:
-        """Hold up to `most` hosts due within `ahead_us`, for `lease_us`, each with its next URL
-        leased."""
+        """Hold up to `most` hosts due within `ahead_us`, for `lease_us`, each with its next
+        `per_host` URLs leased."""
         reply = await self._call(
-            "crawler_claim", self.worker, lease_us, most, max_pages, max_pages_per_host, ahead_us
+            "crawler_claim",
+            self.worker,
+            lease_us,
+            most,
+            max_pages,
+            max_pages_per_host,
+            ahead_us,
+            per_host,
         )
         return claim_from_reply(reply)
 

@@ -152,10 +152,16 @@ class SharedSchedule:
     # --- round trips ---------------------------------------------------------------------------
 
     async def tick(
-        self, want: int, *, max_pages: int = 0, max_pages_per_host: int = 0, ahead: float = 0.0
+        self,
+        want: int,
+        *,
+        max_pages: int = 0,
+        max_pages_per_host: int = 0,
+        ahead: float = 0.0,
+        per_host: int = 1,
     ) -> Claim | None:
         """Send what is buffered and, when `want` > 0, claim up to that many hosts due within
-        `ahead` seconds."""
+        `ahead` seconds, with up to `per_host` URLs each."""
         crawl = self.crawl
         prefix = crawl.prefix
         commands: list[list[object]] = []
@@ -182,6 +188,7 @@ class SharedSchedule:
                     max_pages,
                     max_pages_per_host,
                     round(ahead * 1e6),
+                    per_host,
                 ]
             )
         sent = (self._done, self._offers, self._seeds)
