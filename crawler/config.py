@@ -693,6 +693,10 @@ def _apply_override(raw: dict[str, Any], override: str) -> None:
         value = _compose(text)[0] if text else ""
     except yaml.YAMLError:
         value = text
+    if isinstance(value, dict) and not text.lstrip().startswith("{"):
+        # `-s state.key_prefix=crawl:` means the text: one line cannot hold a block mapping,
+        # and a mapping is written {key: value} there.
+        value = text
     *parents, leaf = key.strip().split(".")
     node = raw
     for part in parents:

@@ -612,3 +612,10 @@ def test_a_shared_state_is_read_whole() -> None:
         "redis://:pw@h:7000/2",
         "news/",
     )
+
+
+def test_an_override_ending_in_a_colon_is_text_not_a_mapping() -> None:
+    config = load_config(None, ["state.key_prefix=crawl:"])
+    assert config.state.key_prefix == "crawl:"
+    with pytest.raises(ConfigError, match="key_prefix"):
+        load_config(None, ["state.key_prefix={a: 1}"])  # a flow mapping is one, and refused
