@@ -5,6 +5,7 @@ every host's pace through the server, so more of them never asks a host sooner."
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-__all__ = ["run_workers", "worker_arguments"]
+__all__ = ["run_workers", "worker_arguments", "workers_summary"]
 
 
 def worker_arguments(argv: Sequence[str], data_dir: Path) -> list[str]:
@@ -59,4 +60,43 @@ def run_workers(count: int, data_dir: Path, argv: Sequence[str]) -> int:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+    summary = workers_summary([data_dir / f"w{number}" for number in range(1, count + 1)])
+    if summary:
+        print(summary, flush=True)
     return next((status for status in statuses if status != 0), 0)
+
+
+def workers_summary(shards: Sequence[Path]) -> str:
+    """One paragraph for the workers together, from each one's DIR/wK/summary.json (a worker
+    that wrote none, killed say, is named), after their own summaries: what they fetched
+    between them, and how to search their pages as one."""
+    figures: dict[str, float] = {}
+    skips = errors = 0
+    longest = 0.0
+    missing = []
+    for shard in shards:
+        try:
+            document = json.loads((shard / "summary.json").read_text(encoding="utf-8"))
+            counts = document["figures"]
+            longest = max(longest, float(document["crawl"]["elapsed_s"]))
+            skips += sum(document["skips"].values())
+            errors += sum(document["errors"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            missing.append(shard.name)
+            continue
+        for key in ("pages", "requests", "robots_fetches", "bytes"):
+            figures[key] = figures.get(key, 0) + float(counts.get(key, 0))
+    if len(missing) == len(shards):
+        return ""
+    pages = int(figures["pages"])
+    rate = pages / longest if longest > 0 else 0.0
+    lines = [
+        f"all {len(shards)} workers: {pages} pages ({rate:.1f}/s over {longest:.1f} s), "
+        f"{int(figures['requests'])} requests, {int(figures['robots_fetches'])} robots.txt "
+        f"fetches, {figures['bytes'] / 1e6:.1f} MB, {skips} skipped, {errors} errors"
+    ]
+    if missing:
+        lines.append(f"no summary from {', '.join(missing)} (stopped before it wrote one)")
+    flags = " ".join(f"--data {shard}" for shard in shards)
+    lines.append(f"search them as one: crawl search QUERY {flags}")
+    return "\n".join(lines)

@@ -22,7 +22,7 @@ from support.commands import crawl_command
 from support.keyvalue import StateServer, start_server
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
-from crawler.cli.workers import worker_arguments
+from crawler.cli.workers import worker_arguments, workers_summary
 from crawler.state.shared.library import library_code
 
 pytestmark = pytest.mark.loopback
@@ -107,6 +107,11 @@ def test_two_workers_started_by_one_command_crawl_every_page_once_at_every_hosts
     assert "2 workers started" in err
     assert out.count("crawl finished") == 2
     assert out.count("met by this worker") == 2  # a worker's figures say they are its own
+    together = out[out.index("all 2 workers: ") :]
+    pages = testweb.completeness(testweb.read_log(log), site)["expected_pages"]
+    assert together.startswith(f"all 2 workers: {pages} pages ("), together
+    assert "12 robots.txt fetches" in together  # once per origin, for the crawl
+    assert f"crawl search QUERY --data {tmp_path / 'data' / 'w1'} --data" in together
     entries = testweb.read_log(log)
     figures = testweb.politeness_figures(entries, 0.3)
     assert figures["hosts_below_delay"] == []
@@ -212,6 +217,30 @@ def test_workers_get_the_same_arguments_and_a_directory_each() -> None:
         "--data",
         "crawl/w2",
     ]
+
+
+def test_the_workers_summary_adds_theirs_up_and_names_one_that_wrote_none(tmp_path: Path) -> None:
+    for name, pages in (("w1", 3), ("w2", 5)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(
+            json.dumps(
+                {
+                    "figures": {"pages": pages, "requests": pages + 1, "robots_fetches": 1},
+                    "crawl": {"elapsed_s": pages},
+                    "skips": {"disallowed by robots.txt": 2},
+                    "errors": {"timeout": 1},
+                }
+            )
+        )
+    shards = [tmp_path / name for name in ("w1", "w2", "w3")]
+    lines = workers_summary(shards).splitlines()
+    assert lines[0] == (
+        "all 3 workers: 8 pages (1.6/s over 5.0 s), 10 requests, 2 robots.txt fetches, "
+        "0.0 MB, 4 skipped, 2 errors"
+    )
+    assert lines[1] == "no summary from w3 (stopped before it wrote one)"
+    assert lines[2].endswith(f"--data {shards[1]} --data {shards[2]}")
+    assert workers_summary([tmp_path / "none"]) == ""
 
 
 def start_worker(root: Path, server: StateServer, data: Path, prefix: str) -> subprocess.Popen[str]:
