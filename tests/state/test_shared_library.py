@@ -275,9 +275,9 @@ async def test_a_worker_claims_a_fair_share_of_the_hosts(connection: RespConnect
     for origin in origins:
         await first.offer(offers(origin, "/"), BUCKETS)
     taken = await first.claim(lease_us=60 * SECOND_US, most=1000)
-    # 200 hosts, 2 workers: a share is 200 * 1.1 / 2 + 1 = 111.
-    assert len(taken.hosts) == 111
-    assert len((await second.claim(lease_us=60 * SECOND_US, most=1000)).hosts) == 89
+    # 200 hosts, 2 workers: a share is 200 * 1.25 / 2 = 125.
+    assert len(taken.hosts) == 125
+    assert len((await second.claim(lease_us=60 * SECOND_US, most=1000)).hosts) == 75
 
 
 async def test_a_holder_says_what_it_learned_and_a_reaping_waits_that_interval(

@@ -125,8 +125,8 @@ local function claim(keys, args)
   -- A fair share of the scheduled hosts (and a little over, so a worker that leaves is made
   -- up for): the first worker to start does not take them all and leave the others idle.
   local workers = math.max(1, redis.call('HLEN', p .. 'workers'))
-  -- ceil(scheduled * 1.1 / workers) + 1, in integers
-  local share = math.floor((redis.call('ZCARD', due) * 11 + workers * 10 - 1) / (workers * 10)) + 1
+  -- ceil(scheduled * 1.25 / workers), in integers
+  local share = math.floor((redis.call('ZCARD', due) * 5 + workers * 4 - 1) / (workers * 4))
   most = math.min(most, share - redis.call('SCARD', p .. 'claims:' .. wid))
   local hosts = {}
   if most > 0 then
