@@ -198,9 +198,10 @@ def politeness_run(scenario: str, workers: int, web: dict[str, Any], root: Path,
     log = here / "requests.jsonl"
     web_server = start_server(root, log, here / "web.err")
     prefix = f"{scenario}/"
-    # Each worker as the single process would be (it may be alone at first: workers start at
-    # different times, and the first takes what the others have not).
-    settings = ["politeness.min_delay=0", "concurrency=1000"]
+    # The single process's concurrency, 1,000, shared among the workers (and a margin): one
+    # allowed all of it took every host while the others were starting, and handed them over
+    # only as they came due, each late by a poll.
+    settings = ["politeness.min_delay=0", f"concurrency={1000 // workers + 100}"]
     if scenario == "kill":
         settings.append(f"state.heartbeat={KILL_HEARTBEAT:g}")
     commands = [
