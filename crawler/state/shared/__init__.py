@@ -13,8 +13,9 @@ The design, and why the schedule lives in the server: ../shared/design/distribut
     due               ZSET    origin -> next allowed start (server microseconds); a held host
                               sits at the end of its lease
     q:<origin>        LIST    the host's queued URLs (queue items, crawler.state.codec)
-    h:<origin>        HASH    holder, claimed, not_before, interval, pages, timing,
-                              robots (its robots.txt entry) and robots_at (its version)
+    h:<origin>        HASH    holder, claimed, last (its last holder, who may claim it
+                              ahead), not_before, interval, pages, timing, robots (its
+                              robots.txt entry) and robots_at (its version)
     seen:<bucket>     SET     64-bit URL digests (intsets)
     leases:<worker>   HASH    leased queue item -> origin
     claims:<worker>   SET     origins the worker holds
