@@ -7,6 +7,7 @@ compiled.py   the same walk in C (_pagescan.c): loaded, checked, trusted or not,
 exclusion.py  directive words; in-page section markers and stretches
 charset.py    the HTML encoding sniff; labels as the WHATWG Encoding Standard reads them
 bounds.py     how much of a hostile page is read: the prescan that bounds the parser's work
+sitemap.py    a sitemap's bytes in, its URLs out (XML, text, gzip), within the protocol's caps
 """
 
 from crawler.page.read import Page, PageRules, read_page
