@@ -268,6 +268,17 @@ def start_worker(root: Path, server: StateServer, data: Path, prefix: str) -> su
     )
 
 
+def wait_for_workers(server: StateServer, prefix: str, count: int, deadline: float) -> None:
+    """Until `count` workers have joined the crawl under `prefix`."""
+    client = valkey.Valkey(port=server.port)
+    try:
+        while len(client.hkeys(f"{prefix}workers")) < count:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        client.close()
+
+
 def robots_read(log: Path) -> int:
     """robots.txt requests in the test web's log so far."""
     if not log.exists():
@@ -296,17 +307,19 @@ def test_a_worker_killed_mid_crawl_loses_nothing_and_no_host_is_asked_too_soon(
     root, log, site = web
     prefix = "cli-kill/"
 
-    victim, survivor = (
-        start_worker(root, server, tmp_path / name, prefix) for name in ("victim", "survivor")
-    )
+    # The victim first, alone: it takes every host, and holds some when killed.
+    victim = start_worker(root, server, tmp_path / "victim", prefix)
     leased = leases_of(server, prefix, victim.pid)
     deadline = time.monotonic() + 20
     # Until the kill finds work in hand, and hosts whose robots.txt the victim has read and whose
     # first page it has not started: kept through robots.txt, never released, their rules known
     # to the server only by what the victim told it (a taker that missed them broke the delay).
     while not (leased and robots_read(log) == len(site["hosts"])) and time.monotonic() < deadline:
-        time.sleep(0.02)
+        time.sleep(0.01)
         leased = leases_of(server, prefix, victim.pid)
+    survivor = start_worker(root, server, tmp_path / "survivor", prefix)
+    wait_for_workers(server, prefix, 2, deadline)
+    leased = leases_of(server, prefix, victim.pid)
     victim.kill()
     victim.wait()
     _, err = survivor.communicate(timeout=60)
@@ -334,11 +347,7 @@ def test_the_server_restarting_mid_crawl_pauses_the_workers_and_no_host_is_asked
         deadline = time.monotonic() + 20
         # Both in the crawl and past joining it (a heartbeat, then a moment), and URLs in hand:
         # mid-crawl. Which worker holds them at a given moment is the server's to decide.
-        client = valkey.Valkey(port=server.port)
-        while len(client.hkeys(f"{prefix}workers")) < len(workers):
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        client.close()
+        wait_for_workers(server, prefix, len(workers), deadline)
         time.sleep(0.3)
         assert sum(leases_of(server, prefix, w.pid) for w in workers)
         server.stop(kill=True)
@@ -401,21 +410,25 @@ def test_a_worker_paused_past_its_heartbeat_drops_what_it_held_and_rejoins(
     complete with no gap below the delay."""
     root, log, site = web
     prefix = "cli-pause/"
-    sleeper, other = (
-        start_worker(root, server, tmp_path / name, prefix) for name in ("sleeper", "other")
-    )
+    # The sleeper first, alone, so that it holds hosts when it stops: a worker that joins a
+    # crawl under way takes hosts only as the others let them come due.
+    sleeper = start_worker(root, server, tmp_path / "sleeper", prefix)
+    other = None
     try:
         deadline = time.monotonic() + 20
         while not leases_of(server, prefix, sleeper.pid):
             assert time.monotonic() < deadline
             time.sleep(0.02)
+        other = start_worker(root, server, tmp_path / "other", prefix)
+        wait_for_workers(server, prefix, 2, deadline)
         sleeper.send_signal(signal.SIGSTOP)
         time.sleep(2.5)  # the heartbeat (1 s) lapses, and the other worker reaps it
         sleeper.send_signal(signal.SIGCONT)
         errors = [worker.communicate(timeout=90)[1] for worker in (sleeper, other)]
     finally:
         for worker in (sleeper, other):
-            worker.kill()
+            if worker is not None:
+                worker.kill()
     assert [sleeper.returncode, other.returncode] == [EXIT_OK, EXIT_OK], errors
     assert "rejoining the crawl" in errors[0]
     entries = testweb.read_log(log)
