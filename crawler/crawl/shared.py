@@ -73,12 +73,12 @@ EMPTY_CLAIM_WAIT = 0.02
 CLAIM_BATCH = 1024
 """Most hosts one claim takes (one round trip, one script run holding the server)."""
 FINISHED_CHECKS = 2
+"""Times in a row the cluster must look finished (nothing queued, leased or held, nothing
+buffered here) before a worker ends: another worker's page step may be about to offer more."""
 WORKER_PACING = os.environ.get("CRAWLER_SHARED_PACING") == "worker"
 """A control for benchmarks/bench_shared.py, and nothing else: each worker paces the hosts it
 takes by its own clock and memory, and the server lets any worker take a host as soon as it is
 released, as scrapy-redis does. Its short gaps show that the benchmark can see them."""
-"""Times in a row the cluster must look finished (nothing queued, leased or held, nothing
-buffered here) before a worker ends: another worker's page step may be about to offer more."""
 
 
 def item_text(item: QueuedUrl) -> str:
