@@ -9,6 +9,7 @@ import itertools
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from aiohttp import web
@@ -18,7 +19,9 @@ from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
 from crawler import Crawler
 from crawler.config import Config
+from crawler.crawl.shared import ClaimedFrontier, SharedHosts
 from crawler.output.records import PageRecord
+from crawler.state.shared.schedule import SharedSchedule
 
 pytestmark = pytest.mark.loopback
 
@@ -196,3 +199,34 @@ async def test_where_a_seeds_redirect_leads_is_in_every_workers_scope(
         assert sorted(net.paths(moved)) == sorted(
             ["/robots.txt", "/", *(f"/c{n}" for n in range(chain))]
         )
+
+
+async def test_a_worker_that_lost_its_server_starts_nothing_not_even_a_host_claimed_ahead(
+    server: StateServer,
+) -> None:
+    """A host claimed ahead waits on the worker's own timer; were the server lost meanwhile,
+    that timer must not start it (the server, back, would not know of the request)."""
+    schedule = await SharedSchedule.open(
+        server.url,
+        prefix=f"lost{next(_prefixes)}:",
+        heartbeat_ttl=10.0,
+        lease=60.0,
+        default_interval=1.0,
+    )
+    config = make_config()
+    absent = cast(Any, None)  # what may_launch never reads
+    hosts = SharedHosts(
+        schedule,
+        ClaimedFrontier(schedule),
+        config=config,
+        politeness=absent,
+        hosts=absent,
+        robots_store=absent,
+        clock=absent,
+    )
+    try:
+        assert hosts.may_launch()
+        schedule.crawl.connection.close()  # as when the server goes away
+        assert not hosts.may_launch()
+    finally:
+        await schedule.close()

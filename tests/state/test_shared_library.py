@@ -326,3 +326,19 @@ async def test_a_host_is_claimed_with_as_many_urls_as_it_may_have_requests_in_fl
     assert (status.pending, status.leased, status.pages_started) == (3, 0, 1)
     (again,) = (await other.claim(lease_us=SECOND_US, most=1, per_host=2, max_pages=2)).hosts
     assert again.items == (f"{origin}/2",)  # one page left under max_pages
+
+
+async def test_after_a_restart_every_host_waits_even_one_that_looks_never_asked(
+    connection: RespConnection,
+) -> None:
+    """The server may have lost its last writes, a host's first claim among them: so a host the
+    server thinks never asked waits too (the default interval, its own being unknown)."""
+    prefix, origin = new_prefix(), "http://restart.example"
+    crawl = await worker(connection, prefix, "w1")
+    await crawl.offer(offers(origin, "/1"), BUCKETS)
+    await connection.execute("HSET", f"{prefix}run", "run_id", "the run before the restart")
+    assert await crawl.recover(5 * SECOND_US)
+    assert not await crawl.recover(5 * SECOND_US)  # once per restart
+    status = await crawl.status()
+    assert status.next_due_us is not None
+    assert status.next_due_us - status.now_us > 4 * SECOND_US
