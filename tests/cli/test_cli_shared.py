@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from types import ModuleType
 import pytest
 import valkey
 from support.commands import crawl_command
-from support.keyvalue import StateServer, start_server
+from support.keyvalue import StateServer, free_port, start_server
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.cli.workers import worker_arguments, workers_summary
@@ -41,12 +40,6 @@ def _testweb() -> ModuleType:
 
 
 testweb = _testweb()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["StateServer", "server_binary", "state_server"]
+__all__ = ["StateServer", "free_port", "server_binary", "state_server"]
 
 PR_SET_PDEATHSIG = 1
 
@@ -39,7 +39,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -72,7 +72,7 @@ def start_server(
     port: int | None = None,
     options: tuple[str, ...] = (),
 ) -> StateServer:
-    port = port or _free_port()
+    port = port or free_port()
     directory.mkdir(parents=True, exist_ok=True)
     args = [
         server_binary(),
