@@ -286,6 +286,28 @@ class PageConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SitemapsConfig:
+    """Sitemaps (sitemaps.org): the URLs a site lists, read from the sitemaps its robots.txt
+    names. Each is a request to its host like any other (robots.txt, politeness, scope)."""
+
+    enabled: bool = True
+    """Read the sitemaps that the robots.txt of each origin crawled names."""
+    try_default: bool = False
+    """Also try /sitemap.xml on an origin whose robots.txt names no sitemap."""
+    max_depth: int = _spec(3, minimum=1)
+    """Sitemap levels read: 1 is a sitemap robots.txt names; each sitemap index adds one. A
+    sitemap listed deeper is skipped."""
+    max_files: int = _spec(1000, minimum=1)
+    """Sitemap files read per origin (of the robots.txt that named them) in one run; the rest
+    are skipped."""
+    max_urls: int = _spec(50_000, minimum=1)
+    """Entries read from one sitemap file (the protocol's cap); the rest are not read."""
+    max_bytes: int = _spec(50 * 1024 * 1024, minimum=1024)
+    """Bytes of one sitemap file, uncompressed (the protocol's cap): a gzipped file is
+    decompressed no further, and the download stops there."""
+
+
+@dataclass(frozen=True, slots=True)
 class OutputConfig:
     """What the crawl writes into its data directory."""
 
@@ -398,6 +420,7 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
     page: PageConfig = field(default_factory=PageConfig)
+    sitemaps: SitemapsConfig = field(default_factory=SitemapsConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     state: StateConfig = field(default_factory=StateConfig)

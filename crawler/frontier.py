@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 __all__ = [
+    "ONLY_BY_LINK",
     "Frontier",
     "HeldUrls",
     "MemoryFrontier",
@@ -46,6 +47,14 @@ class QueuedUrl:
     """Earlier tries that failed and may be retried (429, 5xx, network errors)."""
     redirect_status: int | None = None
     """Status of the redirect that led here, for the record if the chain stops at this URL."""
+    sitemap: int = 0
+    """0 for a page. For a sitemap, its level: 1 when a robots.txt named it (or it is the
+    default /sitemap.xml), one more for each sitemap index that led to it."""
+    declared_by: str | None = None
+    """For a sitemap: the origin whose robots.txt named it (or the index that led to it). That
+    origin's URLs it may list wherever it sits: the protocol's cross-submission."""
+    lastmod: float | None = None
+    """For a page a sitemap listed: its `lastmod` there, epoch seconds."""
 
     @property
     def first_url(self) -> str:
@@ -100,10 +109,15 @@ class SeenSet(Protocol):
     def __len__(self) -> int: ...
 
 
+ONLY_BY_LINK = 2**31 - 1
+"""The depth a URL is held at when only a link may queue it: a sitemap listed it where the
+protocol does not let it list that URL. No depth limit releases it."""
+
+
 class HeldUrls(Protocol):
     """URLs met past `limits.max_depth`, each with the least depth it was found at: skips that a
-    shallower link, or a crawl resumed with a greater depth, turns into queued URLs. Each is in
-    the seen set too."""
+    shallower link, or a crawl resumed with a greater depth, turns into queued URLs. Also the
+    URLs a sitemap could not list, at `ONLY_BY_LINK`. Each is in the seen set too."""
 
     def hold(self, url: str, depth: int) -> None:
         """Keep `url` as found at `depth` (the least depth found so far stays)."""
@@ -116,8 +130,8 @@ class HeldUrls(Protocol):
         """`url` is held no more (it is queued now)."""
 
     def within(self, max_depth: int | None) -> list[tuple[str, int]]:
-        """(url, depth) of every URL held at `max_depth` or less (any depth for None), in the
-        order held."""
+        """(url, depth) of every URL held at `max_depth` or less (any depth a link can give for
+        None: not `ONLY_BY_LINK`), in the order held."""
         ...
 
     def __len__(self) -> int: ...
@@ -221,11 +235,8 @@ class MemoryHeldUrls:
         self._depths.pop(url, None)
 
     def within(self, max_depth: int | None) -> list[tuple[str, int]]:
-        return [
-            (url, depth)
-            for url, depth in self._depths.items()
-            if max_depth is None or depth <= max_depth
-        ]
+        limit = ONLY_BY_LINK - 1 if max_depth is None else max_depth
+        return [(url, depth) for url, depth in self._depths.items() if depth <= limit]
 
     def __len__(self) -> int:
         return len(self._depths)

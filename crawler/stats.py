@@ -30,6 +30,9 @@ SkipReason: TypeAlias = Literal[
     "disallowed by robots.txt",
     "host skipped",
     "host given up",
+    "outside the sitemap's location",
+    "over sitemaps.max_depth",
+    "over sitemaps.max_files",
 ]
 """Why a URL was not fetched: the keys of `CrawlStats.skips` and the `reason` of a skip record."""
 
@@ -59,6 +62,10 @@ class CrawlStats:
     requests: int = 0
     """HTTP requests made: pages, redirect hops, retries and robots.txt."""
     robots_fetches: int = 0
+    sitemaps: int = 0
+    """Sitemap files fetched and read (a page record each, among `pages`)."""
+    sitemap_urls: int = 0
+    """Entries those sitemaps listed and the crawl took (URLs, or sitemaps of an index)."""
     bytes: int = 0
     retries: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
@@ -124,6 +131,8 @@ CARRIED_FIGURES = (
     "fetched",
     "requests",
     "robots_fetches",
+    "sitemaps",
+    "sitemap_urls",
     "bytes",
     "retries",
 )

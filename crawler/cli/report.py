@@ -206,6 +206,11 @@ def summary(
         f"{sum(stats.skips.values())} skipped by it; {stats.queued} queued in the crawl (the "
         "rest went to other workers: crawl status --state URL)",
     ]
+    if stats.sitemaps:
+        lines.append(
+            f"sitemaps: {counted(stats.sitemaps, 'file')} read, "
+            f"{counted(stats.sitemap_urls, 'entry', 'entries')} taken"
+        )
     if stats.page_rules:
         rules = stats.page_rules
         lines.append(
@@ -332,7 +337,7 @@ def resume_advice(
         )
     elif stats.queued or deferred:
         lines.append("the same command goes on from here (--fresh starts over)")
-    held = len(state.held)
+    held = len(state.held.within(None))
     if held:
         kept, them = ("is", "it") if held == 1 else ("are", "them")
         lines.append(

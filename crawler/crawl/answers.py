@@ -15,6 +15,7 @@ its pages, each answer taken where crawler.crawl.decide says it leads. URLs come
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from collections import Counter
@@ -50,16 +51,17 @@ from crawler.crawl.outlet import Outlet, record_for
 from crawler.crawl.robots_cache import RobotsCache
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.scope import Scope
-from crawler.frontier import QueuedUrl
+from crawler.frontier import ONLY_BY_LINK, QueuedUrl
 from crawler.http.answer import FetchFailure, Response, is_html
 from crawler.http.fetcher import Fetcher
 from crawler.output.records import Skip
 from crawler.page.read import Page, PageRules, read_page
+from crawler.page.sitemap import SitemapRead, read_sitemap
 from crawler.politeness import HostRules, Politeness
 from crawler.robots.entry import RobotsEntry
 from crawler.state.interface import CrawlState
 from crawler.stats import CrawlStats, SkipReason
-from crawler.urls import InvalidUrlError, normalize_url, origin_of
+from crawler.urls import InvalidUrlError, normalize_url, origin_of, resolve_url
 
 __all__ = ["HostWork"]
 
@@ -70,6 +72,12 @@ OFF_LOOP_BYTES = 256 * 1024
 take up to about half a second, however crawler.page.bounds cuts it (benchmarks/
 bench_hostile_pages.py). Shorter pages cost at most a few tens of milliseconds and are read on the
 loop, in turns: most pages are a few tens of KB, and the hop to a thread is not worth it there."""
+SITEMAP_OFF_LOOP_BYTES = 64 * 1024
+"""A sitemap longer than this is read on the worker thread: expat calls back into Python for
+every element, about 5 ms per thousand entries (50,000 take a quarter of a second)."""
+OUTSIDE_SITEMAP: SkipReason = "outside the sitemap's location"
+OVER_SITEMAP_DEPTH: SkipReason = "over sitemaps.max_depth"
+OVER_SITEMAP_FILES: SkipReason = "over sitemaps.max_files"
 
 
 class HostWork:
@@ -107,6 +115,9 @@ class HostWork:
         self._clock = clock
         self._stats = stats
         self._limits = config.limits
+        self._sitemaps = config.sitemaps
+        self._sitemap_files: Counter[str] = Counter()
+        """Sitemap files queued in this run, by the origin whose robots.txt led to them."""
         self._max_depth = config.limits.max_depth
         self._max_pages = config.limits.max_pages
         self.scope = Scope()
@@ -166,14 +177,14 @@ class HostWork:
             if origin not in self._hosts:
                 self._scheduler.reschedule(self._hosts.get(origin), self._clock.epoch0)
 
-    def offer(self, url: str, depth: int) -> bool:
-        """Queue a normal URL found at `depth`, unless a rule says no (then it is a skip, once per
-        URL); True when queued."""
+    def offer(self, url: str, depth: int, lastmod: float | None = None) -> bool:
+        """Queue a normal URL found at `depth` (with its sitemap `lastmod`, if a sitemap listed
+        it), unless a rule says no (then it is a skip, once per URL); True when queued."""
         if len(url) > self._limits.max_url_length:
             return self._too_long(url)
         if not self._seen.add(url):
             if self._held and (held := self._held.depth(url)) is not None and depth < held:
-                return self._reconsider(url, depth)
+                return self._reconsider(url, depth, held)
             return False
         self._stats.met += 1
         reason = out_of_bounds(url, depth, scope=self.scope, limits=self._limits)
@@ -184,7 +195,7 @@ class HostWork:
                 self._count_trap(url, reason)
             self._outlet.skip(Skip(url, reason, self._why_out(url, reason, depth)))
             return False
-        return self._admit(url, depth)
+        return self._admit(url, depth, lastmod)
 
     def _too_long(self, url: str) -> bool:
         name = long_url_name(url)
@@ -209,14 +220,18 @@ class HostWork:
             return trap_detail(url, reason, self._limits)
         return self.scope.explain(url, reason)
 
-    def _reconsider(self, url: str, depth: int) -> bool:
-        """A URL held past limits.max_depth, found again at `depth`, less than before."""
+    def _reconsider(self, url: str, depth: int, held: int) -> bool:
+        """A URL held (past limits.max_depth at depth `held`, or listed where a sitemap could
+        not list it), found again at `depth`, less than before."""
         reason = out_of_bounds(url, depth, scope=self.scope, limits=self._limits)
         if reason == OVER_MAX_DEPTH:
             self._held.hold(url, depth)
+            if held == ONLY_BY_LINK:
+                self._outlet.unskip(url, OUTSIDE_SITEMAP)
+                self._outlet.skip(Skip(url, reason, self._why_out(url, reason, depth)))
             return False
         self._held.release(url)
-        self._outlet.unskip(url, OVER_MAX_DEPTH)
+        self._outlet.unskip(url, OUTSIDE_SITEMAP if held == ONLY_BY_LINK else OVER_MAX_DEPTH)
         if reason is not None:
             self._outlet.skip(Skip(url, reason, self._why_out(url, reason, depth)))
             return False
@@ -227,22 +242,25 @@ class HostWork:
         (it was raised); how many."""
         released = 0
         for url, depth in self._held.within(self._max_depth):
-            released += self._reconsider(url, depth)
+            released += self._reconsider(url, depth, depth)
         return released
 
-    def _admit(self, url: str, depth: int) -> bool:
+    def _admit(self, url: str, depth: int, lastmod: float | None = None) -> bool:
         """Queue `url`, met for the first time (or held till now) and in bounds, unless its host
         is retired or robots.txt disallows it."""
+        return self._queue(QueuedUrl(url, depth, lastmod=lastmod))
+
+    def _queue(self, item: QueuedUrl) -> bool:
+        url = item.url
         origin = origin_of(url)
         host = self._hosts.get(origin)
         if host.retired is not None:
             if host.over_budget:
                 # Kept for a run with a greater limits.max_pages_per_host.
-                self._frontier.push(origin, QueuedUrl(url, depth))
+                self._frontier.push(origin, item)
                 return True
             self._outlet.skip(Skip(url, host.retired_as, host.retired))
             return False
-        item = QueuedUrl(url, depth)
         skip = robots_skip(host.robots, url, self._token)
         if skip is not None:
             self._disallowed(item, skip, None)
@@ -295,6 +313,10 @@ class HostWork:
                 self._disallowed(item, skip, now)
                 self._checkpoints.finished(item)
                 continue
+            if item.sitemap:
+                slot = self._scheduler.start(host, now)
+                self._scheduler.watch(host, slot, self._sitemap_task(host, slot, item, now), item)
+                break
             if not item.redirected_from and not item.attempts:
                 self.page_starts += 1
                 host.timing.pages += 1
@@ -378,6 +400,8 @@ class HostWork:
             )
             if skip:
                 self._retire(host, f"Crawl-delay {rules.crawl_delay:g} s over the cap {cap:g} s")
+                return
+        self._queue_sitemaps(host, entry)
 
     def _give_up(self, host: Host, entry: RobotsEntry) -> None:
         """No rules to crawl by, and no more tries: the origin's URLs become skips."""
@@ -406,30 +430,47 @@ class HostWork:
 
     # --- pages -----------------------------------------------------------------------------------
 
+    async def _answer(
+        self,
+        host: Host,
+        slot: Slot,
+        item: QueuedUrl,
+        started_at: float,
+        *,
+        max_bytes: int | None = None,
+        html_only: bool = False,
+    ) -> Response | None:
+        """Fetch `item` and act on a failure (retry or give up) or a redirect (the next hop);
+        the answer to read otherwise, its host's pace settled."""
+        answer = await self._fetcher.get(item.url, max_bytes=max_bytes, html_only=html_only)
+        now = self._clock.now()
+        slot.release(self._clock.answered_at(answer, now))
+        if isinstance(answer, FetchFailure):
+            self._stats.errors[answer.kind] += 1
+        else:
+            self._stats.statuses[answer.status] += 1
+            self._stats.bytes += len(answer.body)
+        verdict = judge(answer, now)
+        if isinstance(verdict, Failed):
+            self._failed(host, item, started_at, now, verdict)
+            return None
+        assert isinstance(answer, Response)
+        self._politeness.on_success(host.timing)
+        # The host's pace is settled (no backoff), so it may go on while this answer waits its
+        # turn at the CPU (crawler.crawl.turns).
+        self._scheduler.reschedule(host, now)
+        if isinstance(verdict, Redirect):
+            await self._scheduler.turns.take()
+            self._redirect(item, answer, verdict.location, started_at)
+            return None
+        return answer
+
     async def _page_task(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
         try:
-            answer = await self._fetcher.get(item.url, html_only=True)
-            now = self._clock.now()
-            slot.release(self._clock.answered_at(answer, now))
-            if isinstance(answer, FetchFailure):
-                self._stats.errors[answer.kind] += 1
-            else:
-                self._stats.statuses[answer.status] += 1
-                self._stats.bytes += len(answer.body)
-            verdict = judge(answer, now)
-            if isinstance(verdict, Failed):
-                self._failed(host, item, started_at, now, verdict)
+            answer = await self._answer(host, slot, item, started_at, html_only=True)
+            if answer is None:
                 return
-            assert isinstance(answer, Response)
-            self._politeness.on_success(host.timing)
-            # The host's pace is settled (no backoff), so it may go on while this answer waits
-            # its turn at the CPU (crawler.crawl.turns).
-            self._scheduler.reschedule(host, now)
             turns = self._scheduler.turns
-            if isinstance(verdict, Redirect):
-                await turns.take()
-                self._redirect(item, answer, verdict.location, started_at)
-                return
             page = None
             if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
                 read = functools.partial(
@@ -534,6 +575,144 @@ class HostWork:
         if page.cut:
             rules["cut short"] += 1
         rules["links not followed"] += len(page.nofollow_links)
+
+    # --- sitemaps --------------------------------------------------------------------------------
+
+    def _queue_sitemaps(self, host: Host, entry: RobotsEntry) -> None:
+        """Queue the sitemaps `host`'s robots.txt names (or /sitemap.xml, if asked to try it
+        when none is named): each a request to its own host, at level 1 and depth 0."""
+        config = self._sitemaps
+        if not config.enabled or entry.blocks:
+            return
+        robots_url = host.origin + "/robots.txt"
+        named = entry.robots.sitemaps
+        if not named and config.try_default:
+            named = ("/sitemap.xml",)
+        for value in named:
+            try:
+                url = resolve_url(robots_url, value)
+            except InvalidUrlError as error:
+                log.info("robots.txt of %s: Sitemap %r is no URL (%s)", host.origin, value, error)
+                continue
+            self._offer_sitemap(url, 1, host.origin, robots_url)
+
+    def _offer_sitemap(self, url: str, level: int, declared_by: str, named_in: str) -> None:
+        """Queue a sitemap at `level`, named in `named_in`, unless a rule says no (a skip)."""
+        if len(url) > self._limits.max_url_length:
+            self._too_long(url)
+            return
+        if not self._seen.add(url):
+            return
+        self._stats.met += 1
+        config = self._sitemaps
+        reason = self.scope.reason_out_of_hosts(url)
+        if reason is not None:
+            detail = f"a sitemap named in {named_in}: {self.scope.explain(url, reason)}"
+            self._outlet.skip(Skip(url, reason, detail))
+        elif level > config.max_depth:
+            detail = f"a sitemap at level {level}, named in {named_in}; sitemaps.max_depth is "
+            self._outlet.skip(Skip(url, OVER_SITEMAP_DEPTH, f"{detail}{config.max_depth}"))
+        elif self._sitemap_files[declared_by] >= config.max_files:
+            detail = (
+                f"a sitemap named in {named_in}: {declared_by} has led to "
+                f"sitemaps.max_files ({config.max_files}) sitemaps in this run"
+            )
+            self._outlet.skip(Skip(url, OVER_SITEMAP_FILES, detail))
+        else:
+            self._sitemap_files[declared_by] += 1
+            self._queue(QueuedUrl(url, 0, sitemap=level, declared_by=declared_by))
+
+    async def _sitemap_task(
+        self, host: Host, slot: Slot, item: QueuedUrl, started_at: float
+    ) -> None:
+        try:
+            config = self._sitemaps
+            answer = await self._answer(host, slot, item, started_at, max_bytes=config.max_bytes)
+            if answer is None:
+                return
+            turns = self._scheduler.turns
+            sitemap = None
+            if 200 <= answer.status < 300 and answer.body:
+                declared_by = item.declared_by
+                read = functools.partial(
+                    read_sitemap,
+                    answer.body,
+                    item.url,
+                    max_urls=config.max_urls,
+                    max_bytes=config.max_bytes,
+                    also_allowed=lambda url: origin_of(url) == declared_by,
+                )
+                if len(answer.body) > SITEMAP_OFF_LOOP_BYTES:
+                    sitemap = await turns.off_loop(read)
+                else:
+                    await turns.take()
+                    sitemap = read()
+            else:
+                await turns.take()
+            self._sitemap(item, answer, started_at, sitemap)
+        except Exception as error:
+            self._internal_error(host, item, error)
+
+    def _sitemap(
+        self, item: QueuedUrl, answer: Response, started_at: float, sitemap: SitemapRead | None
+    ) -> None:
+        """Take what a sitemap lists: the sitemaps of an index, one level down; the URLs of
+        others, at its depth + 1, like a page's links. Then its record."""
+        self._stats.fetched += 1
+        record = record_for(item, started_at, answer)
+        if sitemap is None:
+            self._outlet.page(record)
+            self._checkpoints.finished(item)
+            return
+        self._stats.sitemaps += 1
+        cut, error = sitemap.cut, sitemap.error
+        if answer.truncated:
+            # Cut by the download's cap: whatever broke at the cut is the cut.
+            cut = cut or f"more than sitemaps.max_bytes ({self._sitemaps.max_bytes} bytes)"
+            error = None
+        declared_by = item.declared_by or origin_of(item.url)
+        if sitemap.kind == "index":
+            for entry in sitemap.entries:
+                self._offer_sitemap(entry.url, item.sitemap + 1, declared_by, item.url)
+        else:
+            depth = item.depth + 1
+            for entry in sitemap.entries:
+                self.offer(entry.url, depth, entry.lastmod)
+        for url, rule in sitemap.refused:
+            self._refuse(url, f"{rule}; listed in {item.url}")
+        self._stats.sitemap_urls += len(sitemap.entries)
+        if cut is not None:
+            log.warning("sitemap %s: %s; the rest is not read", item.url, cut)
+        if error is not None:
+            log.info("sitemap %s: %s", item.url, error)
+        kind = {"index": "a sitemap index", "urlset": "a sitemap", "text": "a text sitemap"}
+        described = kind[sitemap.kind] if sitemap.kind is not None else "no sitemap"
+        unusable = f", {len(sitemap.skipped)} unusable" if sitemap.skipped else ""
+        refused = f", {len(sitemap.refused)} refused" if sitemap.refused else ""
+        self._outlet.page(
+            dataclasses.replace(
+                record,
+                index_reason=f"{described}: {len(sitemap.entries)} entries{refused}{unusable}",
+                follow=sitemap.kind is not None,
+                follow_reason=None if sitemap.kind is not None else error,
+                links=tuple(entry.url for entry in sitemap.entries),
+                cut=cut,
+                error=error,
+            )
+        )
+        self._checkpoints.finished(item)
+
+    def _refuse(self, url: str, detail: str) -> None:
+        """A URL a sitemap may not list: a skip, held so that a page's link can still queue
+        it."""
+        if len(url) > self._limits.max_url_length:
+            self._too_long(url)
+            return
+        if not self._seen.add(url):
+            return
+        self._stats.met += 1
+        self._held.hold(url, ONLY_BY_LINK)
+        self._outlet.skip(Skip(url, OUTSIDE_SITEMAP, detail))
 
     # --- bugs of ours ----------------------------------------------------------------------------
 

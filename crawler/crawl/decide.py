@@ -243,7 +243,7 @@ def redirect_hop(
         detail = trap_detail(target, URL_TOO_LONG, limits)
         skip = None if name in seen else Skip(name, URL_TOO_LONG, detail)
         return Stop(f"redirect to a URL over limits.max_url_length ({detail})", skip)
-    reason = scope.reason_out(target)
+    reason = scope.reason_out_of_hosts(target) if item.sitemap else scope.reason_out(target)
     moved = False
     if reason == "out of scope: host" and from_seed:
         # The host would join the seeds' hosts; a pattern may still keep the URL out.
@@ -258,7 +258,16 @@ def redirect_hop(
     if target in seen:
         return Stop(f"redirect to {target}, a URL already seen")
     chain = (*item.redirected_from, item.url)
-    return Hop(QueuedUrl(target, item.depth, chain, redirect_status=status), moved)
+    hop = QueuedUrl(
+        target,
+        item.depth,
+        chain,
+        redirect_status=status,
+        sitemap=item.sitemap,
+        declared_by=item.declared_by,
+        lastmod=item.lastmod,
+    )
+    return Hop(hop, moved)
 
 
 # --- hosts ---------------------------------------------------------------------------------------

@@ -80,6 +80,11 @@ class Scope:
             return "out of scope: host"
         return self._pattern_reason(url)
 
+    def reason_out_of_hosts(self, url: str) -> SkipReason | None:
+        """The host part of `reason_out` alone: a sitemap is fetched from any host in scope,
+        whatever its path (the patterns and extensions choose pages, among what it lists)."""
+        return None if self.host_in_scope(host_of(url)) else "out of scope: host"
+
     def _pattern_reason(self, url: str) -> SkipReason | None:
         if self._deny and any(pattern.search(url) for pattern in self._deny):
             return "out of scope: deny pattern"

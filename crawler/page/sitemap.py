@@ -1,4 +1,4 @@
-"""A sitemap's bytes in, its URLs out (sitemaps.org protocol 0.9): the first piece of issue 21.
+"""A sitemap's bytes in, its URLs out (sitemaps.org protocol 0.9).
 
 Pure, and bounded whatever the file holds. `read_sitemap(body, url)` reads:
 - an XML `<urlset>`: each `<url>`'s `<loc>`, with `<lastmod>` (W3C Datetime, as epoch seconds),
@@ -19,8 +19,9 @@ entity expansion of a "billion laughs".
 Where a sitemap may point (sitemaps.org, "Sitemap file location"): a sitemap lists only URLs
 under its own directory, on its own scheme, host and port (http://example.com/catalog/s.xml:
 only http://example.com/catalog/...); an index lists sitemaps of its own site. Other entries
-are skipped with that reason, unless `also_allowed(url)` says the listed host's own robots.txt
-named this sitemap (the protocol's cross-submission, which the caller knows of).
+are refused with that rule (`SitemapRead.refused`), unless `also_allowed(url)` says the listed
+host's own robots.txt named this sitemap (the protocol's cross-submission, which the caller knows
+of).
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ class SitemapRead:
     entries: tuple[SitemapEntry, ...]
     """The URLs of a urlset or a text sitemap; the sitemaps of an index."""
     skipped: tuple[tuple[str, str], ...] = ()
-    """(the entry as written, why it was not taken)."""
+    """(the entry as written, why it is no usable URL)."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """(normal URL, the location rule): entries this sitemap may not list."""
     cut: str | None = None
     """Why reading stopped before the end (a cap), None when the whole file was read."""
     error: str | None = None
@@ -162,10 +165,18 @@ class _Reader:
         self._also_allowed = also_allowed
         self._entries: list[SitemapEntry] = []
         self._skipped: list[tuple[str, str]] = []
+        self._refused: list[tuple[str, str]] = []
         self._kind: Kind | None = None
 
     def _result(self, cut: str | None = None, error: str | None = None) -> SitemapRead:
-        return SitemapRead(self._kind, tuple(self._entries), tuple(self._skipped), cut, error)
+        return SitemapRead(
+            self._kind,
+            tuple(self._entries),
+            tuple(self._skipped),
+            tuple(self._refused),
+            cut,
+            error,
+        )
 
     def _full(self) -> bool:
         return len(self._entries) >= self._max_urls
@@ -191,7 +202,7 @@ class _Reader:
             inside = normal.startswith(self._directory)
             rule = f"outside the sitemap's location ({self._directory})"
         if not inside and not (self._also_allowed is not None and self._also_allowed(normal)):
-            self._skipped.append((written, rule))
+            self._refused.append((normal, rule))
             return
         self._entries.append(SitemapEntry(normal, lastmod, changefreq, priority))
 

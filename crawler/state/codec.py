@@ -36,20 +36,52 @@ __all__ = [
     "timing_row",
 ]
 
-QueueRow = tuple[str, int, int, str | None, int | None]
-"""url, depth, attempts, redirected_from (JSON array, NULL when empty), redirect_status."""
+QueueRow = tuple[str, int, int, str | None, int | None, str | None]
+"""url, depth, attempts, redirected_from (JSON array, NULL when empty), redirect_status, extra
+(JSON object of the sitemap fields that differ from a page's, NULL for most URLs)."""
 
 
 def item_row(item: QueuedUrl) -> QueueRow:
     chain = compact_json(list(item.redirected_from)) if item.redirected_from else None
-    return (item.url, item.depth, item.attempts, chain, item.redirect_status)
+    extra: dict[str, Any] = {}
+    if item.sitemap:
+        extra["sitemap"] = item.sitemap
+    if item.declared_by is not None:
+        extra["declared_by"] = item.declared_by
+    if item.lastmod is not None:
+        extra["lastmod"] = item.lastmod
+    return (
+        item.url,
+        item.depth,
+        item.attempts,
+        chain,
+        item.redirect_status,
+        compact_json(extra) if extra else None,
+    )
 
 
 def item_from_row(
-    url: str, depth: int, attempts: int, chain: str | None, redirect_status: int | None
+    url: str,
+    depth: int,
+    attempts: int,
+    chain: str | None,
+    redirect_status: int | None,
+    extra: str | None = None,
 ) -> QueuedUrl:
     redirected_from = tuple(json.loads(chain)) if chain else ()
-    return QueuedUrl(url, depth, redirected_from, attempts, redirect_status)
+    if not extra:
+        return QueuedUrl(url, depth, redirected_from, attempts, redirect_status)
+    fields = json.loads(extra)
+    return QueuedUrl(
+        url,
+        depth,
+        redirected_from,
+        attempts,
+        redirect_status,
+        sitemap=int(fields.get("sitemap", 0)),
+        declared_by=fields.get("declared_by"),
+        lastmod=fields.get("lastmod"),
+    )
 
 
 # --- host timing --------------------------------------------------------------------------------

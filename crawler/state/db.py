@@ -1,6 +1,7 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
-Schema (version 2, in `PRAGMA user_version`; a version 1 file gains the `held` table); the
+Schema (version 3, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
+file the `queue.extra` column); the
 frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
@@ -42,7 +43,7 @@ from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
@@ -57,7 +58,8 @@ _SCHEMA = (
         depth INTEGER NOT NULL,
         attempts INTEGER NOT NULL,
         redirected_from TEXT,
-        redirect_status INTEGER
+        redirect_status INTEGER,
+        extra TEXT
     )""",
     "CREATE INDEX queue_origin ON queue (origin_id, id)",
     "CREATE TABLE seen (id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, url TEXT NOT NULL)",
@@ -91,7 +93,10 @@ _SCHEMA = (
     "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     *_HELD_TABLE,
 )
-_MIGRATIONS: dict[int, tuple[str, ...]] = {1: _HELD_TABLE}
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: _HELD_TABLE,
+    2: ("ALTER TABLE queue ADD COLUMN extra TEXT",),
+}
 """From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]
 

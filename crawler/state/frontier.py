@@ -4,7 +4,7 @@ Tables (crawler.state.db creates them; the seen set is crawler.state.seen's):
 
     origins  id INTEGER PRIMARY KEY, origin UNIQUE
     queue    id INTEGER PRIMARY KEY, origin_id, url, depth, attempts, redirected_from,
-             redirect_status; index on (origin_id, id)
+             redirect_status, extra (a sitemap's fields, JSON); index on (origin_id, id)
 
 Why this shape: rows are appended in id order, so the tables grow at their ends, and the only trees
 that take inserts all over are two small indexes of integers (this one and the seen set's), which
@@ -45,17 +45,17 @@ BUFFER_ROWS = 4096
 """Buffered rows past which the buffer is written out: memory stays bounded between commits."""
 
 _INSERT = (
-    "INSERT INTO queue (origin_id, id, url, depth, attempts, redirected_from, redirect_status) "
-    "{values}"
+    "INSERT INTO queue "
+    "(origin_id, id, url, depth, attempts, redirected_from, redirect_status, extra) {values}"
 )
 _UPDATE = (
     "UPDATE queue SET url = row.column1, depth = row.column2, attempts = row.column3, "
-    "redirected_from = row.column4, redirect_status = row.column5 "
-    "FROM ({values}) AS row WHERE queue.id = row.column6"
+    "redirected_from = row.column4, redirect_status = row.column5, extra = row.column6 "
+    "FROM ({values}) AS row WHERE queue.id = row.column7"
 )
 _DELETE = "DELETE FROM queue WHERE id IN ({values})"
 _REFILL = (
-    "SELECT id, url, depth, attempts, redirected_from, redirect_status FROM queue "
+    "SELECT id, url, depth, attempts, redirected_from, redirect_status, extra FROM queue "
     "WHERE origin_id = ? AND id > ? ORDER BY id LIMIT ?"
 )
 
@@ -240,11 +240,11 @@ class SqliteFrontier:
             )
             self._new_origins.clear()
         if self._inserts:
-            write_rows(connection, _INSERT, self._inserts, 7)
+            write_rows(connection, _INSERT, self._inserts, 8)
             self._inserts.clear()
         if self._updates:
             last = {row[-1]: row for row in self._updates}
-            write_rows(connection, _UPDATE, list(last.values()), 6)
+            write_rows(connection, _UPDATE, list(last.values()), 7)
             self._updates.clear()
         if self._deletes:
             write_rows(connection, _DELETE, self._deletes, 1)

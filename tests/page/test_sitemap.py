@@ -65,12 +65,14 @@ def test_a_sitemap_lists_only_urls_under_its_own_location_unless_cross_submitted
     )
     read = read_sitemap(body, SITEMAP)
     assert [entry.url for entry in read.entries] == ["http://example.com/catalog/ok"]
-    reasons = dict(read.skipped)
-    assert reasons["http://example.com/images/no"] == (
+    refused = dict(read.refused)
+    assert refused["http://example.com/images/no"] == (
         "outside the sitemap's location (http://example.com/catalog/)"
     )
-    assert "http://other.example/catalog/x" in reasons
-    assert "https://example.com/catalog/other-scheme" in reasons
+    assert "http://other.example/catalog/x" in refused
+    assert "https://example.com/catalog/other-scheme" in refused
+    reasons = dict(read.skipped)
+    assert set(reasons) == {"not a url", ""}
     assert reasons["not a url"].startswith("not a URL")
     assert reasons[""] == "an entry without <loc>"
     # other.example's robots.txt named this sitemap: the protocol's cross-submission.
@@ -92,9 +94,10 @@ def test_an_index_names_sitemaps_of_its_own_site() -> None:
         "http://example.com/s1.xml.gz",
         "http://example.com/deep/s2.txt",
     ]
-    assert read.skipped == (
+    assert read.refused == (
         ("http://elsewhere.example/s3.xml", "a sitemap index names sitemaps of its own site only"),
     )
+    assert read.skipped == ()
 
 
 def test_gzip_is_told_by_its_bytes_and_a_text_sitemap_is_a_url_a_line() -> None:

@@ -552,6 +552,7 @@ def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
     state.close()
     connection = sqlite3.connect(tmp_path / STATE_NAME)
     connection.execute("DROP TABLE held")
+    connection.execute("ALTER TABLE queue DROP COLUMN extra")
     connection.execute("PRAGMA user_version = 1")
     connection.commit()
     connection.close()
@@ -565,6 +566,36 @@ def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
     connection = sqlite3.connect(tmp_path / STATE_NAME)
     assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     connection.close()
+
+
+def test_a_version_2_state_gains_the_queue_extra_column_and_keeps_its_urls(
+    tmp_path: Path, reopen: Opener
+) -> None:
+    state = reopen()
+    state.seen.add(f"{A}/kept")
+    state.frontier.push(A, QueuedUrl(f"{A}/kept", 1))
+    state.close()
+    connection = sqlite3.connect(tmp_path / STATE_NAME)
+    connection.execute("ALTER TABLE queue DROP COLUMN extra")
+    connection.execute("PRAGMA user_version = 2")
+    connection.commit()
+    connection.close()
+    state = reopen()
+    sitemap = QueuedUrl(f"{A}/sitemap.xml", 0, sitemap=2, declared_by=A)
+    state.frontier.push(A, sitemap)
+    state.frontier.push(A, QueuedUrl(f"{A}/listed", 1, lastmod=1_700_000_000.5))
+    state.close()
+    state = reopen()
+    items = []
+    while (item := state.frontier.pop(A)) is not None:
+        items.append(item)
+        state.frontier.done(item)
+    assert items == [
+        QueuedUrl(f"{A}/kept", 1),
+        sitemap,
+        QueuedUrl(f"{A}/listed", 1, lastmod=1_700_000_000.5),
+    ]
+    state.close()
 
 
 def test_held_urls_keep_the_least_depth_and_go_when_released(state: CrawlState) -> None:
