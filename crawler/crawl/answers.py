@@ -74,7 +74,11 @@ bench_hostile_pages.py). Shorter pages cost at most a few tens of milliseconds a
 loop, in turns: most pages are a few tens of KB, and the hop to a thread is not worth it there."""
 SITEMAP_OFF_LOOP_BYTES = 64 * 1024
 """A sitemap longer than this is read on the worker thread: expat calls back into Python for
-every element, about 5 ms per thousand entries (50,000 take a quarter of a second)."""
+every element, about 15 ms per thousand entries (50,000 take most of a second)."""
+SITEMAP_OFFERS_PER_TURN = 500
+"""Entries of a sitemap offered to the crawl in one turn at the CPU (crawler.crawl.turns): a
+sitemap's 50,000 offers at once would hold the loop, and every host's pace, for about as long
+as reading it."""
 OUTSIDE_SITEMAP: SkipReason = "outside the sitemap's location"
 OVER_SITEMAP_DEPTH: SkipReason = "over sitemaps.max_depth"
 OVER_SITEMAP_FILES: SkipReason = "over sitemaps.max_files"
@@ -649,15 +653,16 @@ class HostWork:
                     sitemap = read()
             else:
                 await turns.take()
-            self._sitemap(item, answer, started_at, sitemap)
+            await self._sitemap(item, answer, started_at, sitemap)
         except Exception as error:
             self._internal_error(host, item, error)
 
-    def _sitemap(
+    async def _sitemap(
         self, item: QueuedUrl, answer: Response, started_at: float, sitemap: SitemapRead | None
     ) -> None:
-        """Take what a sitemap lists: the sitemaps of an index, one level down; the URLs of
-        others, at its depth + 1, like a page's links. Then its record."""
+        """Take what a sitemap lists, a few hundred entries a turn: the sitemaps of an index,
+        one level down; the URLs of others, at its depth + 1, like a page's links. Then its
+        record. Called in a turn."""
         self._stats.fetched += 1
         record = record_for(item, started_at, answer)
         if sitemap is None:
@@ -671,15 +676,21 @@ class HostWork:
             cut = cut or f"more than sitemaps.max_bytes ({self._sitemaps.max_bytes} bytes)"
             error = None
         declared_by = item.declared_by or origin_of(item.url)
-        if sitemap.kind == "index":
-            for entry in sitemap.entries:
-                self._offer_sitemap(entry.url, item.sitemap + 1, declared_by, item.url)
-        else:
-            depth = item.depth + 1
-            for entry in sitemap.entries:
-                self.offer(entry.url, depth, entry.lastmod)
-        for url, rule in sitemap.refused:
-            self._refuse(url, f"{rule}; listed in {item.url}")
+        depth = item.depth + 1
+        entries = sitemap.entries
+        for first in range(0, len(entries), SITEMAP_OFFERS_PER_TURN):
+            if first:
+                await self._scheduler.turns.take()
+            for entry in entries[first : first + SITEMAP_OFFERS_PER_TURN]:
+                if sitemap.kind == "index":
+                    self._offer_sitemap(entry.url, item.sitemap + 1, declared_by, item.url)
+                else:
+                    self.offer(entry.url, depth, entry.lastmod)
+        refused = sitemap.refused
+        for first in range(0, len(refused), SITEMAP_OFFERS_PER_TURN):
+            await self._scheduler.turns.take()
+            for url, rule in refused[first : first + SITEMAP_OFFERS_PER_TURN]:
+                self._refuse(url, f"{rule}; listed in {item.url}")
         self._stats.sitemap_urls += len(sitemap.entries)
         if cut is not None:
             log.warning("sitemap %s: %s; the rest is not read", item.url, cut)

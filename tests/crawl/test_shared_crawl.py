@@ -80,6 +80,44 @@ async def test_two_workers_share_one_crawl_and_every_hosts_delay(
     assert first and second  # both workers took part
 
 
+async def test_sitemaps_are_read_once_for_the_crawl_and_their_urls_fetched_once(
+    server: StateServer, tmp_path: Path
+) -> None:
+    """A sitemap is a queued URL like any other: its level and the origin that named it travel
+    with it through the server, whichever worker reads it."""
+    prefix = f"sitemaps{next(_prefixes)}:"
+    config = shared_config(server, prefix, output={"format": "jsonl"})
+    hosts = HOSTS[:2]
+    ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    async with LoopbackWeb(*hosts) as net:
+        for ip in hosts:
+            site = net[ip]
+            site.robots(f"User-agent: *\nCrawl-delay: {DELAY}\nSitemap: /maps/index.xml\n")
+            site.page("/")
+            index = f"<sitemapindex {ns}><sitemap><loc>{site.url('/maps/a.xml')}</loc></sitemap>"
+            site.text("/maps/index.xml", index + "</sitemapindex>", content_type="text/xml")
+            # Outside /maps/, allowed: the origin's own robots.txt named the index.
+            entries = "".join(f"<url><loc>{site.url(f'/o{n}')}</loc></url>" for n in range(4))
+            site.text("/maps/a.xml", f"<urlset {ns}>{entries}</urlset>", content_type="text/xml")
+            for n in range(4):
+                site.page(f"/o{n}")
+        seeds = [net[ip].url("/") for ip in hosts]
+        first, second = await asyncio.wait_for(
+            asyncio.gather(
+                work(config, seeds, tmp_path / "w0"), work(config, seeds, tmp_path / "w1")
+            ),
+            timeout=60,
+        )
+        for ip in hosts:
+            paths = net.paths(ip)
+            expected = ["/robots.txt", "/", "/maps/index.xml", "/maps/a.xml"]
+            assert sorted(paths) == sorted([*expected, *(f"/o{n}" for n in range(4))]), paths
+            assert min(net.gaps(ip)) >= DELAY - EPSILON, (ip, net.gaps(ip))
+    records = {record.url: record for record in first + second}
+    assert records[net[hosts[0]].url("/maps/a.xml")].index_reason == "a sitemap: 4 entries"
+    assert records[net[hosts[1]].url("/o3")].depth == 1
+
+
 async def test_per_host_concurrency_holds_for_the_crawl_not_for_each_worker(
     server: StateServer, tmp_path: Path
 ) -> None:
