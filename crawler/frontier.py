@@ -34,6 +34,19 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
+class Earlier:
+    """What the last fetch of a URL found, for a recrawl to ask whether it changed."""
+
+    fetched_at: float
+    """Epoch seconds."""
+    status: int | None
+    etag: str | None = None
+    last_modified: str | None = None
+    digest: str | None = None
+    """The body's digest (crawler.output.records.body_digest) when the answer was a 2xx."""
+
+
+@dataclass(frozen=True, slots=True)
 class QueuedUrl:
     """A URL waiting to be fetched, with what the crawl knows about how it got there."""
 
@@ -55,6 +68,8 @@ class QueuedUrl:
     origin's URLs it may list wherever it sits: the protocol's cross-submission."""
     lastmod: float | None = None
     """For a page a sitemap listed: its `lastmod` there, epoch seconds."""
+    earlier: Earlier | None = None
+    """In a recrawl, what the URL's last fetch found: it is asked for conditionally."""
 
     @property
     def first_url(self) -> str:

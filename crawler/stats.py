@@ -73,6 +73,9 @@ class CrawlStats:
     """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
     skips: Counter[SkipReason] = field(default_factory=Counter)
     """URLs not fetched, by reason: each distinct URL once."""
+    changes: Counter[str] = field(default_factory=Counter)
+    """Fetched URLs by what they found against their last fetch (crawler.output.records.Change):
+    all 'new' in a first crawl; a recrawl's unchanged, changed, gone, failed and new."""
     page_rules: Counter[str] = field(default_factory=Counter)
     """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
     'links not followed' (links held back by nofollow, sections or rel), and 'cut short' (read
@@ -137,6 +140,6 @@ CARRIED_FIGURES = (
     "retries",
 )
 """The figures of `CrawlStats` that add up over the runs of a crawl (saved with the state)."""
-CARRIED_COUNTERS = ("statuses", "errors", "skips", "page_rules")
+CARRIED_COUNTERS = ("statuses", "errors", "skips", "changes", "page_rules")
 LIVE_FIGURES = ("updated_at", "runs", "in_flight", "hosts_waiting", "queued", "outcome")
 """The figures of `CrawlStats` that describe this run only (`runs` is the run store's count)."""

@@ -206,6 +206,13 @@ def summary(
         f"{sum(stats.skips.values())} skipped by it; {stats.queued} queued in the crawl (the "
         "rest went to other workers: crawl status --state URL)",
     ]
+    if set(stats.changes) - {"new"}:
+        # A recrawl: what each fetch found against the last one.
+        changes = stats.changes
+        lines.append(
+            f"recrawl: {changes['unchanged']} unchanged, {changes['changed']} changed, "
+            f"{changes['new']} new, {changes['gone']} gone, {changes['failed']} failed"
+        )
     if stats.sitemaps:
         lines.append(
             f"sitemaps: {counted(stats.sitemaps, 'file')} read, "

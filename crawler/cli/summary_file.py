@@ -163,7 +163,7 @@ def summary_document(
 
 def stats_parts(stats: CrawlStats) -> dict[str, Any]:
     """The document's parts the crawl's figures make: `crawl`, `figures`, `statuses`, `errors`,
-    `skips` and `page_rules` (`crawl status` builds them from the state alike)."""
+    `skips`, `page_rules` and `changes` (`crawl status` builds them from the state alike)."""
     return {
         "crawl": {
             "started_at": iso_time(stats.started_at or None),
@@ -190,6 +190,7 @@ def stats_parts(stats: CrawlStats) -> dict[str, Any]:
         "errors": dict(stats.errors.most_common()),
         "skips": dict(stats.skips.most_common()),
         "page_rules": dict(stats.page_rules),
+        "changes": dict(stats.changes),
     }
 
 
@@ -280,6 +281,7 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
     skips: dict[Any, int] = _counts(document["skips"])  # reasons as a newer crawler may name them
     stats.skips.update(skips)
     stats.page_rules.update(_counts(document.get("page_rules") or {}))
+    stats.changes.update(_counts(document.get("changes") or {}))
     hosts = [
         HostReport(
             origin=str(host["origin"]),

@@ -38,6 +38,8 @@ from crawler.crawl.decide import (
     Hop,
     Redirect,
     after_failure,
+    change_of,
+    conditional_headers,
     gives_up,
     judge,
     long_url_name,
@@ -54,7 +56,7 @@ from crawler.crawl.scope import Scope
 from crawler.frontier import ONLY_BY_LINK, QueuedUrl
 from crawler.http.answer import FetchFailure, Response, is_html
 from crawler.http.fetcher import Fetcher
-from crawler.output.records import Skip
+from crawler.output.records import Change, Skip, body_digest
 from crawler.page.read import Page, PageRules, read_page
 from crawler.page.sitemap import SitemapRead, read_sitemap
 from crawler.politeness import HostRules, Politeness
@@ -444,9 +446,14 @@ class HostWork:
         max_bytes: int | None = None,
         html_only: bool = False,
     ) -> Response | None:
-        """Fetch `item` and act on a failure (retry or give up) or a redirect (the next hop);
-        the answer to read otherwise, its host's pace settled."""
-        answer = await self._fetcher.get(item.url, max_bytes=max_bytes, html_only=html_only)
+        """Fetch `item` (conditionally, in a recrawl) and act on a failure (retry or give up) or
+        a redirect (the next hop); the answer to read otherwise, its host's pace settled."""
+        answer = await self._fetcher.get(
+            item.url,
+            max_bytes=max_bytes,
+            html_only=html_only,
+            headers=conditional_headers(item.earlier),
+        )
         now = self._clock.now()
         slot.release(self._clock.answered_at(answer, now))
         if isinstance(answer, FetchFailure):
@@ -475,8 +482,14 @@ class HostWork:
             if answer is None:
                 return
             turns = self._scheduler.turns
+            ok = 200 <= answer.status < 300
+            digest = body_digest(answer.body) if ok and answer.body else None
+            change = change_of(item.earlier, answer.status, digest)
             page = None
-            if 200 <= answer.status < 300 and is_html(answer.content_type) and answer.body:
+            if change == "unchanged":
+                # Read before, its links followed then: nothing to read again.
+                await turns.take()
+            elif ok and is_html(answer.content_type) and answer.body:
                 read = functools.partial(
                     read_page,
                     answer.body,
@@ -492,7 +505,7 @@ class HostWork:
                     page = read()
             else:
                 await turns.take()
-            self._page(item, answer, started_at, page)
+            self._page(item, answer, started_at, page, digest, change)
         except Exception as error:
             self._internal_error(host, item, error)
 
@@ -507,8 +520,12 @@ class HostWork:
             self._frontier.push_front(host.origin, fate.item)
             return
         self._stats.fetched += 1
+        change = change_of(item.earlier, None, None)
+        self._stats.changes[change] += 1
         self._outlet.page(
-            record_for(item, started_at, None, status=failed.status, error=fate.error)
+            record_for(
+                item, started_at, None, status=failed.status, error=fate.error, change=change
+            )
         )
         self._checkpoints.finished(item)
 
@@ -534,7 +551,9 @@ class HostWork:
                 if fate.skip.reason in TRAP_REASONS:
                     self._count_trap(item.url, fate.skip.reason)
                 self._outlet.skip(fate.skip)
-            self._outlet.page(record_for(item, started_at, answer, error=fate.error))
+            change = change_of(item.earlier, answer.status, None)
+            self._stats.changes[change] += 1
+            self._outlet.page(record_for(item, started_at, answer, error=fate.error, change=change))
             self._checkpoints.finished(item)
             return
         hop = fate.item
@@ -557,8 +576,15 @@ class HostWork:
         self._scheduler.reschedule(host, None)
 
     def _page(
-        self, item: QueuedUrl, answer: Response, started_at: float, page: Page | None
+        self,
+        item: QueuedUrl,
+        answer: Response,
+        started_at: float,
+        page: Page | None,
+        digest: str | None,
+        change: Change,
     ) -> None:
+        self._stats.changes[change] += 1
         if page is not None:
             self._count_rules(page)
             if page.follow:
@@ -566,7 +592,8 @@ class HostWork:
                 for link in page.links:
                     self.offer(link, depth)
         self._stats.fetched += 1
-        self._outlet.page(record_for(item, started_at, answer, page=page))
+        record = record_for(item, started_at, answer, page=page, digest=digest, change=change)
+        self._outlet.page(record)
         self._checkpoints.finished(item)
 
     def _count_rules(self, page: Page) -> None:
@@ -636,7 +663,12 @@ class HostWork:
                 return
             turns = self._scheduler.turns
             sitemap = None
-            if 200 <= answer.status < 300 and answer.body:
+            ok = 200 <= answer.status < 300
+            digest = body_digest(answer.body) if ok and answer.body else None
+            change = change_of(item.earlier, answer.status, digest)
+            if change == "unchanged":
+                await turns.take()  # read before: what it lists is queued or seen
+            elif ok and answer.body:
                 declared_by = item.declared_by
                 read = functools.partial(
                     read_sitemap,
@@ -653,18 +685,25 @@ class HostWork:
                     sitemap = read()
             else:
                 await turns.take()
-            await self._sitemap(item, answer, started_at, sitemap)
+            await self._sitemap(item, answer, started_at, sitemap, digest, change)
         except Exception as error:
             self._internal_error(host, item, error)
 
     async def _sitemap(
-        self, item: QueuedUrl, answer: Response, started_at: float, sitemap: SitemapRead | None
+        self,
+        item: QueuedUrl,
+        answer: Response,
+        started_at: float,
+        sitemap: SitemapRead | None,
+        digest: str | None,
+        change: Change,
     ) -> None:
         """Take what a sitemap lists, a few hundred entries a turn: the sitemaps of an index,
         one level down; the URLs of others, at its depth + 1, like a page's links. Then its
         record. Called in a turn."""
         self._stats.fetched += 1
-        record = record_for(item, started_at, answer)
+        self._stats.changes[change] += 1
+        record = record_for(item, started_at, answer, digest=digest, change=change)
         if sitemap is None:
             self._outlet.page(record)
             self._checkpoints.finished(item)
@@ -686,10 +725,10 @@ class HostWork:
                     self._offer_sitemap(entry.url, item.sitemap + 1, declared_by, item.url)
                 else:
                     self.offer(entry.url, depth, entry.lastmod)
-        refused = sitemap.refused
-        for first in range(0, len(refused), SITEMAP_OFFERS_PER_TURN):
+        not_listable = sitemap.refused
+        for first in range(0, len(not_listable), SITEMAP_OFFERS_PER_TURN):
             await self._scheduler.turns.take()
-            for url, rule in refused[first : first + SITEMAP_OFFERS_PER_TURN]:
+            for url, rule in not_listable[first : first + SITEMAP_OFFERS_PER_TURN]:
                 self._refuse(url, f"{rule}; listed in {item.url}")
         self._stats.sitemap_urls += len(sitemap.entries)
         if cut is not None:
@@ -737,7 +776,10 @@ class HostWork:
         self._politeness.on_failure(host.timing, now)
         if item is not None:
             self._stats.fetched += 1
-            self._outlet.page(record_for(item, now, None, error=f"internal error: {error!r}"))
+            change = change_of(item.earlier, None, None)
+            self._stats.changes[change] += 1
+            error_text = f"internal error: {error!r}"
+            self._outlet.page(record_for(item, now, None, error=error_text, change=change))
             self._checkpoints.finished(item)
 
     def __repr__(self) -> str:

@@ -12,9 +12,9 @@ from typing import Protocol
 
 from crawler.config import LimitsConfig
 from crawler.crawl.scope import Scope
-from crawler.frontier import QueuedUrl
+from crawler.frontier import Earlier, QueuedUrl
 from crawler.http.answer import FetchFailure, Response
-from crawler.output.records import Skip
+from crawler.output.records import Change, Skip
 from crawler.politeness import parse_retry_after
 from crawler.robots.entry import RobotsEntry
 from crawler.stats import SkipReason
@@ -266,8 +266,42 @@ def redirect_hop(
         sitemap=item.sitemap,
         declared_by=item.declared_by,
         lastmod=item.lastmod,
+        earlier=item.earlier,
     )
     return Hop(hop, moved)
+
+
+# --- recrawls ------------------------------------------------------------------------------------
+
+GONE_STATUSES = frozenset({404, 410})
+
+
+def conditional_headers(earlier: Earlier | None) -> tuple[tuple[str, str], ...]:
+    """A recrawl's conditional GET: the validators the last answer gave (RFC 9110, 13.1)."""
+    if earlier is None:
+        return ()
+    headers = []
+    if earlier.etag:
+        headers.append(("If-None-Match", earlier.etag))
+    if earlier.last_modified:
+        headers.append(("If-Modified-Since", earlier.last_modified))
+    return tuple(headers)
+
+
+def change_of(earlier: Earlier | None, status: int | None, digest: str | None) -> Change:
+    """What a fetch that got `status` (None: no answer) and a body of `digest` found, against
+    the URL's last fetch."""
+    if earlier is None:
+        return "new"
+    if status is None:
+        return "failed"
+    if status == 304:
+        return "unchanged"
+    if status in GONE_STATUSES:
+        return "unchanged" if earlier.status in GONE_STATUSES else "gone"
+    if status == earlier.status and digest == earlier.digest:
+        return "unchanged"
+    return "changed"
 
 
 # --- hosts ---------------------------------------------------------------------------------------

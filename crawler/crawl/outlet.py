@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
-from crawler.output.records import PageRecord, Skip, Unskip, record_of
+from crawler.output.records import Change, PageRecord, Skip, Unskip, record_of
 from crawler.output.sinks import PageSink
 from crawler.page.read import Page
 from crawler.stats import CrawlStats, SkipReason
@@ -76,6 +76,8 @@ def record_for(
     error: str | None = None,
     page: Page | None = None,
     reached: bool = True,
+    digest: str | None = None,
+    change: Change = "new",
 ) -> PageRecord:
     """The record of `item`'s fetch. `reached=False`: the chain stopped before `item` was asked
     for (robots.txt disallowed the hop), so it ends at the hop before it."""
@@ -89,6 +91,8 @@ def record_for(
             fetched_at=fetched_at,
             status=status,
             error=error,
+            lastmod=item.lastmod,
+            change=change,
         )
     return record_of(
         url=item.first_url,
@@ -100,4 +104,7 @@ def record_for(
         error=error,
         answer=answer,
         page=page,
+        digest=digest,
+        lastmod=item.lastmod,
+        change=change,
     )

@@ -16,7 +16,7 @@ import ipaddress
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -235,13 +235,18 @@ class AiohttpClient:
         await self._session.close()
 
     async def get(
-        self, url: str, max_bytes: int, *, html_only: bool = False
+        self,
+        url: str,
+        max_bytes: int,
+        *,
+        html_only: bool = False,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> Response | FetchFailure:
         total = self._config.total_timeout
         deadline = asyncio.timeout(total)
         try:
             async with deadline:
-                return await self._get(url, max_bytes, html_only)
+                return await self._get(url, max_bytes, html_only, headers)
         except TimeoutError as error:
             if deadline.expired():
                 message = f"no complete answer within fetch.total_timeout ({total:g} s)"
@@ -252,7 +257,9 @@ class AiohttpClient:
         except (aiohttp.ClientError, OSError, ValueError) as error:
             return _failure(url, error, self._config)
 
-    async def _get(self, url: str, max_bytes: int, html_only: bool) -> Response | FetchFailure:
+    async def _get(
+        self, url: str, max_bytes: int, html_only: bool, headers: Sequence[tuple[str, str]]
+    ) -> Response | FetchFailure:
         # A normal URL is already percent-encoded as it should go out (crawler.urls): yarl
         # need not parse and quote it again for every request.
         target = URL(url, encoded=True)
@@ -263,7 +270,8 @@ class AiohttpClient:
             if reason is not None:
                 return FetchFailure(url, "blocked", _blocked_message(host, host, reason))
         _answering.set(None)
-        async with self._session.get(target, allow_redirects=False) as answer:
+        extra = dict(headers) if headers else None
+        async with self._session.get(target, allow_redirects=False, headers=extra) as answer:
             head = sum(len(name) + len(value) + 4 for name, value in answer.raw_headers)
             if head > MAX_HEADER_BYTES:
                 message = f"the answer's head is over {MAX_HEADER_BYTES} bytes"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import ssl
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Protocol
 
@@ -28,8 +29,16 @@ class Client(Protocol):
     closing its connections. A test or an embedder may hand one in (`Fetcher(client=...)`)."""
 
     async def get(
-        self, url: str, max_bytes: int, *, html_only: bool = False
-    ) -> Response | FetchFailure: ...
+        self,
+        url: str,
+        max_bytes: int,
+        *,
+        html_only: bool = False,
+        headers: Sequence[tuple[str, str]] = (),
+    ) -> Response | FetchFailure:
+        """`headers`: sent with this request besides the client's own (a conditional GET's
+        If-None-Match and If-Modified-Since)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -142,13 +151,22 @@ class Fetcher:
         await self.close()
 
     async def get(
-        self, url: str, *, max_bytes: int | None = None, html_only: bool = False
+        self,
+        url: str,
+        *,
+        max_bytes: int | None = None,
+        html_only: bool = False,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> Response | FetchFailure:
         """One GET of `url`, redirects not followed. The body is read up to `max_bytes` decoded
-        bytes (default: the config's cap); with `html_only`, only an HTML body is read."""
+        bytes (default: the config's cap); with `html_only`, only an HTML body is read.
+        `headers` go with this request (values with control characters are not sent)."""
         if self._client is None:
             raise RuntimeError("Fetcher.get() before open()")
         cap = self._config.max_body_bytes if max_bytes is None else max_bytes
+        if headers:
+            headers = [(name, value) for name, value in headers if value.isprintable()]
+            return await self._client.get(url, cap, html_only=html_only, headers=headers)
         return await self._client.get(url, cap, html_only=html_only)
 
     def __repr__(self) -> str:

@@ -43,7 +43,7 @@ import ipaddress
 import socket
 import ssl
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from yarl import URL
@@ -141,13 +141,19 @@ class Http1Client:
         self._closing = False
 
     async def get(
-        self, url: str, max_bytes: int, *, html_only: bool = False
+        self,
+        url: str,
+        max_bytes: int,
+        *,
+        html_only: bool = False,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> Response | FetchFailure:
         try:
             target, request_target = self._target(url)
+            extra = "".join(f"\r\n{name}: {value}" for name, value in headers).encode("latin-1")
         except (ValueError, TypeError, UnicodeError) as error:
             return FetchFailure(url, "invalid-url", str(error))
-        request = b"GET " + request_target + target.host_line + self._request_tail
+        request = b"GET " + request_target + target.host_line + extra + self._request_tail
         deadline: tuple[float, float] | None = None
         for attempt in (1, 2):
             try:

@@ -5,15 +5,28 @@ Plain values, shared by the crawl that makes them and the sinks that store them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from crawler.http.answer import Response, is_html
 from crawler.page.read import Page
 from crawler.stats import SkipReason
 
-__all__ = ["PageRecord", "Skip", "Unskip", "compact_json", "record_of"]
+__all__ = ["Change", "PageRecord", "Skip", "Unskip", "body_digest", "compact_json", "record_of"]
+
+Change: TypeAlias = Literal["new", "changed", "unchanged", "gone", "failed"]
+"""What a fetch found against the URL's last one: new (no last one), changed, unchanged (a 304,
+or the same status and body), gone (a 404 or 410 where there was a page), failed (no answer: what
+was there stays)."""
+
+
+def body_digest(body: bytes) -> str:
+    """A body's digest, to tell a page that changed from one served again as it was: BLAKE2b,
+    128 bits, hex."""
+    return hashlib.blake2b(body, digest_size=16).hexdigest()
+
 
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """JSON text as the crawl writes it everywhere (JSONL, the index, the state): characters as they
@@ -75,6 +88,16 @@ class PageRecord:
     """Why not `follow`: 'meta robots: nofollow', 'not HTML', ..."""
     sections: int = 0
     """In-page exclusion sections the page holds (robots comments, googleoff, noindex)."""
+    etag: str | None = None
+    """The answer's ETag, for a recrawl's If-None-Match."""
+    last_modified: str | None = None
+    """The answer's Last-Modified, for a recrawl's If-Modified-Since."""
+    digest: str | None = None
+    """`body_digest` of a 2xx answer's body."""
+    lastmod: float | None = None
+    """When a sitemap that listed the URL says it last changed, epoch seconds."""
+    change: Change = "new"
+    """What this fetch found against the URL's last one (a recrawl's)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +125,11 @@ class PageRecord:
             "size": self.size,
             "truncated": self.truncated,
             "cut": self.cut,
+            "etag": self.etag,
+            "last_modified": self.last_modified,
+            "digest": self.digest,
+            "lastmod": self.lastmod,
+            "change": self.change,
         }
 
 
@@ -127,6 +155,9 @@ def record_of(
     error: str | None,
     answer: Response | None = None,
     page: Page | None = None,
+    digest: str | None = None,
+    lastmod: float | None = None,
+    change: Change = "new",
 ) -> PageRecord:
     """The record of a fetch: of `page` when the answer was a page read for the crawl, else of
     why it was not. One constructor call, not a record and `replace()`: this runs for every
@@ -142,6 +173,11 @@ def record_of(
         "error": error,
         "size": len(answer.body) if answer is not None else 0,
         "truncated": answer.truncated if answer is not None else False,
+        "etag": answer.headers.get("ETag") if answer is not None else None,
+        "last_modified": answer.headers.get("Last-Modified") if answer is not None else None,
+        "digest": digest,
+        "lastmod": lastmod,
+        "change": change,
     }
     if page is None:
         reason = unread_reason(status, answer, error)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from crawler.frontier import QueuedUrl
+from crawler.frontier import Earlier, QueuedUrl
 from crawler.output.records import compact_json
 from crawler.politeness import HostRules, HostTiming
 from crawler.robots.entry import RobotsEntry
@@ -38,7 +38,7 @@ __all__ = [
 
 QueueRow = tuple[str, int, int, str | None, int | None, str | None]
 """url, depth, attempts, redirected_from (JSON array, NULL when empty), redirect_status, extra
-(JSON object of the sitemap fields that differ from a page's, NULL for most URLs)."""
+(JSON object of the sitemap and recrawl fields that are set, NULL for most URLs)."""
 
 
 def item_row(item: QueuedUrl) -> QueueRow:
@@ -50,6 +50,14 @@ def item_row(item: QueuedUrl) -> QueueRow:
         extra["declared_by"] = item.declared_by
     if item.lastmod is not None:
         extra["lastmod"] = item.lastmod
+    if (earlier := item.earlier) is not None:
+        extra["earlier"] = [
+            earlier.fetched_at,
+            earlier.status,
+            earlier.etag,
+            earlier.last_modified,
+            earlier.digest,
+        ]
     return (
         item.url,
         item.depth,
@@ -81,6 +89,7 @@ def item_from_row(
         sitemap=int(fields.get("sitemap", 0)),
         declared_by=fields.get("declared_by"),
         lastmod=fields.get("lastmod"),
+        earlier=Earlier(*fields["earlier"]) if "earlier" in fields else None,
     )
 
 
@@ -225,7 +234,7 @@ def stats_from_json(text: str) -> CrawlStats:
     stats.statuses.update({int(key): count for key, count in data["statuses"].items()})
     for name in _COUNTERS[1:]:
         counter: Counter[str] = getattr(stats, name)
-        counter.update(data[name])
+        counter.update(data.get(name, {}))
     return stats
 
 
