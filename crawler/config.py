@@ -150,10 +150,28 @@ SKIP_EXTENSIONS = (
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
-def _spec(default: Any, *, minimum: float | None = None) -> Any:
+def _spec(default: Any, *, minimum: float | None = None, duration: bool = False) -> Any:
     """A field with its validation rules beside its default. A field's choices are its
-    `Literal` type's values."""
-    return field(default=default, metadata={"minimum": minimum})
+    `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w."""
+    return field(default=default, metadata={"minimum": minimum, "duration": duration})
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in `90s`, `30m`, `12h`, `7d`, `2w` or `1d12h`; None if it is no such duration."""
+    compact = text.strip().lower()
+    if not compact:
+        return None
+    at, seconds = 0, 0.0
+    for match in _DURATION.finditer(compact):
+        if match.start() != at:
+            return None
+        seconds += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        at = match.end()
+    return seconds if at == len(compact) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +326,19 @@ class SitemapsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RecrawlConfig:
+    """Going over a crawl again (`crawl --recrawl`): pages fetched long enough ago are asked for
+    again, conditionally (If-None-Match, If-Modified-Since), at the hosts' usual pace."""
+
+    enabled: bool = False
+    """Recrawl: queue again every URL fetched longer ago than `after` (the command line's
+    --recrawl sets it). Needs the durable SQLite state (the default)."""
+    after: float = _spec(86_400.0, minimum=0, duration=True)
+    """Seconds after its last fetch a URL is due again: 86400, or 12h, 7d. A sitemap that
+    lists it with a lastmod no later than that fetch keeps it from being due."""
+
+
+@dataclass(frozen=True, slots=True)
 class OutputConfig:
     """What the crawl writes into its data directory."""
 
@@ -421,6 +452,7 @@ class Config:
     scope: ScopeConfig = field(default_factory=ScopeConfig)
     page: PageConfig = field(default_factory=PageConfig)
     sitemaps: SitemapsConfig = field(default_factory=SitemapsConfig)
+    recrawl: RecrawlConfig = field(default_factory=RecrawlConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     state: StateConfig = field(default_factory=StateConfig)
@@ -482,6 +514,11 @@ def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> obje
         if isinstance(value, bool) or not isinstance(value, int):
             raise wrong
     elif kind is float:
+        if spec.get("duration"):
+            want = want.replace("a number", "seconds (or a duration like 12h or 7d)")
+            wrong = ConfigError(f"{key} must be {want}, not {value!r}")
+            if isinstance(value, str) and (seconds := parse_duration(value)) is not None:
+                value = seconds
         if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
             value = float(value)  # YAML 1.1 reads 1e3 (no dot) as a string
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -580,6 +617,16 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
                 "(letters and digits, like pdf or tar.gz)"
             )
     _check_state(config.state)
+    if config.recrawl.enabled and config.state.backend != "sqlite":
+        raise ConfigError(
+            "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "
+            "(state.backend redis) cannot recrawl yet"
+        )
+    if config.recrawl.enabled and not config.state.durable:
+        raise ConfigError(
+            "recrawl.enabled (--recrawl) needs state.durable true: a recrawl reads what the "
+            "crawl's state kept of every fetch"
+        )
     bundle = config.fetch.ca_bundle
     if bundle and not Path(bundle).is_file():
         raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")

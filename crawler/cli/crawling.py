@@ -198,6 +198,8 @@ def crawl_command(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.state is not None:
         overrides += ["state.backend=redis", f"state.url={args.state}"]
+    if args.recrawl:
+        overrides.append("recrawl.enabled=true")
     config = load_config(args.config, overrides)
     shared = config.state.backend == "redis"
     if args.fresh and shared:
@@ -205,6 +207,11 @@ def crawl_command(args: argparse.Namespace) -> int:
             "--fresh starts one data directory over; a shared crawl (--state) belongs to all its "
             "workers: to start it over, delete its keys on the server (or give another "
             "state.key_prefix)"
+        )
+    if args.fresh and config.recrawl.enabled:
+        raise ConfigError(
+            "--recrawl goes over the crawl in the data directory again, and --fresh deletes it: "
+            "give one or the other"
         )
     if args.workers is not None:
         if not shared:

@@ -110,6 +110,12 @@ def _crawl_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start over: delete the crawl state and output in DIR (it says which first)",
     )
+    parser.add_argument(
+        "--recrawl",
+        action="store_true",
+        help="go over the crawl in DIR again: URLs fetched longer ago than recrawl.after "
+        "(default 1d) are asked for again, conditionally; same as -s recrawl.enabled=true",
+    )
     _add_config_options(parser, "limits.max_pages=1000")
     add_shortcuts(parser)
     shared = parser.add_argument_group("a crawl shared by several workers")

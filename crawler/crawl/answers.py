@@ -124,6 +124,11 @@ class HostWork:
         self._sitemaps = config.sitemaps
         self._sitemap_files: Counter[str] = Counter()
         """Sitemap files queued in this run, by the origin whose robots.txt led to them."""
+        self._fetches = state.fetches
+        self._recrawling = False
+        self._fresh_lastmods: dict[str, float] = {}
+        """In a recrawl: the lastmod of each URL fetched before, as the sitemaps read again in
+        this run give it."""
         self._max_depth = config.limits.max_depth
         self._max_pages = config.limits.max_pages
         self.scope = Scope()
@@ -243,6 +248,34 @@ class HostWork:
             return False
         return self._admit(url, depth)
 
+    def recrawl(self, now: float, after: float) -> int:
+        """A recrawl pass: queue again every URL last fetched `after` seconds or more before
+        `now` (epoch seconds), with what that fetch found, sitemaps first; how many. URLs out of
+        the scope the seeds give now are left."""
+        self._recrawling = True
+        due_before = now - after
+        queued = 0
+        for item in self._fetches.latest():
+            assert item.earlier is not None
+            if item.earlier.fetched_at > due_before:
+                continue
+            scope = self.scope
+            out = (
+                scope.reason_out_of_hosts(item.url) if item.sitemap else scope.reason_out(item.url)
+            )
+            if out is not None:
+                continue
+            if item.sitemap:
+                self._sitemap_files[item.declared_by or origin_of(item.url)] += 1
+            # Met again, counted as such: `met` stays fetched + skipped + queued.
+            self._stats.met += 1
+            queued += self._queue(item)
+        return queued
+
+    def resume_recrawl(self) -> None:
+        """This run goes on with a recrawl pass an earlier one began."""
+        self._recrawling = True
+
     def release_held(self) -> int:
         """Queue the URLs an earlier run held past limits.max_depth that the depth now allows
         (it was raised); how many."""
@@ -323,6 +356,8 @@ class HostWork:
                 slot = self._scheduler.start(host, now)
                 self._scheduler.watch(host, slot, self._sitemap_task(host, slot, item, now), item)
                 break
+            if item.earlier is not None and self._not_due_by_lastmod(item):
+                continue
             if not item.redirected_from and not item.attempts:
                 self.page_starts += 1
                 host.timing.pages += 1
@@ -330,6 +365,18 @@ class HostWork:
             self._scheduler.watch(host, slot, self._page_task(host, slot, item, now), item)
             break
         self._scheduler.reschedule(host, now)
+
+    def _not_due_by_lastmod(self, item: QueuedUrl) -> bool:
+        """Whether a sitemap read again in this recrawl says `item` has not changed since its
+        last fetch: then it is done without a request (and not counted as met again)."""
+        lastmod = self._fresh_lastmods.pop(item.url, None)
+        assert item.earlier is not None
+        if lastmod is None or lastmod > item.earlier.fetched_at:
+            return False
+        self._stats.met -= 1
+        self._stats.changes["not due by lastmod"] += 1
+        self._checkpoints.finished(item)
+        return True
 
     # --- robots.txt ------------------------------------------------------------------------------
 
@@ -432,7 +479,7 @@ class HostWork:
             record = record_for(
                 item, at, None, status=item.redirect_status, error=error, reached=False
             )
-            self._outlet.page(record)
+            self._outlet.page(record, item)
 
     # --- pages -----------------------------------------------------------------------------------
 
@@ -525,7 +572,8 @@ class HostWork:
         self._outlet.page(
             record_for(
                 item, started_at, None, status=failed.status, error=fate.error, change=change
-            )
+            ),
+            item,
         )
         self._checkpoints.finished(item)
 
@@ -553,7 +601,9 @@ class HostWork:
                 self._outlet.skip(fate.skip)
             change = change_of(item.earlier, answer.status, None)
             self._stats.changes[change] += 1
-            self._outlet.page(record_for(item, started_at, answer, error=fate.error, change=change))
+            self._outlet.page(
+                record_for(item, started_at, answer, error=fate.error, change=change), item
+            )
             self._checkpoints.finished(item)
             return
         hop = fate.item
@@ -593,7 +643,7 @@ class HostWork:
                     self.offer(link, depth)
         self._stats.fetched += 1
         record = record_for(item, started_at, answer, page=page, digest=digest, change=change)
-        self._outlet.page(record)
+        self._outlet.page(record, item)
         self._checkpoints.finished(item)
 
     def _count_rules(self, page: Page) -> None:
@@ -705,7 +755,7 @@ class HostWork:
         self._stats.changes[change] += 1
         record = record_for(item, started_at, answer, digest=digest, change=change)
         if sitemap is None:
-            self._outlet.page(record)
+            self._outlet.page(record, item)
             self._checkpoints.finished(item)
             return
         self._stats.sitemaps += 1
@@ -723,8 +773,13 @@ class HostWork:
             for entry in entries[first : first + SITEMAP_OFFERS_PER_TURN]:
                 if sitemap.kind == "index":
                     self._offer_sitemap(entry.url, item.sitemap + 1, declared_by, item.url)
-                else:
-                    self.offer(entry.url, depth, entry.lastmod)
+                elif (
+                    not self.offer(entry.url, depth, entry.lastmod)
+                    and self._recrawling
+                    and entry.lastmod is not None
+                ):
+                    # Known before: its recrawl may be spared (`_not_due_by_lastmod`).
+                    self._fresh_lastmods[entry.url] = entry.lastmod
         not_listable = sitemap.refused
         for first in range(0, len(not_listable), SITEMAP_OFFERS_PER_TURN):
             await self._scheduler.turns.take()
@@ -748,7 +803,8 @@ class HostWork:
                 links=tuple(entry.url for entry in sitemap.entries),
                 cut=cut,
                 error=error,
-            )
+            ),
+            item,
         )
         self._checkpoints.finished(item)
 
@@ -779,7 +835,7 @@ class HostWork:
             change = change_of(item.earlier, None, None)
             self._stats.changes[change] += 1
             error_text = f"internal error: {error!r}"
-            self._outlet.page(record_for(item, now, None, error=error_text, change=change))
+            self._outlet.page(record_for(item, now, None, error=error_text, change=change), item)
             self._checkpoints.finished(item)
 
     def __repr__(self) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -105,7 +106,7 @@ class Crawler:
         config = self._config
         self._state = state
         self._checkpoints = Checkpointer(state, self._sinks, config.state.commit_interval)
-        self._outlet = Outlet(self._sinks, self._checkpoints, self.stats)
+        self._outlet = Outlet(self._sinks, self._checkpoints, self.stats, state.fetches)
         self._hosts = HostTable(
             self._politeness, state.timings, state.robots, self._clock, clean=state.run.clean
         )
@@ -308,9 +309,11 @@ class Crawler:
             run.add_seeds(known)
             self._shared.seeds_known(known, self._work.widen_scope)
             self._work.scope_widened = self._shared.schedule.add_seed
+        recrawl_pending = run.recrawl_began() is not None and len(self._state.frontier) > 0
         self._work.add_seeds(seeds)
         self._work.release_held()
-        if self._finished_before:
+        queued_again = self._begin_recrawl(recrawl_pending)
+        if self._finished_before and not queued_again:
             self._say_finished_before()
         runner = asyncio.create_task(self._run())
         try:
@@ -327,6 +330,34 @@ class Crawler:
                 with contextlib.suppress(asyncio.CancelledError):
                     await runner
             self._running = False
+
+    def _begin_recrawl(self, pending: bool) -> int:
+        """With recrawl.enabled, a recrawl pass: URLs fetched longer ago than recrawl.after are
+        queued again; unless the pass an earlier run began still has URLs queued (then this run
+        goes on with it). How many were queued again."""
+        if not self._config.recrawl.enabled:
+            return 0
+        run = self._state.run
+        began = run.recrawl_began()
+        if pending and began is not None:
+            self._work.resume_recrawl()
+            log.info("going on with the recrawl begun %s", _utc(began))
+            return 0
+        now = self._clock.epoch0
+        after = self._config.recrawl.after
+        run.begin_recrawl(now)
+        self.stats.changes.clear()
+        queued = self._work.recrawl(now, after)
+        self.stats.queued = len(self._state.frontier)
+        log.info(
+            "recrawl: %d of %d URLs fetched before were last fetched before %s (recrawl.after "
+            "%g s): queued again",
+            queued,
+            len(self._state.fetches),
+            _utc(now - after),
+            after,
+        )
+        return queued
 
     def _say_finished_before(self) -> None:
         """The log line of a crawl an earlier run finished: what this run has to do, if any."""
@@ -408,3 +439,7 @@ def _normal(urls: Iterable[str]) -> list[str]:
         except InvalidUrlError:
             continue  # a skip of its own, once add_seeds meets it
     return normal
+
+
+def _utc(epoch: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))

@@ -14,7 +14,7 @@ from crawler.config import LimitsConfig
 from crawler.crawl.scope import Scope
 from crawler.frontier import Earlier, QueuedUrl
 from crawler.http.answer import FetchFailure, Response
-from crawler.output.records import Change, Skip
+from crawler.output.records import Change, PageRecord, Skip
 from crawler.politeness import parse_retry_after
 from crawler.robots.entry import RobotsEntry
 from crawler.stats import SkipReason
@@ -302,6 +302,27 @@ def change_of(earlier: Earlier | None, status: int | None, digest: str | None) -
     if status == earlier.status and digest == earlier.digest:
         return "unchanged"
     return "changed"
+
+
+def found_by(record: PageRecord, earlier: Earlier | None) -> Earlier:
+    """What a recrawl keeps of a fetch, to ask next time whether it changed. An unchanged answer
+    (a 304 has no body) keeps what the last one found, with fresh validators if it sent any; a
+    failed one keeps it whole (still due); validators of a redirect chain's last hop are not
+    sent to its first URL."""
+    if earlier is not None and record.change == "failed":
+        return earlier
+    direct = not record.redirects
+    etag = record.etag if direct else None
+    last_modified = record.last_modified if direct else None
+    if earlier is not None and record.change == "unchanged":
+        return Earlier(
+            record.fetched_at,
+            earlier.status,
+            etag or earlier.etag,
+            last_modified or earlier.last_modified,
+            earlier.digest,
+        )
+    return Earlier(record.fetched_at, record.status, etag, last_modified, record.digest)
 
 
 # --- hosts ---------------------------------------------------------------------------------------

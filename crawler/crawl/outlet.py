@@ -7,11 +7,13 @@ import asyncio
 from collections.abc import Sequence
 
 from crawler.crawl.checkpoint import Checkpointer
+from crawler.crawl.decide import found_by
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
 from crawler.output.records import Change, PageRecord, Skip, Unskip, record_of
 from crawler.output.sinks import PageSink
 from crawler.page.read import Page
+from crawler.state.interface import FetchLog
 from crawler.stats import CrawlStats, SkipReason
 
 __all__ = ["Outlet", "record_for"]
@@ -21,19 +23,26 @@ class Outlet:
     """Page records go to the sinks and to the caller of `Crawler.crawl` (through `results`);
     skips go to the sinks. Each is counted in `stats` here and nowhere else."""
 
-    __slots__ = ("_checkpoints", "_sinks", "_stats", "results")
+    __slots__ = ("_checkpoints", "_fetches", "_sinks", "_stats", "results")
 
     def __init__(
-        self, sinks: Sequence[PageSink], checkpoints: Checkpointer, stats: CrawlStats
+        self,
+        sinks: Sequence[PageSink],
+        checkpoints: Checkpointer,
+        stats: CrawlStats,
+        fetches: FetchLog,
     ) -> None:
         self._sinks = sinks
         self._checkpoints = checkpoints
         self._stats = stats
+        self._fetches = fetches
         self.results: asyncio.Queue[PageRecord | None] = asyncio.Queue()
         """Records as they are made; None once the run has ended."""
 
-    def page(self, record: PageRecord) -> None:
+    def page(self, record: PageRecord, item: QueuedUrl) -> None:
+        """The record of `item`'s fetch; what it found is kept for a recrawl (crawler.state)."""
         self._stats.pages += 1
+        self._fetches.add(item, found_by(record, item.earlier))
         for sink in self._sinks:
             sink.page(record)
         self._checkpoints.handed()

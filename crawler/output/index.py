@@ -1,13 +1,17 @@
 """The crawl's full-text index: `IndexSink` writes DIR/index.sqlite (crawler.output.search reads
 it).
 
-Schema (version 2, kept in `PRAGMA user_version`; a crawl opening an index of version 1 migrates
-it in one transaction):
+Schema (version 3, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
+migrates it in one transaction):
 
     pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
                fetched_at, depth, content_type, title, description, language, size, truncated,
                error, indexed, index_reason, follow, follow_reason, sections, and links,
-               nofollow_links, redirects as JSON arrays. Index on fetched_at (export order).
+               nofollow_links, redirects as JSON arrays; and its history (`HISTORY_COLUMNS`):
+               etag, last_modified, digest, lastmod (a sitemap's), change (what the last fetch
+               found: new, changed, unchanged, gone, failed), first_seen, last_changed,
+               times_fetched, times_changed, gone. Indexes on fetched_at (export order) and
+               last_changed (`crawl export --changed-since`).
     skips      one row per URL not fetched: url UNIQUE, reason, detail.
     texts      an indexed page's words: id (= pages.id), title, headings, text, nosnippet_text,
                the only copy of its text. Each column is marked for CJK (crawler.output.cjk: a
@@ -21,8 +25,12 @@ it in one transaction):
     settings   key, value: what the index was created with (`stemming`: none or english). A crawl
                asked for another stemming than its index has stops before it writes.
 
-A URL written again (a rerun into the same directory) updates its row in place, keeping its id,
-and replaces its text and its FTS entry: never a duplicate.
+A URL written again (a recrawl, or a rerun into the same directory) updates its row in place,
+keeping its id and first_seen: never a duplicate. A new or changed page replaces its text and its
+FTS entry (a change when its digest or status differs: times_changed, last_changed); an unchanged
+or failed fetch only counts itself (fetched_at, times_fetched, fresher validators), its text
+stays; a gone page (404, 410) keeps its row, marked gone, and leaves the FTS table: not found
+by a search.
 
 Writes stay off the event loop: `page()` and `skip()` only append to a list. A full batch, or
 `flush()`, hands the list to one writer thread, which owns the only write connection (WAL,
@@ -74,8 +82,8 @@ __all__ = [
 ]
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 """Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
 STEMMING_CHOICES = ("none", "english")
 _TOKENIZERS = {
@@ -106,8 +114,42 @@ PAGE_COLUMNS = (
     "nofollow_links",
     "redirects",
 )
+HISTORY_COLUMNS = (
+    "etag",
+    "last_modified",
+    "digest",
+    "lastmod",
+    "change",
+    "first_seen",
+    "last_changed",
+    "times_fetched",
+    "times_changed",
+    "gone",
+)
+"""A page's history, from schema version 3 (crawler.output.records.Change)."""
 JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
-BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow"})
+BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow", "gone"})
+_HISTORY_SCHEMA = (
+    *(
+        f"ALTER TABLE pages ADD COLUMN {definition}"
+        for definition in (
+            "etag TEXT",
+            "last_modified TEXT",
+            "digest TEXT",
+            "lastmod REAL",
+            "change TEXT NOT NULL DEFAULT 'new'",
+            "first_seen REAL NOT NULL DEFAULT 0",
+            "last_changed REAL NOT NULL DEFAULT 0",
+            "times_fetched INTEGER NOT NULL DEFAULT 1",
+            "times_changed INTEGER NOT NULL DEFAULT 0",
+            "gone INTEGER NOT NULL DEFAULT 0",
+        )
+    ),
+    "UPDATE pages SET first_seen = fetched_at, last_changed = fetched_at",
+    "CREATE INDEX pages_last_changed ON pages (last_changed)",
+)
+"""Version 2 to 3 (a new index takes the same steps): the history columns, each page seen once,
+as of its fetch."""
 
 _SETTINGS_TABLE = "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _SCHEMA = (
@@ -164,12 +206,34 @@ def _fts_table(stemming: str) -> str:
 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
+_SAME_PAGE = "pages.digest IS excluded.digest AND pages.status IS excluded.status"
 _UPSERT_PAGES = (
-    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS)}) {{values}} "
+    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS + HISTORY_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
     + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:])
+    + ", etag = excluded.etag, last_modified = excluded.last_modified, digest = excluded.digest, "
+    "lastmod = excluded.lastmod, times_fetched = pages.times_fetched + 1, gone = 0, "
+    # A page fetched again as it was (a URL fetched twice around a kill) is no change.
+    f"change = CASE WHEN {_SAME_PAGE} THEN 'unchanged' ELSE excluded.change END, "
+    f"times_changed = pages.times_changed + NOT ({_SAME_PAGE}), "
+    f"last_changed = CASE WHEN {_SAME_PAGE} THEN pages.last_changed ELSE excluded.fetched_at END"
 )
-_OLD_IDS = "SELECT id FROM pages WHERE url IN ({values})"
+# An unchanged or failed fetch: counted, validators freshened; what the page said stays.
+_FETCHED_AGAIN = (
+    "UPDATE pages SET fetched_at = row.column2, change = row.column3, error = row.column4, "
+    "etag = coalesce(row.column5, pages.etag), "
+    "last_modified = coalesce(row.column6, pages.last_modified), "
+    "times_fetched = pages.times_fetched + 1 "
+    "FROM ({values}) AS row WHERE pages.url = row.column1"
+)
+# Gone (404, 410): the row stays, marked, out of the FTS table.
+_GONE = (
+    "UPDATE pages SET fetched_at = row.column2, status = row.column3, error = row.column4, "
+    "index_reason = row.column5, change = 'gone', gone = 1, indexed = 0, "
+    "times_fetched = pages.times_fetched + 1, times_changed = pages.times_changed + 1, "
+    "last_changed = row.column2 FROM ({values}) AS row WHERE pages.url = row.column1"
+)
+_OLD_IDS = "SELECT id, url FROM pages WHERE url IN ({values})"
 # An external-content FTS5 table forgets a row only when told the words it indexed for it.
 _FORGET_INDEXED = (
     "INSERT INTO pages_fts (pages_fts, rowid, title, headings, text, nosnippet_text) "
@@ -404,11 +468,17 @@ def _open_for_writing(path: Path, stemming: str) -> sqlite3.Connection:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
-                for statement in (*_SCHEMA, *_TEXT_TABLES, _fts_table(stemming)):
+                for statement in (*_SCHEMA, *_HISTORY_SCHEMA, *_TEXT_TABLES, _fts_table(stemming)):
                     connection.execute(statement)
                 _finish_schema(connection, stemming)
-            elif version == 1:
-                _migrate_from_1(connection, stemming)
+            elif version in (1, 2):
+                if version == 1:
+                    _migrate_from_1(connection, stemming)
+                elif (recorded := _recorded_stemming(connection)) != stemming:
+                    raise OutputError(stemming_message(path, recorded, stemming))
+                for statement in _HISTORY_SCHEMA:
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise OutputError(version_message(path, version))
             else:
@@ -471,7 +541,7 @@ def check_index(directory: Path, stemming: str = "none") -> None:
     try:
         version = connection.execute("PRAGMA user_version").fetchone()[0]
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        recorded = _recorded_stemming(connection) if version == SCHEMA_VERSION else None
+        recorded = _recorded_stemming(connection) if version >= 2 else None
     except sqlite3.DatabaseError as error:
         raise _cannot_open(path, error) from error
     finally:
@@ -543,7 +613,7 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
     """Store a batch in one transaction: page rows, texts (in `unindexed`, for `_index_chunk`),
     skips."""
     # The last record of a URL wins; two text rows for one id would be a constraint error.
-    pages = {item.url: item for item in batch if isinstance(item, PageRecord)}
+    records = {item.url: item for item in batch if isinstance(item, PageRecord)}
     skips: dict[str, Skip] = {}
     unskipped: dict[str, None] = {}
     for item in batch:
@@ -553,6 +623,52 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
         elif isinstance(item, Unskip):
             skips.pop(item.url, None)
             unskipped[item.url] = None
+    skip_rows = [[skip.url, skip.reason, skip.detail] for skip in skips.values()]
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        _write_pages(connection, records)
+        if skip_rows:
+            write_rows(connection, _UPSERT_SKIPS, skip_rows, 3)
+        if unskipped:
+            write_rows(connection, _DELETE_SKIPS, [(url,) for url in unskipped], 1)
+        connection.execute("COMMIT")
+    except BaseException:
+        # SQLite may have rolled back already (a full disk, say); a second ROLLBACK would fail.
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord]) -> None:
+    """The batch's page records, inside its transaction (see the module doc)."""
+    if not records:
+        return
+    urls = [(url,) for url in records]
+    old = dict(
+        (url, row_id)
+        for values, parameters in bound_chunks(connection, urls, 1)
+        for row_id, url in connection.execute(_OLD_IDS.format(values=values), parameters)
+    )
+    pages: dict[str, PageRecord] = {}
+    again: list[list[Any]] = []
+    gone: list[list[Any]] = []
+    for url, record in records.items():
+        if url not in old or record.change in ("new", "changed"):
+            pages[url] = record
+        elif record.change == "gone":
+            gone.append([url, record.fetched_at, record.status, record.error, record.index_reason])
+        else:
+            fetched = [url, record.fetched_at, record.change, record.error]
+            again.append([*fetched, record.etag, record.last_modified])
+    if again:
+        write_rows(connection, _FETCHED_AGAIN, again, 6)
+    if gone:
+        forget = [(old[row[0]],) for row in gone]
+        for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
+            write_rows(connection, statement, forget, 1)
+        write_rows(connection, _GONE, gone, 5)
+    if not pages:
+        return
     page_rows = [_page_row(record) for record in pages.values()]
     texts = [
         [
@@ -565,33 +681,15 @@ def _write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
         for record in pages.values()
         if record.index
     ]
-    skip_rows = [[skip.url, skip.reason, skip.detail] for skip in skips.values()]
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        if pages:
-            urls = [(url,) for url in pages]
-            old = [
-                row
-                for values, parameters in bound_chunks(connection, urls, 1)
-                for row in connection.execute(_OLD_IDS.format(values=values), parameters)
-            ]
-            if old:  # a rerun: these URLs' old words and texts go first
-                for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
-                    write_rows(connection, statement, old, 1)
-            write_rows(connection, _UPSERT_PAGES, page_rows, len(PAGE_COLUMNS))
-        if texts:
-            write_rows(connection, _INSERT_TEXTS, texts, 5)
-            write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
-        if skip_rows:
-            write_rows(connection, _UPSERT_SKIPS, skip_rows, 3)
-        if unskipped:
-            write_rows(connection, _DELETE_SKIPS, [(url,) for url in unskipped], 1)
-        connection.execute("COMMIT")
-    except BaseException:
-        # SQLite may have rolled back already (a full disk, say); a second ROLLBACK would fail.
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
+    replaced = [(old[url],) for url in pages if url in old]
+    if replaced:  # fetched before: these URLs' old words and texts go first
+        for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
+            write_rows(connection, statement, replaced, 1)
+    width = len(PAGE_COLUMNS) + len(HISTORY_COLUMNS)
+    write_rows(connection, _UPSERT_PAGES, page_rows, width)
+    if texts:
+        write_rows(connection, _INSERT_TEXTS, texts, 5)
+        write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
 
 
 def _index_chunk(connection: sqlite3.Connection) -> bool:
@@ -612,12 +710,16 @@ def _index_chunk(connection: sqlite3.Connection) -> bool:
 
 def _page_row(record: PageRecord) -> list[Any]:
     # The record's own JSON form names every field once; the table calls `index` `indexed`, and
-    # keeps the lists as JSON text.
+    # keeps the lists as JSON text. As a first fetch: the upsert keeps an existing row's history.
     fields = record.to_json()
     fields["indexed"] = fields["index"]
     for column in JSON_COLUMNS:
         fields[column] = compact_json(fields[column])
-    return [fields[column] for column in PAGE_COLUMNS]
+    fetched_at = record.fetched_at
+    fields.update(
+        first_seen=fetched_at, last_changed=fetched_at, times_fetched=1, times_changed=0, gone=0
+    )
+    return [fields[column] for column in PAGE_COLUMNS + HISTORY_COLUMNS]
 
 
 def version_message(path: Path, version: int) -> str:

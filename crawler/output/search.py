@@ -11,6 +11,7 @@ file spreadsheets open badly; the title and description say what a page is.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 import reprlib
@@ -26,6 +27,7 @@ from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.output.cjk import has_cjk, unmarked
 from crawler.output.index import (
     BOOL_COLUMNS,
+    HISTORY_COLUMNS,
     INDEX_NAME,
     JSON_COLUMNS,
     PAGE_COLUMNS,
@@ -46,6 +48,7 @@ __all__ = [
     "MAX_QUERY_WORDS",
     "SEARCH_SECONDS",
     "SearchHit",
+    "export_changes",
     "export_pages",
     "export_skips",
     "find_index",
@@ -168,6 +171,8 @@ _LAYOUTS = {
         2,
     ),
 }
+# Version 3 adds each page's history beside it; what a search reads is as in version 2.
+_LAYOUTS[3] = dataclasses.replace(_LAYOUTS[2], version=3)
 
 
 @contextmanager
@@ -344,7 +349,8 @@ def export_pages(
     _check_format(format)
     count = 0
     with _reading(directory) as (connection, layout):
-        columns = ", ".join(f"pages.{column}" for column in PAGE_COLUMNS)
+        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ())
+        columns = ", ".join(f"pages.{column}" for column in names)
         sql = (
             f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings} "
             f"FROM pages LEFT JOIN {layout.texts} AS texts ON texts.id = pages.id "
@@ -364,9 +370,45 @@ def export_pages(
                 count += 1
             return count
         for row in rows:
-            out.write(compact_json(_export_object(row)) + "\n")
+            out.write(compact_json(_export_object(row, names)) + "\n")
             count += 1
     return count
+
+
+def export_changes(directory: Path, out: TextIO, since: float) -> int:
+    """Write every page that appeared, changed or went away at `since` (epoch seconds) or later
+    to `out`, one JSON object a line, in the order of those changes: url, change (new, changed or
+    gone: its last change), at (when its last fetch saw it), first_seen, status, title. Returns
+    the count. OutputError for an index older than the page history (schema version 3)."""
+    count = 0
+    with _reading(directory) as (connection, layout):
+        if layout.version < 3:
+            raise OutputError(
+                f"index {find_index(directory)} keeps no page history (schema version "
+                f"{layout.version}, from an older crawler): the next crawl into it adds one"
+            )
+        rows = connection.execute(
+            "SELECT url, gone, first_seen, last_changed, status, title FROM pages "
+            "WHERE last_changed >= ? ORDER BY last_changed, id",
+            (since,),
+        )
+        for url, gone, first_seen, last_changed, status, title in rows:
+            change = "gone" if gone else "new" if first_seen >= since else "changed"
+            line = {
+                "url": url,
+                "change": change,
+                "at": _iso(last_changed),
+                "first_seen": _iso(first_seen),
+                "status": status,
+                "title": title,
+            }
+            out.write(compact_json(line) + "\n")
+            count += 1
+    return count
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
 
 
 def export_skips(
@@ -420,7 +462,7 @@ def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) ->
             page[name] = json.loads(value)
         elif column in BOOL_COLUMNS:
             page[name] = bool(value)
-        elif column == "fetched_at":
+        elif column in ("fetched_at", "first_seen", "last_changed"):
             page[name] = round(value, 3)
         else:
             page[name] = value

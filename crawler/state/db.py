@@ -1,7 +1,7 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
 Schema (version 3, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
-file the `queue.extra` column); the
+file the `queue.extra` column and the `fetches` table); the
 frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
@@ -11,6 +11,9 @@ frontier and the seen set are in crawler.state.frontier, the other stores in cra
                             requests, last start and answer, shortest gap, pages
     seeds                   every seed given, in order
     held                    URLs met past limits.max_depth: url, the least depth found
+    fetches                 a row per fetch, appended: url, depth, sitemap, declared_by, and what
+                            it found (fetched_at, status, etag, last_modified, digest); a
+                            recrawl reads each URL's last and drops the rest
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
                             (JSON), deferred (JSON)
 
@@ -49,6 +52,20 @@ CACHE_KIB = 64 * 1024
 CHECKPOINT_EVERY_S = 1.0
 
 _HELD_TABLE = ("CREATE TABLE held (url TEXT PRIMARY KEY, depth INTEGER NOT NULL)",)
+_FETCHES_TABLE = (
+    """CREATE TABLE fetches (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL,
+        depth INTEGER NOT NULL,
+        sitemap INTEGER NOT NULL,
+        declared_by TEXT,
+        fetched_at REAL NOT NULL,
+        status INTEGER,
+        etag TEXT,
+        last_modified TEXT,
+        digest TEXT
+    )""",
+)
 _SCHEMA = (
     "CREATE TABLE origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
     """CREATE TABLE queue (
@@ -92,10 +109,11 @@ _SCHEMA = (
     "CREATE TABLE seeds (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE)",
     "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     *_HELD_TABLE,
+    *_FETCHES_TABLE,
 )
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: _HELD_TABLE,
-    2: ("ALTER TABLE queue ADD COLUMN extra TEXT",),
+    2: ("ALTER TABLE queue ADD COLUMN extra TEXT", *_FETCHES_TABLE),
 }
 """From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]

@@ -9,6 +9,7 @@ or a shared Redis version can stand in for the memory one) and says when what wa
     timings   HostTimingStore   crawler.politeness     per-host timing, backoff, rules, counts
     run       RunStore          here                   seeds, figures, deferred hosts, run count
     held      HeldUrls          crawler.frontier    URLs met past limits.max_depth, with depth
+    fetches   FetchLog          here                   what the last fetch of each URL found
 
 `MemoryCrawlState` is the one for embedding and tests: `commit` does nothing, and nothing
 outlives the process.
@@ -16,23 +17,70 @@ outlives the process.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from crawler.frontier import (
+    Earlier,
     Frontier,
     HeldUrls,
     MemoryFrontier,
     MemoryHeldUrls,
     MemorySeenSet,
+    QueuedUrl,
     SeenSet,
 )
 from crawler.politeness import HostTimingStore, MemoryHostTimingStore
 from crawler.robots.entry import MemoryRobotsStore, RobotsStore
 from crawler.stats import CrawlStats, DeferredHost
 
-__all__ = ["CrawlState", "MemoryCrawlState", "MemoryRunStore", "RunStore"]
+__all__ = [
+    "CrawlState",
+    "FetchLog",
+    "MemoryCrawlState",
+    "MemoryFetchLog",
+    "MemoryRunStore",
+    "RunStore",
+]
+
+
+class FetchLog(Protocol):
+    """What the last fetch of each URL found: what a recrawl queues, and asks for
+    conditionally."""
+
+    def add(self, item: QueuedUrl, found: Earlier) -> None:
+        """The fetch of `item` (filed under `item.first_url`, the URL its record is) found
+        `found`."""
+
+    def latest(self) -> Iterator[QueuedUrl]:
+        """Every URL fetched, once: as a recrawl queues it (its depth and sitemap fields), with
+        what its last fetch found as `earlier`; sitemaps first (what they say of their pages is
+        best known before those are due), then in the order of those fetches."""
+        ...
+
+    def __len__(self) -> int:
+        """URLs fetched."""
+        ...
+
+
+class MemoryFetchLog:
+    def __init__(self) -> None:
+        self._last: dict[str, QueuedUrl] = {}
+
+    def add(self, item: QueuedUrl, found: Earlier) -> None:
+        url = item.first_url
+        self._last.pop(url, None)
+        self._last[url] = QueuedUrl(
+            url, item.depth, sitemap=item.sitemap, declared_by=item.declared_by, earlier=found
+        )
+
+    def latest(self) -> Iterator[QueuedUrl]:
+        items = list(self._last.values())
+        return iter([item for item in items if item.sitemap] + [i for i in items if not i.sitemap])
+
+    def __len__(self) -> int:
+        return len(self._last)
 
 
 class RunStore(Protocol):
@@ -81,6 +129,13 @@ class RunStore(Protocol):
     def end_run(self) -> None:
         """The run ends cleanly: no request in flight, everything put."""
 
+    def recrawl_began(self) -> float | None:
+        """When the last recrawl pass began (epoch seconds); None before any."""
+        ...
+
+    def begin_recrawl(self, at: float) -> None:
+        """A recrawl pass begins at `at`: the URLs due then are queued."""
+
 
 class CrawlState(Protocol):
     """The stores of one crawl, and when what was put in them is durable."""
@@ -104,6 +159,9 @@ class CrawlState(Protocol):
     def held(self) -> HeldUrls: ...
 
     @property
+    def fetches(self) -> FetchLog: ...
+
+    @property
     def durable(self) -> bool:
         """Whether the state outlives the process (a resumed crawl reads it)."""
         ...
@@ -122,6 +180,7 @@ class MemoryRunStore:
         self._stats: CrawlStats | None = None
         self._deferred: tuple[DeferredHost, ...] = ()
         self._runs = 0
+        self._recrawl: float | None = None
 
     def seeds(self) -> tuple[str, ...]:
         return tuple(self._seeds)
@@ -159,6 +218,12 @@ class MemoryRunStore:
     def end_run(self) -> None:
         pass
 
+    def recrawl_began(self) -> float | None:
+        return self._recrawl
+
+    def begin_recrawl(self, at: float) -> None:
+        self._recrawl = at
+
 
 @dataclass(slots=True)
 class MemoryCrawlState:
@@ -170,6 +235,7 @@ class MemoryCrawlState:
     timings: HostTimingStore = field(default_factory=MemoryHostTimingStore)
     run: RunStore = field(default_factory=MemoryRunStore)
     held: HeldUrls = field(default_factory=MemoryHeldUrls)
+    fetches: FetchLog = field(default_factory=MemoryFetchLog)
 
     @property
     def durable(self) -> bool:

@@ -14,6 +14,7 @@ from crawler.state.db import StateDb, damaged_state
 from crawler.state.frontier import SqliteFrontier
 from crawler.state.seen import SqliteSeenSet
 from crawler.state.stores import (
+    SqliteFetchLog,
     SqliteHeldUrls,
     SqliteHostTimingStore,
     SqliteRobotsStore,
@@ -45,6 +46,7 @@ class SqliteCrawlState:
             self._timings = SqliteHostTimingStore(self._db)
             self._run = SqliteRunStore(self._db)
             self._held = SqliteHeldUrls(self._db)
+            self._fetches = SqliteFetchLog(self._db)
         except (sqlite3.Error, ValueError, LookupError, TypeError, OverflowError) as error:
             # The stores read what they hold back; rows of the wrong shape (a damaged page that
             # passed the file's check: text that is not UTF-8, a short hash) are a damaged state.
@@ -78,6 +80,10 @@ class SqliteCrawlState:
     @property
     def held(self) -> SqliteHeldUrls:
         return self._held
+
+    @property
+    def fetches(self) -> SqliteFetchLog:
+        return self._fetches
 
     @property
     def durable(self) -> bool:

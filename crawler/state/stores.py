@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from crawler._sqlite import write_rows
-from crawler.frontier import MemoryHeldUrls
+from crawler.frontier import Earlier, MemoryHeldUrls, QueuedUrl
 from crawler.output.records import compact_json
 from crawler.politeness import HostTiming
 from crawler.robots.entry import RobotsEntry
@@ -213,6 +213,7 @@ class SqliteRunStore:
         self._clean = values.get("clean", "1") == "1"
         self._stats = values.get("stats")
         self._deferred = deferred_from_json(values.get("deferred", "[]"))
+        self._recrawl = float(values["recrawl"]) if "recrawl" in values else None
         self._moves: dict[tuple[str, str], None] = {
             (seed, target): None for seed, target in json.loads(values.get("seed_moves", "[]"))
         }
@@ -261,6 +262,13 @@ class SqliteRunStore:
 
     def end_run(self) -> None:
         self._values["clean"] = "1"
+
+    def recrawl_began(self) -> float | None:
+        return self._recrawl
+
+    def begin_recrawl(self, at: float) -> None:
+        self._recrawl = at
+        self._values["recrawl"] = repr(at)
 
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._new_seeds:
@@ -314,3 +322,73 @@ class SqliteHeldUrls(MemoryHeldUrls):
 
 def _marks(count: int) -> str:
     return ", ".join("?" * count)
+
+
+_LATEST_FETCHES = (
+    "SELECT url, depth, sitemap, declared_by, fetched_at, status, etag, last_modified, digest "
+    "FROM fetches WHERE id IN (SELECT max(id) FROM fetches GROUP BY url) "
+    "ORDER BY sitemap DESC, id"
+)
+_DROP_SUPERSEDED = "DELETE FROM fetches WHERE id NOT IN (SELECT max(id) FROM fetches GROUP BY url)"
+
+
+class SqliteFetchLog:
+    """A `FetchLog` (crawler.state.interface): a row appended per fetch, written at the state's
+    commit. Appending costs the crawl one row at the end of a table, no lookup; a recrawl's
+    `latest()` groups the rows by URL once, and drops those superseded."""
+
+    __slots__ = ("_count", "_db", "_rows")
+
+    def __init__(self, db: StateDb) -> None:
+        self._db = db
+        self._rows: list[tuple[Any, ...]] = []
+        self._count: int | None = None
+        db.add_writer(self._write)
+
+    def add(self, item: QueuedUrl, found: Earlier) -> None:
+        self._count = None
+        self._rows.append(
+            (
+                item.first_url,
+                item.depth,
+                item.sitemap,
+                item.declared_by,
+                found.fetched_at,
+                found.status,
+                found.etag,
+                found.last_modified,
+                found.digest,
+            )
+        )
+
+    def latest(self) -> Iterator[QueuedUrl]:
+        connection = self._db.connection
+        try:
+            self._write(connection)
+            connection.execute(_DROP_SUPERSEDED)
+            # A cursor, not a list: a million URLs' rows need not all be in memory at once.
+            rows = connection.execute(_LATEST_FETCHES)
+            for url, depth, sitemap, declared_by, *found in rows:
+                yield QueuedUrl(
+                    url, depth, sitemap=sitemap, declared_by=declared_by, earlier=Earlier(*found)
+                )
+        except sqlite3.Error as error:
+            raise self._db.failed(error) from error
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._write(self._db.connection)
+            row = self._db.connection.execute("SELECT count(DISTINCT url) FROM fetches").fetchone()
+            self._count = int(row[0])
+        return self._count
+
+    def _write(self, connection: sqlite3.Connection) -> None:
+        if self._rows:
+            write_rows(
+                connection,
+                "INSERT INTO fetches (url, depth, sitemap, declared_by, "
+                "fetched_at, status, etag, last_modified, digest) {values}",
+                self._rows,
+                9,
+            )
+            self._rows.clear()

@@ -17,7 +17,7 @@ import pytest
 
 import crawler.output.index
 from crawler.errors import ConfigError, OutputError, SearchError
-from crawler.output.index import IndexSink
+from crawler.output.index import SCHEMA_VERSION, IndexSink
 from crawler.output.records import PageRecord, Skip
 from crawler.output.search import SearchHit, export_pages, export_skips, search, search_shards
 
@@ -401,6 +401,16 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "links": ["https://a.test/x"],
         "nofollow_links": ["https://ads.test/"],
         "redirects": ["http://a.test/later"],
+        "etag": None,
+        "last_modified": None,
+        "digest": None,
+        "lastmod": None,
+        "change": "new",
+        "first_seen": 20.123,
+        "last_changed": 20.123,
+        "times_fetched": 1,
+        "times_changed": 0,
+        "gone": False,
         "text": "some body text",
         "nosnippet_text": "",
         "headings": "",
@@ -700,7 +710,7 @@ def test_an_index_of_schema_1_is_read_and_a_crawl_migrates_it(tmp_path: Path) ->
     crawler.output.index.check_index(tmp_path, "none")
     write(tmp_path, record("https://a.test/zh", "软件包管理", title="软件"))
     with sqlite3.connect(tmp_path / "index.sqlite") as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     connection.close()
     assert urls(search(tmp_path, "更新")) == ["https://a.test/ja"]
     assert urls(search(tmp_path, "包")) == ["https://a.test/zh"]

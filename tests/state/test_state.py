@@ -553,6 +553,7 @@ def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
     connection = sqlite3.connect(tmp_path / STATE_NAME)
     connection.execute("DROP TABLE held")
     connection.execute("ALTER TABLE queue DROP COLUMN extra")
+    connection.execute("DROP TABLE fetches")
     connection.execute("PRAGMA user_version = 1")
     connection.commit()
     connection.close()
@@ -568,7 +569,7 @@ def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
     connection.close()
 
 
-def test_a_version_2_state_gains_the_queue_extra_column_and_keeps_its_urls(
+def test_a_version_2_state_gains_the_queue_extra_column_and_the_fetch_log(
     tmp_path: Path, reopen: Opener
 ) -> None:
     state = reopen()
@@ -577,6 +578,7 @@ def test_a_version_2_state_gains_the_queue_extra_column_and_keeps_its_urls(
     state.close()
     connection = sqlite3.connect(tmp_path / STATE_NAME)
     connection.execute("ALTER TABLE queue DROP COLUMN extra")
+    connection.execute("DROP TABLE fetches")
     connection.execute("PRAGMA user_version = 2")
     connection.commit()
     connection.close()
