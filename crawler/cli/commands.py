@@ -4,11 +4,13 @@ search` and `crawl export` (the index a crawl wrote)."""
 from __future__ import annotations
 
 import argparse
+import datetime
 import io
 import json
 import re
 import shlex
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
@@ -16,9 +18,10 @@ from typing import TextIO
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.options import data_directory
 from crawler.cli.text import counted
-from crawler.config import load_config
+from crawler.config import load_config, parse_duration
 from crawler.errors import ConfigError, OutputError
 from crawler.output.search import (
+    export_changes,
     export_pages,
     export_skips,
     find_index,
@@ -139,11 +142,34 @@ def search_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def moment(text: str, now: float) -> float:
+    """`--changed-since`'s DATE as epoch seconds: an ISO 8601 date or time (UTC unless it says
+    otherwise), or a duration back from `now` (12h, 7d). ConfigError saying what is expected."""
+    back = parse_duration(text)
+    if back is not None:
+        return now - back
+    try:
+        when = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(
+            f"crawl export: --changed-since {text!r} is not a date (expected 2026-11-24 or "
+            "2026-11-24T08:00Z, or a time back from now: 12h, 7d)"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return when.timestamp()
+
+
 def export_command(args: argparse.Namespace) -> int:
     shards = _shards(args)
     where = "stdout" if args.output is None else str(args.output)
     if args.reason is not None and not args.skips:
         raise ConfigError("crawl export: --reason goes with --skips")
+    since = None
+    if args.changed_since is not None:
+        if args.skips or args.format != "jsonl":
+            raise ConfigError("crawl export: --changed-since writes JSON lines of pages only")
+        since = moment(args.changed_since, time.time())
 
     def write(out: TextIO) -> int:
         # Shard after shard (a shared crawl's workers), one CSV header: a page two workers
@@ -154,6 +180,8 @@ def export_command(args: argparse.Namespace) -> int:
                 count += export_skips(
                     shard, out, reason=args.reason, format=args.format, header=number == 0
                 )
+            elif since is not None:
+                count += export_changes(shard, out, since)
             else:
                 count += export_pages(shard, out, format=args.format, header=number == 0)
         return count
@@ -176,5 +204,7 @@ def export_command(args: argparse.Namespace) -> int:
     except OSError as error:  # opening FILE, or a write: a full disk, a quota
         raise OutputError(f"cannot write {where}: {error.strerror}") from error
     what = counted(count, "skipped URL") if args.skips else counted(count, "page")
+    if since is not None:
+        what += f" changed since {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(since))}"
     print(f"exported {what} to {where}", file=sys.stderr)
     return EXIT_OK

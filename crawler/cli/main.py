@@ -7,6 +7,7 @@
     crawl robots FILE URL... [--agent TOKEN] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--json]
     crawl export [--data DIR] [--format jsonl|csv] [--skips [--reason REASON]] [-o FILE]
+    crawl export --changed-since DATE [--data DIR] [-o FILE]
     crawl status [--data DIR] [--json]
     crawl --version
 
@@ -70,6 +71,7 @@ Other commands:
   crawl robots FILE URL... [--agent TOKEN]   explain what a robots.txt file allows
   crawl search QUERY [--data DIR]            search the pages a crawl indexed
   crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines or CSV
+  crawl export --changed-since DATE          the pages that appeared, changed or went away since
   crawl status [--data DIR] [--json]         what the last run did, or a running crawl is doing
   crawl status --state URL                   what a shared crawl's workers are doing
   crawl reset --state URL [--yes]            start a shared crawl over (no worker may be alive)
@@ -275,6 +277,13 @@ def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="jsonl: one JSON object a line; csv: a header row, then a row each (default: jsonl)",
     )
     parser.add_argument("--skips", action="store_true", help="the URLs not fetched, not the pages")
+    parser.add_argument(
+        "--changed-since",
+        metavar="DATE",
+        help="only the pages that appeared, changed or went away since DATE (2026-11-24, "
+        "2026-11-24T08:00Z; or a time back from now: 12h, 7d), a JSON object each: url, change "
+        "(new, changed, gone), at, first_seen, status, title",
+    )
     parser.add_argument(
         "--reason",
         choices=typing.get_args(SkipReason),

@@ -340,12 +340,16 @@ class Crawler:
         run = self._state.run
         began = run.recrawl_began()
         if pending and began is not None:
+            at, pages_before = began
+            # limits.max_pages counts the pass's pages.
+            self._work.page_starts = self.stats.pages - pages_before
             self._work.resume_recrawl()
-            log.info("going on with the recrawl begun %s", _utc(began))
+            log.info("going on with the recrawl begun %s", _utc(at))
             return 0
         now = self._clock.epoch0
         after = self._config.recrawl.after
-        run.begin_recrawl(now)
+        run.begin_recrawl(now, self.stats.pages)
+        self._work.page_starts = 0
         self.stats.changes.clear()
         queued = self._work.recrawl(now, after)
         self.stats.queued = len(self._state.frontier)
@@ -368,11 +372,18 @@ class Crawler:
         if queued:
             urls = "1 URL of new seeds is" if queued == 1 else f"{queued} URLs of new seeds are"
             log.info("%s; %s queued", earlier, urls)
+        elif self._config.recrawl.enabled:
+            log.warning(
+                "%s, and no page of it was fetched longer ago than recrawl.after (%g s): nothing "
+                "is due again yet",
+                earlier,
+                self._config.recrawl.after,
+            )
         else:
             log.warning(
                 "%s, and this run queued nothing new: nothing to fetch. Only seeds it has not "
-                "seen are crawled; to crawl again from scratch, use a new data directory (on the "
-                "command line, --fresh)",
+                "seen are crawled; to go over it again, asking only for what changed, use "
+                "--recrawl; to crawl again from scratch, a new data directory (or --fresh)",
                 earlier,
             )
 

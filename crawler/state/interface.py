@@ -129,12 +129,14 @@ class RunStore(Protocol):
     def end_run(self) -> None:
         """The run ends cleanly: no request in flight, everything put."""
 
-    def recrawl_began(self) -> float | None:
-        """When the last recrawl pass began (epoch seconds); None before any."""
+    def recrawl_began(self) -> tuple[float, int] | None:
+        """When the last recrawl pass began (epoch seconds), and the page records made before
+        it (limits.max_pages counts the pass's own); None before any."""
         ...
 
-    def begin_recrawl(self, at: float) -> None:
-        """A recrawl pass begins at `at`: the URLs due then are queued."""
+    def begin_recrawl(self, at: float, pages_before: int) -> None:
+        """A recrawl pass begins at `at`, after `pages_before` page records: the URLs due then
+        are queued."""
 
 
 class CrawlState(Protocol):
@@ -180,7 +182,7 @@ class MemoryRunStore:
         self._stats: CrawlStats | None = None
         self._deferred: tuple[DeferredHost, ...] = ()
         self._runs = 0
-        self._recrawl: float | None = None
+        self._recrawl: tuple[float, int] | None = None
 
     def seeds(self) -> tuple[str, ...]:
         return tuple(self._seeds)
@@ -218,11 +220,11 @@ class MemoryRunStore:
     def end_run(self) -> None:
         pass
 
-    def recrawl_began(self) -> float | None:
+    def recrawl_began(self) -> tuple[float, int] | None:
         return self._recrawl
 
-    def begin_recrawl(self, at: float) -> None:
-        self._recrawl = at
+    def begin_recrawl(self, at: float, pages_before: int) -> None:
+        self._recrawl = (at, pages_before)
 
 
 @dataclass(slots=True)

@@ -213,7 +213,8 @@ class SqliteRunStore:
         self._clean = values.get("clean", "1") == "1"
         self._stats = values.get("stats")
         self._deferred = deferred_from_json(values.get("deferred", "[]"))
-        self._recrawl = float(values["recrawl"]) if "recrawl" in values else None
+        recrawl = json.loads(values["recrawl"]) if "recrawl" in values else None
+        self._recrawl = (float(recrawl[0]), int(recrawl[1])) if recrawl else None
         self._moves: dict[tuple[str, str], None] = {
             (seed, target): None for seed, target in json.loads(values.get("seed_moves", "[]"))
         }
@@ -263,12 +264,12 @@ class SqliteRunStore:
     def end_run(self) -> None:
         self._values["clean"] = "1"
 
-    def recrawl_began(self) -> float | None:
+    def recrawl_began(self) -> tuple[float, int] | None:
         return self._recrawl
 
-    def begin_recrawl(self, at: float) -> None:
-        self._recrawl = at
-        self._values["recrawl"] = repr(at)
+    def begin_recrawl(self, at: float, pages_before: int) -> None:
+        self._recrawl = (at, pages_before)
+        self._values["recrawl"] = compact_json([at, pages_before])
 
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._new_seeds:

@@ -34,6 +34,8 @@ class Hit:
     user_agent: str
     sender: str = ""
     """The From header, as sent ("" without one)."""
+    conditions: tuple[tuple[str, str], ...] = ()
+    """The conditional headers sent (If-None-Match, If-Modified-Since)."""
 
 
 @dataclass
@@ -133,6 +135,11 @@ class LoopbackWeb:
                     time.monotonic(),
                     request.headers.get("User-Agent", ""),
                     request.headers.get("From", ""),
+                    tuple(
+                        (name, request.headers[name])
+                        for name in ("If-None-Match", "If-Modified-Since")
+                        if name in request.headers
+                    ),
                 )
             )
             route = site.routes.get(request.path_qs) or site.routes.get(request.path)
