@@ -56,7 +56,7 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
             else MemoryCrawlState()
         )
         try:
-            note = resume_note(data_dir, state, seeds.urls, config.limits)
+            note = resume_note(data_dir, state, seeds.urls, config.limits, config.recrawl)
             if note is not None:
                 print(f"crawl: {note}", file=sys.stderr)
             # A resumed crawl goes on to the seeds of the runs before too.

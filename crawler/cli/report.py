@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from crawler._version import __version__
 from crawler.cli.text import ELLIPSIS, columns, counted, ellipsis_for, fit, terminal_width
-from crawler.config import FetchConfig, LimitsConfig
+from crawler.config import FetchConfig, LimitsConfig, RecrawlConfig
 from crawler.http.fetcher import Fetcher
 from crawler.page.compiled import WALK
 from crawler.runtime import event_loop_name
@@ -355,7 +355,11 @@ def resume_advice(
 
 
 def resume_note(
-    directory: Path, state: CrawlState, seeds: Sequence[str], limits: LimitsConfig
+    directory: Path,
+    state: CrawlState,
+    seeds: Sequence[str],
+    limits: LimitsConfig,
+    recrawl: RecrawlConfig | None = None,
 ) -> str | None:
     """What a crawl finds in a data directory an earlier run left: None for a new crawl."""
     run = state.run
@@ -373,10 +377,15 @@ def resume_note(
             f"{counted(pending, 'URL')} pending on {counted(hosts, 'host')}, " if pending else ""
         )
         note = f"resuming the crawl in {directory}: {where}{before}; the last run {ended}"
+    elif recrawl is not None and recrawl.enabled:
+        note = (
+            f"recrawling the crawl in {directory} ({before}): URLs fetched longer ago than "
+            f"recrawl.after ({recrawl.after:g} s) are asked for again, conditionally"
+        )
     else:
         note = (
             f"the crawl in {directory} has nothing pending ({before}): only seeds it has not "
-            "seen are crawled (--fresh starts over)"
+            "seen are crawled (--recrawl goes over it again, --fresh starts over)"
         )
     known = set(run.seeds())
     new = sum(1 for url in seeds if url not in known)

@@ -309,3 +309,40 @@ async def test_links_past_the_depth_are_kept_for_a_run_with_a_greater_one(tmp_pa
     assert net.paths(A) == ["/robots.txt", "/", "/1", "/2"]
     assert "URLs: 3 met: 3 fetched, 0 skipped, 0 queued" in out
     assert "resume:" not in out
+
+
+async def test_recrawl_from_the_command_line_asks_conditionally_and_says_what_changed(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    seeds = tmp_path / "seeds.txt"
+    async with LoopbackWeb(A) as net:
+        net[A].robots("User-agent: *\n")
+        net[A].page("/", "/a", "/b")
+        net[A].page("/a", title="kept")
+        net[A].page("/b", title="before")
+        seeds.write_text(net[A].url("/") + "\n", "utf-8")
+        args = (str(seeds), "--data", str(data), *OPTIONS)
+        status, _, err = await crawl_command(*args)
+        assert status == EXIT_OK, err
+        net[A].page("/b", title="after")
+        net.hits.clear()
+        again = (*args, "--recrawl", "-s", "recrawl.after=0s")
+        status, out, err = await crawl_command(*again)
+        assert status == EXIT_OK, err
+        assert "recrawling the crawl in" in err and "recrawl.after (0 s)" in err
+        assert "recrawl: 2 unchanged, 1 changed, 0 new, 0 gone, 0 failed" in out
+        assert sorted(net.paths(A)) == ["/", "/a", "/b"]
+        status, out, err = await crawl_command(
+            "export", "--data", str(data), "--changed-since", "2000-01-01"
+        )
+        assert status == EXIT_OK, err
+        assert len(out.splitlines()) == 3 and "exported 3 pages changed since" in err
+        # Bad input: exit status 2, and a message that says what was expected.
+        status, _, err = await crawl_command(*again, "--fresh")
+        assert status == EXIT_BAD_INPUT and "give one or the other" in err
+        status, _, err = await crawl_command(*args, "-s", "recrawl.after=soon")
+        assert status == EXIT_BAD_INPUT
+        assert "recrawl.after must be seconds (or a duration like 12h or 7d)" in err
+        status, _, err = await crawl_command("export", "--data", str(data), "--changed-since", "x")
+        assert status == EXIT_BAD_INPUT and "is not a date" in err
