@@ -17,6 +17,7 @@ from crawler.config import (
     RobotsConfig,
     ScopeConfig,
     load_config,
+    parse_duration,
 )
 from crawler.errors import ConfigError
 
@@ -619,3 +620,26 @@ def test_an_override_ending_in_a_colon_is_text_not_a_mapping() -> None:
     assert config.state.key_prefix == "crawl:"
     with pytest.raises(ConfigError, match="key_prefix"):
         load_config(None, ["state.key_prefix={a: 1}"])  # a flow mapping is one, and refused
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90s", 90.0),
+        ("30m", 1800.0),
+        ("12h", 43_200.0),
+        ("7d", 604_800.0),
+        ("2w", 1_209_600.0),
+        ("1d12h", 129_600.0),
+        ("1.5h", 5400.0),
+        (" 7D ", 604_800.0),
+    ],
+)
+def test_a_duration_reads_as_seconds(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+    assert load_config(None, [f"recrawl.after={text}"]).recrawl.after == seconds
+
+
+@pytest.mark.parametrize("text", ["", "7", "d", "7x", "7d 3", "-1d", "soon", "1e3h"])
+def test_what_is_no_duration(text: str) -> None:
+    assert parse_duration(text) is None

@@ -20,6 +20,7 @@ import functools
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TypeVar
 
 from crawler.config import Config
 from crawler.crawl.checkpoint import Checkpointer
@@ -66,6 +67,8 @@ from crawler.stats import CrawlStats, SkipReason
 from crawler.urls import InvalidUrlError, normalize_url, origin_of, resolve_url
 
 __all__ = ["HostWork"]
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -530,8 +533,7 @@ class HostWork:
                 return
             turns = self._scheduler.turns
             ok = 200 <= answer.status < 300
-            digest = body_digest(answer.body) if ok and answer.body else None
-            change = change_of(item.earlier, answer.status, digest)
+            digest, change = self._found(item, answer)
             page = None
             if change == "unchanged":
                 # Read before, its links followed then: nothing to read again.
@@ -545,16 +547,28 @@ class HostWork:
                     x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
                     rules=self._page_rules,
                 )
-                if len(answer.body) > OFF_LOOP_BYTES:
-                    page = await turns.off_loop(read)
-                else:
-                    await turns.take()
-                    page = read()
+                page = await self._read(read, len(answer.body), OFF_LOOP_BYTES)
             else:
                 await turns.take()
             self._page(item, answer, started_at, page, digest, change)
         except Exception as error:
             self._internal_error(host, item, error)
+
+    @staticmethod
+    def _found(item: QueuedUrl, answer: Response) -> tuple[str | None, Change]:
+        """A 2xx body's digest, and what the answer found against the URL's last fetch."""
+        ok = 200 <= answer.status < 300
+        digest = body_digest(answer.body) if ok and answer.body else None
+        return digest, change_of(item.earlier, answer.status, digest)
+
+    async def _read(self, step: Callable[[], T], size: int, off_loop_bytes: int) -> T:
+        """`step()`, which reads `size` bytes: on the worker thread past `off_loop_bytes`, else
+        in a turn at the CPU (crawler.crawl.turns)."""
+        turns = self._scheduler.turns
+        if size > off_loop_bytes:
+            return await turns.off_loop(step)
+        await turns.take()
+        return step()
 
     def _failed(
         self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed
@@ -714,8 +728,7 @@ class HostWork:
             turns = self._scheduler.turns
             sitemap = None
             ok = 200 <= answer.status < 300
-            digest = body_digest(answer.body) if ok and answer.body else None
-            change = change_of(item.earlier, answer.status, digest)
+            digest, change = self._found(item, answer)
             if change == "unchanged":
                 await turns.take()  # read before: what it lists is queued or seen
             elif ok and answer.body:
@@ -728,11 +741,7 @@ class HostWork:
                     max_bytes=config.max_bytes,
                     also_allowed=lambda url: origin_of(url) == declared_by,
                 )
-                if len(answer.body) > SITEMAP_OFF_LOOP_BYTES:
-                    sitemap = await turns.off_loop(read)
-                else:
-                    await turns.take()
-                    sitemap = read()
+                sitemap = await self._read(read, len(answer.body), SITEMAP_OFF_LOOP_BYTES)
             else:
                 await turns.take()
             await self._sitemap(item, answer, started_at, sitemap, digest, change)

@@ -353,6 +353,10 @@ class Crawler:
         self.stats.changes.clear()
         queued = self._work.recrawl(now, after)
         self.stats.queued = len(self._state.frontier)
+        # Durable before its first request, its figures too: a kill from here on goes on with
+        # this pass.
+        self._state.run.save_stats(self.stats)
+        self._state.commit()
         log.info(
             "recrawl: %d of %d URLs fetched before were last fetched before %s (recrawl.after "
             "%g s): queued again",

@@ -65,22 +65,17 @@ class FetchLog(Protocol):
 
 
 class MemoryFetchLog:
-    def __init__(self) -> None:
-        self._last: dict[str, QueuedUrl] = {}
+    """Keeps nothing: a crawl in memory is not recrawled (recrawl.enabled needs the durable
+    state), and a shared crawl's worker would otherwise hold a row of every page it fetched."""
 
     def add(self, item: QueuedUrl, found: Earlier) -> None:
-        url = item.first_url
-        self._last.pop(url, None)
-        self._last[url] = QueuedUrl(
-            url, item.depth, sitemap=item.sitemap, declared_by=item.declared_by, earlier=found
-        )
+        pass
 
     def latest(self) -> Iterator[QueuedUrl]:
-        items = list(self._last.values())
-        return iter([item for item in items if item.sitemap] + [i for i in items if not i.sitemap])
+        return iter(())
 
     def __len__(self) -> int:
-        return len(self._last)
+        return 0
 
 
 class RunStore(Protocol):

@@ -346,3 +346,48 @@ async def test_recrawl_from_the_command_line_asks_conditionally_and_says_what_ch
         assert "recrawl.after must be seconds (or a duration like 12h or 7d)" in err
         status, _, err = await crawl_command("export", "--data", str(data), "--changed-since", "x")
         assert status == EXIT_BAD_INPUT and "is not a date" in err
+
+
+@pytest.mark.slow
+async def test_a_recrawl_killed_at_any_moment_goes_on_and_fetches_only_in_flight_urls_twice(
+    tmp_path: Path,
+) -> None:
+    """Killed with -9 twice in a recrawl, given --recrawl again each time: each run goes on with
+    the pass the first began (recrawl.after 0 would make every URL due again in a new one)."""
+    data = tmp_path / "data"
+    seeds = tmp_path / "seeds.txt"
+    kills = [after(1), after(12)]
+    async with LoopbackWeb(A, B) as net:
+        seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
+        status, _, err = await crawl_command(str(seeds), "--data", str(data), *OPTIONS)
+        assert status == EXIT_OK, err
+        net.hits.clear()
+        may_repeat: Counter[str] = Counter()
+        runs = 0
+        while True:
+            runs += 1
+            assert runs <= 10, "the recrawl does not finish"
+            process = await start_crawl(
+                str(seeds), "--data", str(data), *OPTIONS, "--recrawl", "-s", "recrawl.after=0"
+            )
+            killed = bool(kills) and await signal_when(process, net, kills[0], signal.SIGKILL)
+            status, out, err = await finish(process)
+            if not killed:
+                assert status == EXIT_OK, err
+                break
+            kills.pop(0)
+            assert status == -signal.SIGKILL
+            await asyncio.sleep(0.1)  # requests sent before the kill reach the log
+            queued, _ = queued_and_stored(data)
+            may_repeat.update(set(fetched(net.hits, net)) & queued)  # in flight when killed
+        assert "going on with the recrawl begun" in err or "resuming the crawl" in err
+    assert not kills
+    pages = fetched(net.hits, net)
+    assert {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"} == (
+        expected_pages(net)
+    )
+    for url, times in pages.items():
+        assert times - 1 <= may_repeat[url], f"{url} fetched {times} times"
+    assert "0 changed, 0 new, 0 gone, 0 failed" in out, out
+    for ip in (A, B):
+        assert min(net.gaps(ip)) >= FAST_DELAY - EPSILON, ip

@@ -352,7 +352,9 @@ def test_the_server_restarting_mid_crawl_pauses_the_workers_and_no_host_is_asked
             worker.kill()
         server.stop()
     assert [worker.returncode for worker in workers] == [EXIT_OK, EXIT_OK], errors
-    assert all("the state server is back" in err for err in errors), errors
+    # A worker between two calls to the server for the whole outage (a page step, on a loaded
+    # machine) may not have met it; one at least did, and the gaps below say none broke a delay.
+    assert any("the state server is back" in err for err in errors), errors
     entries = testweb.read_log(log)
     figures = testweb.politeness_figures(entries, 0.3)
     assert figures["hosts_below_delay"] == [], figures["hosts_below_delay"]

@@ -21,6 +21,9 @@ from crawler.crawl.decide import (
     Redirect,
     Stop,
     after_failure,
+    change_of,
+    conditional_headers,
+    found_by,
     gives_up,
     judge,
     long_url_name,
@@ -29,9 +32,9 @@ from crawler.crawl.decide import (
     robots_skip,
 )
 from crawler.crawl.scope import Scope
-from crawler.frontier import QueuedUrl
+from crawler.frontier import Earlier, QueuedUrl
 from crawler.http.answer import FetchFailure, Response
-from crawler.output.records import Skip
+from crawler.output.records import PageRecord, Skip
 from crawler.robots.entry import RobotsEntry
 from crawler.robots.txt import RobotsTxt
 
@@ -374,3 +377,67 @@ def test_a_blocked_address_is_given_up_at_once_and_its_host_too() -> None:
     assert isinstance(fate, GiveUp) and fate.error.endswith("(1 tries)")
     entry = RobotsEntry(SITE, RobotsTxt.disallow_all("x"), NOW, NOW + 1, "x", True, 1, False)
     assert gives_up(replace(entry, error="blocked"), NOW, 3600.0)
+
+
+# --- recrawls ------------------------------------------------------------------------------------
+
+BEFORE = Earlier(NOW - 86_400, 200, '"v1"', "Tue, 03 Nov 2026 10:00:00 GMT", "d1")
+
+
+@pytest.mark.parametrize(
+    ("earlier", "status", "digest", "change"),
+    [
+        (None, 200, "d1", "new"),
+        (None, None, None, "new"),  # a first fetch that failed: new all the same
+        (BEFORE, 304, None, "unchanged"),
+        (BEFORE, 200, "d1", "unchanged"),  # served again as it was, validators or not
+        (BEFORE, 200, "d2", "changed"),
+        (BEFORE, 301, None, "changed"),  # it redirects now
+        (BEFORE, 404, None, "gone"),
+        (BEFORE, 410, None, "gone"),
+        (replace(BEFORE, status=404, digest=None), 410, None, "unchanged"),  # gone already
+        (replace(BEFORE, status=404, digest=None), 200, "d3", "changed"),  # back
+        (BEFORE, None, None, "failed"),  # no answer: what was there stays
+    ],
+)
+def test_what_a_fetch_found_against_the_last(
+    earlier: Earlier | None, status: int | None, digest: str | None, change: str
+) -> None:
+    assert change_of(earlier, status, digest) == change
+
+
+def test_a_recrawl_sends_the_validators_the_last_answer_gave() -> None:
+    assert conditional_headers(None) == ()
+    assert conditional_headers(BEFORE) == (
+        ("If-None-Match", '"v1"'),
+        ("If-Modified-Since", "Tue, 03 Nov 2026 10:00:00 GMT"),
+    )
+    assert conditional_headers(replace(BEFORE, etag=None)) == (
+        ("If-Modified-Since", "Tue, 03 Nov 2026 10:00:00 GMT"),
+    )
+
+
+def page_record(**fields: Any) -> PageRecord:
+    base: dict[str, Any] = {
+        "url": f"{SITE}/a",
+        "final_url": f"{SITE}/a",
+        "status": 200,
+        "fetched_at": NOW,
+        "depth": 1,
+    }
+    return PageRecord(**{**base, **fields})
+
+
+def test_what_a_recrawl_keeps_of_a_fetch() -> None:
+    fresh = page_record(etag='"v2"', last_modified="Wed", digest="d2", change="changed")
+    assert found_by(fresh, BEFORE) == Earlier(NOW, 200, '"v2"', "Wed", "d2")
+    # A 304 has no body: the digest and status of the last full answer stay; validators freshen.
+    not_modified = page_record(status=304, etag='"v1b"', change="unchanged")
+    assert found_by(not_modified, BEFORE) == Earlier(
+        NOW, 200, '"v1b"', BEFORE.last_modified, BEFORE.digest
+    )
+    # No answer: what the last fetch found stays whole, its time too (so it stays due).
+    assert found_by(page_record(status=None, change="failed"), BEFORE) == BEFORE
+    # A redirect chain's last hop's validators are not for its first URL.
+    hop = page_record(redirects=(f"{SITE}/old",), etag='"x"', digest="d9", change="new")
+    assert found_by(hop, None) == Earlier(NOW, 200, None, None, "d9")
