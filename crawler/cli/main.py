@@ -1,7 +1,7 @@
 """`crawl`: the command line. Parses arguments, runs the command, maps outcomes to exit status
 (crawler.cli.exits).
 
-    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh] [-s key=value ...]
+    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [-s key=value ...]
                    [--max-pages N] [--depth N] [--user-agent TEXT] [--delay SECONDS]
                    [--output FORMAT] [--log-file FILE] [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--json]
