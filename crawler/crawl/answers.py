@@ -683,6 +683,16 @@ class HostWork:
         named = entry.robots.sitemaps
         if not named and config.try_default:
             named = ("/sitemap.xml",)
+        room = max(0, config.max_files - self._sitemap_files[host.origin])
+        if len(named) > room:
+            # 100,000 Sitemap lines would be as many offers on the loop, and as many skips.
+            log.warning(
+                "robots.txt of %s names %d sitemaps; the first %d are read (sitemaps.max_files)",
+                host.origin,
+                len(named),
+                room,
+            )
+            named = named[:room]
         for value in named:
             try:
                 url = resolve_url(robots_url, value)

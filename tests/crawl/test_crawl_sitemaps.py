@@ -204,3 +204,19 @@ async def test_a_gzip_bomb_and_a_million_entries_are_read_up_to_the_caps(
     warned = [r.getMessage() for r in caplog.records if "sitemap" in r.getMessage()]
     assert any("bomb.xml.gz" in line and "the rest is not read" in line for line in warned)
     assert any("million.xml.gz" in line and "50000 URLs" in line for line in warned)
+
+
+async def test_a_robots_txt_naming_thousands_of_sitemaps_is_read_up_to_max_files(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with LoopbackWeb(A) as net:
+        a = net[A]
+        a.robots("".join(f"Sitemap: /s{n}.xml\n" for n in range(20_000)))
+        a.page("/")
+        with caplog.at_level(logging.WARNING, logger="crawler"):
+            _, crawler = await run(make_config(sitemaps={"max_files": 5}), [a.url("/")])
+    assert sorted(net.paths(A)) == sorted(["/robots.txt", "/", *(f"/s{n}.xml" for n in range(5))])
+    assert any(
+        "names 20000 sitemaps; the first 5 are read" in r.getMessage() for r in caplog.records
+    )
+    assert adds_up(crawler.stats)
