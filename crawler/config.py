@@ -13,6 +13,7 @@ cannot disagree.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import math
 import re
 import reprlib
@@ -150,10 +151,15 @@ SKIP_EXTENSIONS = (
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
-def _spec(default: Any, *, minimum: float | None = None, duration: bool = False) -> Any:
+def _spec(
+    default: Any, *, minimum: float | None = None, duration: bool = False, pairs: bool = False
+) -> Any:
     """A field with its validation rules beside its default. A field's choices are its
-    `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w."""
-    return field(default=default, metadata={"minimum": minimum, "duration": duration})
+    `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w.
+    `pairs`: a list of KEY=VALUE strings, also written as a mapping."""
+    return field(
+        default=default, metadata={"minimum": minimum, "duration": duration, "pairs": pairs}
+    )
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
@@ -224,7 +230,7 @@ class PolitenessConfig:
 
 @dataclass(frozen=True, slots=True)
 class FetchConfig:
-    """The HTTP client: timeouts, size cap, redirects and retries."""
+    """The HTTP client: timeouts, size cap, redirects, retries, and where a name connects."""
 
     connect_timeout: float = _spec(10.0, minimum=0.001)
     read_timeout: float = _spec(30.0, minimum=0.001)
@@ -253,6 +259,17 @@ class FetchConfig:
     from_address: str = ""
     """An e-mail address sent as the From header of every request, robots.txt's included (RFC
     9110 10.1.2): whom a site's operator can write to about the crawl. Empty: no From header."""
+    resolve: tuple[str, ...] = _spec((), pairs=True)
+    """Host names and the address to connect to for each, as curl's --resolve: a mapping
+    (`{staging.example.org: 10.0.0.5}`) or HOST=ADDRESS strings. The URL, the Host header, TLS
+    and robots.txt stay the name's; only the connection goes to the address, whatever DNS says."""
+
+    def pinned(self) -> dict[str, str]:
+        """`resolve` as a map from host name (lower case) to IP address."""
+        return {
+            host.strip().lower(): address.strip()
+            for host, _, address in (entry.partition("=") for entry in self.resolve)
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +547,11 @@ def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> obje
         if not isinstance(value, str) or (choices and value not in choices):
             raise wrong
     else:
+        if spec.get("pairs"):
+            want = "a mapping of host names to IP addresses, or a list of HOST=ADDRESS"
+            wrong = ConfigError(f"{key} must be {want}, not {value!r}")
+            if isinstance(value, Mapping):
+                value = [f"{name}={address}" for name, address in value.items()]
         if isinstance(value, str):
             value = [value] if value else []
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -630,6 +652,7 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
     bundle = config.fetch.ca_bundle
     if bundle and not Path(bundle).is_file():
         raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
+    _check_resolve(config.fetch.resolve)
     address = config.fetch.from_address
     if address and not (len(address) <= 254 and _EMAIL_ADDRESS.fullmatch(address)):
         raise ConfigError(
@@ -637,6 +660,20 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
             f"or empty for no From header; not {address!r}"
         )
     return config
+
+
+def _check_resolve(entries: Sequence[str]) -> None:
+    for entry in entries:
+        host, equals, address = (part.strip() for part in entry.partition("="))
+        expected = "expected HOST=ADDRESS, like staging.example.org=10.0.0.5"
+        if not equals or not host or any(c in host for c in " /:@[]"):
+            raise ConfigError(f"fetch.resolve: {entry!r} names no host name; {expected}")
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise ConfigError(
+                f"fetch.resolve: {host} maps to {address!r}, not an IP address; {expected}"
+            ) from None
 
 
 def _check_state(state: StateConfig) -> None:

@@ -106,13 +106,43 @@ def _blocked_message(host: str, address: str, reason: str) -> str:
     return f"{host} is at {address}, {reason}: not connected to (fetch.block_private_addresses)"
 
 
+class _PinnedResolver(AbstractResolver):
+    """fetch.resolve: the address given for a pinned host name; `inner`'s answer for others."""
+
+    def __init__(self, inner: AbstractResolver, pinned: dict[str, str]) -> None:
+        self._resolver = inner
+        self._pinned = pinned
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        address = self._pinned.get(host.lower())
+        if address is None:
+            return await self._resolver.resolve(host, port, family)
+        version = ipaddress.ip_address(address).version
+        pinned_family = socket.AF_INET6 if version == 6 else socket.AF_INET
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": pinned_family,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
+
+    async def close(self) -> None:
+        await self._resolver.close()
+
+
 class _GuardedResolver(AbstractResolver):
-    """aiohttp's resolver, keeping only the addresses fetch.block_private_addresses allows: the
+    """`inner`'s answers, keeping only the addresses fetch.block_private_addresses allows: the
     connector connects to what this returns, so a name (or a redirect to one) that resolves to
     a private address is never connected to."""
 
-    def __init__(self) -> None:
-        self._resolver = aiohttp.DefaultResolver()
+    def __init__(self, inner: AbstractResolver) -> None:
+        self._resolver = inner
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
@@ -209,13 +239,17 @@ class AiohttpClient:
         headers = {"User-Agent": user_agent, "Accept": ACCEPT}
         if config.from_address:
             headers["From"] = config.from_address
-        resolver = {"resolver": _GuardedResolver()} if config.block_private_addresses else {}
+        resolver: AbstractResolver | None = None
+        if config.resolve:
+            resolver = _PinnedResolver(aiohttp.DefaultResolver(), config.pinned())
+        if config.block_private_addresses:
+            resolver = _GuardedResolver(resolver or aiohttp.DefaultResolver())
         connector = _stamping_connector(
             limit=connections,
             limit_per_host=0,
             ttl_dns_cache=300,
             ssl=ssl_context or True,
-            **resolver,
+            **({"resolver": resolver} if resolver is not None else {}),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,

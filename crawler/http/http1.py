@@ -138,6 +138,8 @@ class Http1Client:
         self._room: list[asyncio.Future[None]] = []
         self._origins: dict[str, _Origin] = {}
         self._dns: dict[tuple[str, int], tuple[float, list[tuple[Any, ...]]]] = {}
+        self._pinned = config.pinned()
+        """fetch.resolve: host names whose address is given, not looked up."""
         self._closing = False
 
     async def get(
@@ -364,6 +366,7 @@ class Http1Client:
         return connection
 
     async def _resolve(self, host: str, port: int) -> list[Address]:
+        host = self._pinned.get(host, host)
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:
