@@ -226,6 +226,14 @@ class PolitenessConfig:
     backoff_max: float = _spec(3_600.0, minimum=0)
     """Longest backoff, a Retry-After's included: a server asking for longer (a year, 1e12 s) is
     asked again after this long."""
+    per_server: bool = False
+    """Origins whose host names resolve to one IP address share a pacing group on top of each
+    host's own pace: starts to the server at least server_min_delay apart, at most
+    server_concurrency in flight. For many names on one server (subdomains, shared hosting)."""
+    server_min_delay: float = _spec(1.0, minimum=0)
+    """With per_server: least seconds between two request starts to one server address."""
+    server_concurrency: int = _spec(1, minimum=1)
+    """With per_server: requests in flight to one server address, across its host names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -643,6 +651,11 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
         raise ConfigError(
             "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "
             "(state.backend redis) cannot recrawl yet"
+        )
+    if config.politeness.per_server and config.state.backend != "sqlite":
+        raise ConfigError(
+            "politeness.per_server paces the servers of one process; a shared crawl "
+            "(state.backend redis) cannot group hosts by server yet"
         )
     if config.recrawl.enabled and not config.state.durable:
         raise ConfigError(

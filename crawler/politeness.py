@@ -37,6 +37,7 @@ __all__ = [
     "HostTimingStore",
     "MemoryHostTimingStore",
     "Politeness",
+    "ServerPacing",
     "parse_retry_after",
 ]
 
@@ -293,3 +294,37 @@ class HostSchedule:
 
     def __repr__(self) -> str:
         return f"HostSchedule({len(self._due)} hosts, next at {self.next_due()})"
+
+
+class ServerPacing:
+    """politeness.per_server: the pacing groups of origins on one server address, on top of each
+    origin's own timing. A server's next request may start `min_delay` after its last start, and
+    while fewer than `concurrency` of its requests are in flight. Pure: times are given."""
+
+    __slots__ = ("_concurrency", "_in_flight", "_last_start", "_min_delay", "names")
+
+    def __init__(self, min_delay: float, concurrency: int) -> None:
+        self._min_delay = min_delay
+        self._concurrency = concurrency
+        self._last_start: dict[str, float] = {}
+        self._in_flight: dict[str, int] = {}
+        self.names: dict[str, set[str]] = {}
+        """Per server address, the origins met on it (for the report)."""
+
+    def join(self, server: str, origin: str) -> None:
+        self.names.setdefault(server, set()).add(origin)
+
+    def ready_at(self, server: str, now: float) -> float | None:
+        """When the server may be sent its next request: `now` or later; None while it has
+        `concurrency` requests in flight (one ending says when)."""
+        if self._in_flight.get(server, 0) >= self._concurrency:
+            return None
+        last = self._last_start.get(server)
+        return now if last is None else max(now, last + self._min_delay)
+
+    def on_start(self, server: str, now: float) -> None:
+        self._last_start[server] = now
+        self._in_flight[server] = self._in_flight.get(server, 0) + 1
+
+    def on_end(self, server: str) -> None:
+        self._in_flight[server] = max(0, self._in_flight.get(server, 0) - 1)

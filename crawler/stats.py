@@ -113,6 +113,8 @@ class HostReport:
     """Shortest time between two of our request starts to this origin."""
     robots: str
     """How the origin's robots.txt came out: 'status 200', 'status 404: unavailable', ..."""
+    server: str | None = None
+    """With politeness.per_server: the server address whose pacing group the origin is in."""
 
 
 @dataclass(frozen=True, slots=True)

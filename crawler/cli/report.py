@@ -244,9 +244,10 @@ def summary(
             if host.crawl_delay_capped:
                 delay += " (capped)"
             gap = "-" if host.shortest_gap is None else f"{host.shortest_gap:.3f} s"
+            server = f"  server {host.server}" if host.server is not None else ""
             lines.append(
                 f"  {host.origin}  requests {host.requests}  interval {host.interval:g} s  "
-                f"gap {gap}  Crawl-delay {delay}  robots.txt {host.robots}"
+                f"gap {gap}  Crawl-delay {delay}  robots.txt {host.robots}{server}"
             )
         if len(hosts) > HOSTS_SHOWN:
             lines.append(_more_hosts(len(hosts)))

@@ -142,6 +142,7 @@ def summary_document(
                 "crawl_delay_capped": host.crawl_delay_capped,
                 "shortest_gap_s": _finite(host.shortest_gap),
                 "robots": host.robots,
+                **({"server": host.server} if host.server is not None else {}),
             }
             for host in hosts
         ],
@@ -291,6 +292,7 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
             crawl_delay_capped=bool(host["crawl_delay_capped"]),
             shortest_gap=_float(host["shortest_gap_s"]),
             robots=str(host["robots"]),
+            server=str(host["server"]) if host.get("server") is not None else None,
         )
         for host in document.get("hosts") or []
     ]

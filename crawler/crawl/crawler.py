@@ -46,7 +46,7 @@ from crawler.http.answer import FetchFailure, Response
 from crawler.http.fetcher import Fetcher
 from crawler.output.records import PageRecord
 from crawler.output.sinks import PageSink, check_outputs, open_sinks
-from crawler.politeness import Politeness
+from crawler.politeness import Politeness, ServerPacing
 from crawler.state.interface import CrawlState, MemoryCrawlState
 from crawler.state.lock import DataDirLock
 from crawler.state.shared.schedule import SharedSchedule
@@ -122,6 +122,14 @@ class Crawler:
             max_wait=config.politeness.max_wait,
             stop_grace=config.state.stop_grace,
             slow_after=config.fetch.slow_after,
+            servers=(
+                ServerPacing(
+                    config.politeness.server_min_delay, config.politeness.server_concurrency
+                )
+                if config.politeness.per_server
+                else None
+            ),
+            pinned=config.fetch.pinned(),
         )
         robots = RobotsCache(
             config.robots, self._get_robots, store=state.robots, clock=self._clock.now

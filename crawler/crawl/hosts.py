@@ -24,6 +24,7 @@ class Host:
         "retired_as",
         "robots",
         "robots_busy",
+        "server",
         "timing",
         "unreachable_since",
     )
@@ -43,6 +44,8 @@ class Host:
         """Retired at limits.max_pages_per_host: its URLs stay queued for a greater limit."""
         self.unreachable_since: float | None = None
         """When its robots.txt first failed to come, in this run, while it still fails."""
+        self.server: str | None = None
+        """With politeness.per_server: the address its name resolved to, its pacing group."""
 
     def __repr__(self) -> str:
         return f"Host({self.timing!r}, pages={self.timing.pages}, retired={self.retired!r})"
@@ -160,4 +163,5 @@ def host_report(host: Host, politeness: Politeness, now: float) -> HostReport:
         crawl_delay_capped=politeness.crawl_delay_over_cap(timing.rules),
         shortest_gap=timing.shortest_gap,
         robots=host.robots.reason if host.robots is not None else "not fetched",
+        server=host.server,
     )

@@ -14,9 +14,12 @@ to finish, then are cancelled; a cancelled request's URL goes back to the head o
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import socket
 from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
@@ -24,7 +27,7 @@ from crawler.crawl.hosts import Host, HostTable, Slot, deferral_reason
 from crawler.crawl.shared import SharedHosts
 from crawler.crawl.turns import Turns
 from crawler.frontier import Frontier, QueuedUrl
-from crawler.politeness import HostSchedule, HostTimingStore, Politeness
+from crawler.politeness import HostSchedule, HostTimingStore, Politeness, ServerPacing
 from crawler.stats import CrawlStats, DeferredHost
 
 __all__ = ["LAUNCH_BATCH", "TIMER_SLACK", "Launcher", "Scheduler"]
@@ -61,6 +64,8 @@ class Scheduler:
         max_wait: float,
         stop_grace: float,
         slow_after: float = float("inf"),
+        servers: ServerPacing | None = None,
+        pinned: dict[str, str] | None = None,
     ) -> None:
         self._clock = clock
         self._politeness = politeness
@@ -96,6 +101,12 @@ class Scheduler:
         claimed, a host's next start is the server's to keep, and the crawl's end is the
         cluster's."""
         self._claiming: asyncio.Task[None] | None = None
+        self.servers = servers
+        """politeness.per_server: hosts grouped by their server's address (None: off)."""
+        self._pinned = pinned or {}
+        self._parked: dict[str, list[Host]] = {}
+        """Per server at its in-flight cap, the hosts due meanwhile: scheduled again when one of
+        its requests ends."""
 
     # --- the loop --------------------------------------------------------------------------------
 
@@ -175,10 +186,70 @@ class Scheduler:
             origin = self._schedule.pop_due(now)
             if origin is None:
                 break
-            launcher.launch(self._hosts[origin], now)
+            host = self._hosts[origin]
+            if self.servers is not None and not self._server_allows(host, now):
+                continue
+            launcher.launch(host, now)
         # The requests just launched run once this returns: what politeness must not forget is
         # committed first.
         self._checkpoints.before_requests()
+
+    def _server_allows(self, host: Host, now: float) -> bool:
+        """politeness.per_server: whether `host`'s server may be sent a request now; if not, the
+        host waits (in the schedule for the server's next start, parked while the server is at
+        its in-flight cap, or until its name is resolved)."""
+        assert self.servers is not None
+        if host.server is None:
+            server = self._known_address(host)
+            if server is None:
+                task = asyncio.create_task(self._resolve_server(host))
+                self._tasks.add(task)
+                task.add_done_callback(self._task_done)
+                return False
+            self._set_server(host, server)
+        assert host.server is not None
+        at = self.servers.ready_at(host.server, now)
+        if at is None:
+            self._parked.setdefault(host.server, []).append(host)
+            return False
+        if at > now:
+            self._schedule.put(host.origin, at)
+            return False
+        return True
+
+    def _known_address(self, host: Host) -> str | None:
+        """The address of `host`'s name without a lookup: fetch.resolve's, or an IP literal."""
+        name = urlsplit(host.origin).hostname or ""
+        pinned = self._pinned.get(name)
+        if pinned is not None:
+            return pinned
+        try:
+            return str(ipaddress.ip_address(name))
+        except ValueError:
+            return None
+
+    def _set_server(self, host: Host, server: str) -> None:
+        assert self.servers is not None
+        host.server = server
+        self.servers.join(server, host.origin)
+
+    async def _resolve_server(self, host: Host) -> None:
+        """Look `host`'s name up once; the first address is its server. A name that does not
+        resolve is a group of its own: its fetch says why it fails."""
+        parts = urlsplit(host.origin)
+        name = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        server = name
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                name, port, type=socket.SOCK_STREAM
+            )
+            if infos:
+                server = str(infos[0][4][0])
+        except OSError:
+            pass
+        self._set_server(host, server)
+        self.reschedule(host, None)
 
     def _may_launch(self, now: float) -> bool:
         """Under `concurrency` requests in flight, and under as many answers waiting for their
@@ -332,7 +403,11 @@ class Scheduler:
         self._timings.put(host.timing)
         self._stats.requests += 1
         self.requests_in_flight += 1
-        slot = Slot(host, self._politeness, self._request_ended)
+        ended = self._request_ended
+        if self.servers is not None and host.server is not None:
+            self.servers.on_start(host.server, now)
+            ended = lambda: self._server_request_ended(host)  # noqa: E731
+        slot = Slot(host, self._politeness, ended)
         starts = self._starts
         if len(starts) > 4 * self.requests_in_flight + 1024:
             # Ended requests behind a straggler stay until it ends: drop them now and then, so
@@ -344,6 +419,15 @@ class Scheduler:
 
     def _request_ended(self) -> None:
         self.requests_in_flight -= 1
+
+    def _server_request_ended(self, host: Host) -> None:
+        """A request to a server paced by politeness.per_server ended: the hosts parked while it
+        was at its cap are scheduled again."""
+        self.requests_in_flight -= 1
+        assert self.servers is not None and host.server is not None
+        self.servers.on_end(host.server)
+        for parked in self._parked.pop(host.server, ()):
+            self.reschedule(parked, None)
 
     def watch(
         self,
