@@ -643,3 +643,22 @@ def test_a_duration_reads_as_seconds(text: str, seconds: float) -> None:
 @pytest.mark.parametrize("text", ["", "7", "d", "7x", "7d 3", "-1d", "soon", "1e3h"])
 def test_what_is_no_duration(text: str) -> None:
     assert parse_duration(text) is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["recrawl.enabled=true", "state.backend=redis", "state.url=redis://127.0.0.1:1/0"],
+            "a shared crawl \\(state.backend redis\\) cannot recrawl yet",
+        ),
+        (["recrawl.enabled=true", "state.durable=false"], "needs state.durable true"),
+        (
+            ["politeness.per_server=true", "state.backend=redis", "state.url=redis://h:1/0"],
+            "cannot group hosts by server yet",
+        ),
+    ],
+)
+def test_what_a_crawl_cannot_do_yet_is_refused_at_load(overrides: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(None, overrides)
