@@ -104,6 +104,8 @@ class Scheduler:
         self.servers = servers
         """politeness.per_server: hosts grouped by their server's address (None: off)."""
         self._pinned = pinned or {}
+        self._resolving: set[str] = set()
+        """Origins whose name is being looked up (politeness.per_server)."""
         self._parked: dict[str, list[Host]] = {}
         """Per server at its in-flight cap, the hosts due meanwhile: scheduled again when one of
         its requests ends."""
@@ -202,9 +204,13 @@ class Scheduler:
         if host.server is None:
             server = self._known_address(host)
             if server is None:
-                task = asyncio.create_task(self._resolve_server(host))
-                self._tasks.add(task)
-                task.add_done_callback(self._task_done)
+                # One lookup per name, however often the host comes due meanwhile (a link
+                # queued to it schedules it again): the lookup's end schedules it.
+                if host.origin not in self._resolving:
+                    self._resolving.add(host.origin)
+                    task = asyncio.create_task(self._resolve_server(host))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._task_done)
                 return False
             self._set_server(host, server)
         assert host.server is not None
@@ -248,6 +254,7 @@ class Scheduler:
                 server = str(infos[0][4][0])
         except OSError:
             pass
+        self._resolving.discard(host.origin)
         self._set_server(host, server)
         self.reschedule(host, None)
 

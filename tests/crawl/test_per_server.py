@@ -78,3 +78,33 @@ async def test_without_per_server_each_name_is_paced_alone() -> None:
     assert min(gaps([at for _, _, at in log])) < SERVER_DELAY / 2
     for name, delay in NAMES.items():
         assert min(gaps([at for host, _, at in log if host == name])) >= delay - EPSILON, name
+
+
+async def test_a_name_not_pinned_is_looked_up_once_before_its_first_request() -> None:
+    """`localhost` is neither pinned nor an address: its server is what the lookup gives."""
+    hits: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        hits.append(request.path)
+        if request.path == "/robots.txt":
+            return web.Response(text="User-agent: *\n")
+        return web.Response(text='<title>t</title><a href="/next">n</a>', content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    server = site._server
+    assert server is not None
+    port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+    try:
+        config = make_config(politeness={"min_delay": 0.0, "per_server": True})
+        records, crawler = await run(config, [f"http://localhost:{port}/"])
+    finally:
+        await runner.cleanup()
+    assert hits == ["/robots.txt", "/", "/next"]
+    assert len(records) == 2
+    [report] = crawler.host_reports()
+    assert report.server in ("127.0.0.1", "::1")
