@@ -211,6 +211,16 @@ class HostWork:
             return False
         return self._admit(url, depth, lastmod)
 
+    def _met_first(self, url: str) -> bool:
+        """Whether `url` is met for the first time (then counted as met); a URL too long is a
+        skip instead."""
+        if len(url) > self._limits.max_url_length:
+            return self._too_long(url)
+        if not self._seen.add(url):
+            return False
+        self._stats.met += 1
+        return True
+
     def _too_long(self, url: str) -> bool:
         name = long_url_name(url)
         if self._seen.add(name):
@@ -703,12 +713,8 @@ class HostWork:
 
     def _offer_sitemap(self, url: str, level: int, declared_by: str, named_in: str) -> None:
         """Queue a sitemap at `level`, named in `named_in`, unless a rule says no (a skip)."""
-        if len(url) > self._limits.max_url_length:
-            self._too_long(url)
+        if not self._met_first(url):
             return
-        if not self._seen.add(url):
-            return
-        self._stats.met += 1
         config = self._sitemaps
         reason = self.scope.reason_out_of_hosts(url)
         if reason is not None:
@@ -830,12 +836,8 @@ class HostWork:
     def _refuse(self, url: str, detail: str) -> None:
         """A URL a sitemap may not list: a skip, held so that a page's link can still queue
         it."""
-        if len(url) > self._limits.max_url_length:
-            self._too_long(url)
+        if not self._met_first(url):
             return
-        if not self._seen.add(url):
-            return
-        self._stats.met += 1
         self._held.hold(url, ONLY_BY_LINK)
         self._outlet.skip(Skip(url, OUTSIDE_SITEMAP, detail))
 

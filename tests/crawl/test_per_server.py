@@ -5,8 +5,10 @@ holds too; with it off, each name is paced alone and the server sees starts clos
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from aiohttp import web
@@ -22,6 +24,25 @@ SERVER_DELAY = 0.12
 PAGES = 3
 
 
+@contextlib.asynccontextmanager
+async def serving(
+    handle: Callable[[web.Request], Awaitable[web.Response]], address: str
+) -> AsyncIterator[int]:
+    """One server on `address` answering every path with `handle`; its port."""
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, address, 0)
+    await site.start()
+    server = site._server
+    assert server is not None
+    try:
+        yield server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+    finally:
+        await runner.cleanup()
+
+
 async def crawl_five_names(*, per_server: bool) -> list[tuple[str, str, float]]:
     """(name, path, server-side start) of every request, in order."""
     log: list[tuple[str, str, float]] = []
@@ -34,16 +55,7 @@ async def crawl_five_names(*, per_server: bool) -> list[tuple[str, str, float]]:
         links = "".join(f'<a href="/p{n}">p</a>' for n in range(PAGES))
         return web.Response(text=f"<title>{name}</title>{links}", content_type="text/html")
 
-    app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, ADDRESS, 0)
-    await site.start()
-    server = site._server
-    assert server is not None
-    port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-    try:
+    async with serving(handle, ADDRESS) as port:
         config = make_config(
             fetch={"resolve": tuple(f"{name}={ADDRESS}" for name in NAMES)},
             politeness={
@@ -54,8 +66,6 @@ async def crawl_five_names(*, per_server: bool) -> list[tuple[str, str, float]]:
             },
         )
         records, crawler = await run(config, [f"http://{name}:{port}/" for name in NAMES])
-    finally:
-        await runner.cleanup()
     assert len(records) == len(NAMES) * (PAGES + 1)
     servers = {report.server for report in crawler.host_reports()}
     assert servers == ({ADDRESS} if per_server else {None})  # the report names the group
@@ -90,20 +100,9 @@ async def test_a_name_not_pinned_is_looked_up_once_before_its_first_request() ->
             return web.Response(text="User-agent: *\n")
         return web.Response(text='<title>t</title><a href="/next">n</a>', content_type="text/html")
 
-    app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", handle)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    server = site._server
-    assert server is not None
-    port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-    try:
+    async with serving(handle, "127.0.0.1") as port:
         config = make_config(politeness={"min_delay": 0.0, "per_server": True})
         records, crawler = await run(config, [f"http://localhost:{port}/"])
-    finally:
-        await runner.cleanup()
     assert hits == ["/robots.txt", "/", "/next"]
     assert len(records) == 2
     [report] = crawler.host_reports()

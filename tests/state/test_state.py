@@ -543,20 +543,26 @@ def test_a_newer_schema_is_refused(tmp_path: Path, reopen: Opener) -> None:
         reopen()
 
 
-def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
-    tmp_path: Path, reopen: Opener
-) -> None:
+def older_state_with_one_url(tmp_path: Path, reopen: Opener, version: int) -> None:
+    """A state holding one queued URL, made into the shape schema `version` had."""
     state = reopen()
     state.seen.add(f"{A}/kept")
     state.frontier.push(A, QueuedUrl(f"{A}/kept", 1))
     state.close()
     connection = sqlite3.connect(tmp_path / STATE_NAME)
-    connection.execute("DROP TABLE held")
+    if version < 2:
+        connection.execute("DROP TABLE held")
     connection.execute("ALTER TABLE queue DROP COLUMN extra")
     connection.execute("DROP TABLE fetches")
-    connection.execute("PRAGMA user_version = 1")
+    connection.execute(f"PRAGMA user_version = {version}")
     connection.commit()
     connection.close()
+
+
+def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
+    tmp_path: Path, reopen: Opener
+) -> None:
+    older_state_with_one_url(tmp_path, reopen, 1)
     state = reopen()
     assert drain(state, A) == [f"{A}/kept"]
     state.held.hold(f"{A}/deep", 4)
@@ -572,16 +578,7 @@ def test_a_version_1_state_gains_the_held_table_and_keeps_its_urls(
 def test_a_version_2_state_gains_the_queue_extra_column_and_the_fetch_log(
     tmp_path: Path, reopen: Opener
 ) -> None:
-    state = reopen()
-    state.seen.add(f"{A}/kept")
-    state.frontier.push(A, QueuedUrl(f"{A}/kept", 1))
-    state.close()
-    connection = sqlite3.connect(tmp_path / STATE_NAME)
-    connection.execute("ALTER TABLE queue DROP COLUMN extra")
-    connection.execute("DROP TABLE fetches")
-    connection.execute("PRAGMA user_version = 2")
-    connection.commit()
-    connection.close()
+    older_state_with_one_url(tmp_path, reopen, 2)
     state = reopen()
     sitemap = QueuedUrl(f"{A}/sitemap.xml", 0, sitemap=2, declared_by=A)
     state.frontier.push(A, sitemap)
