@@ -298,15 +298,20 @@ class HostSchedule:
 
 class ServerPacing:
     """politeness.per_server: the pacing groups of origins on one server address, on top of each
-    origin's own timing. A server's next request may start `min_delay` after its last start, and
-    while fewer than `concurrency` of its requests are in flight. Pure: times are given."""
+    origin's own timing. A server's next request may start `min_delay` after the later of its last
+    start and its last answer, and while fewer than `concurrency` of its requests are in flight.
+    From the answer, as a host's interval runs: a start is stamped before its request is on the
+    wire (a new connection's first request reaches the server later than a kept-alive one's), so
+    start-to-start pacing let the server see two requests closer than `min_delay`. Pure: times
+    are given."""
 
-    __slots__ = ("_concurrency", "_in_flight", "_last_start", "_min_delay", "names")
+    __slots__ = ("_concurrency", "_in_flight", "_last", "_min_delay", "names")
 
     def __init__(self, min_delay: float, concurrency: int) -> None:
         self._min_delay = min_delay
         self._concurrency = concurrency
-        self._last_start: dict[str, float] = {}
+        self._last: dict[str, float] = {}
+        """Per server, the later of its last start and its last answer."""
         self._in_flight: dict[str, int] = {}
         self.names: dict[str, set[str]] = {}
         """Per server address, the origins met on it (for the report)."""
@@ -319,12 +324,13 @@ class ServerPacing:
         `concurrency` requests in flight (one ending says when)."""
         if self._in_flight.get(server, 0) >= self._concurrency:
             return None
-        last = self._last_start.get(server)
+        last = self._last.get(server)
         return now if last is None else max(now, last + self._min_delay)
 
     def on_start(self, server: str, now: float) -> None:
-        self._last_start[server] = now
+        self._last[server] = max(now, self._last.get(server, now))
         self._in_flight[server] = self._in_flight.get(server, 0) + 1
 
-    def on_end(self, server: str) -> None:
+    def on_end(self, server: str, now: float) -> None:
+        self._last[server] = max(now, self._last.get(server, now))
         self._in_flight[server] = max(0, self._in_flight.get(server, 0) - 1)

@@ -432,7 +432,7 @@ class Scheduler:
         was at its cap are scheduled again."""
         self.requests_in_flight -= 1
         assert self.servers is not None and host.server is not None
-        self.servers.on_end(host.server)
+        self.servers.on_end(host.server, self._clock.now())
         for parked in self._parked.pop(host.server, ()):
             self.reschedule(parked, None)
 
