@@ -228,10 +228,11 @@ class PolitenessConfig:
     asked again after this long."""
     per_server: bool = False
     """Origins whose host names resolve to one IP address share a pacing group on top of each
-    host's own pace: starts to the server at least server_min_delay apart, at most
+    host's own pace: a start server_min_delay after the server's last answer, at most
     server_concurrency in flight. For many names on one server (subdomains, shared hosting)."""
     server_min_delay: float = _spec(1.0, minimum=0)
-    """With per_server: least seconds between two request starts to one server address."""
+    """With per_server: least seconds from a server's last answer (or start, if later) to its
+    next request start."""
     server_concurrency: int = _spec(1, minimum=1)
     """With per_server: requests in flight to one server address, across its host names."""
 
