@@ -248,6 +248,10 @@ class FetchConfig:
     body byte: a server dripping bytes just under read_timeout holds a request no longer."""
     max_body_bytes: int = _spec(5 * 1024 * 1024, minimum=1)
     """Cap on a page's decoded (decompressed) body; the rest is not read."""
+    html_only: bool = True
+    """Read only HTML bodies of pages; others' bodies are not downloaded. false reads every
+    body (up to max_body_bytes), so that output.warc archives PDFs, images and the rest too
+    (scope.skip_extensions still says which links are fetched); links come from HTML only."""
     max_redirects: int = _spec(5, minimum=0)
     max_retries: int = _spec(3, minimum=0)
     """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
@@ -375,6 +379,13 @@ class OutputConfig:
     jsonl: DIR/pages.jsonl, one object per fetched URL, and DIR/skips.jsonl. both: the two."""
     progress_interval: float = _spec(10.0, minimum=0.1)
     """Seconds between progress log lines when the output is not a terminal."""
+    warc: bool = False
+    """Also archive every answer, robots.txt and sitemaps included, as it came over the wire in
+    DIR/warc/*.warc.gz (WARC 1.1, a gzip member per record): request and response records,
+    revisits for a 304 or a payload archived before, and a metadata record of our robots
+    decisions per page. Needs the http1 client (fetch.client http1 or auto)."""
+    warc_file_bytes: int = _spec(1_000_000_000, minimum=1_000_000)
+    """A WARC file past this many (compressed) bytes is closed and the next one begun."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -662,6 +673,11 @@ def _from_mapping(raw: Mapping[str, object]) -> Config:
         raise ConfigError(
             "recrawl.enabled (--recrawl) needs state.durable true: a recrawl reads what the "
             "crawl's state kept of every fetch"
+        )
+    if config.output.warc and config.fetch.client == "aiohttp":
+        raise ConfigError(
+            "output.warc needs fetch.client http1 or auto: only the http1 client keeps the "
+            "bytes of each answer as they came, which a WARC record holds"
         )
     bundle = config.fetch.ca_bundle
     if bundle and not Path(bundle).is_file():

@@ -121,7 +121,7 @@ async def _crawl_state(
                 loop.add_signal_handler(number, on_signal, number)
         progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
         ticker = asyncio.create_task(progress.run())
-        outputs = output_files(data_dir, config.output.format)
+        outputs = output_files(data_dir, config.output.format, warc=config.output.warc)
         if durable:
             outputs.append(data_dir / STATE_NAME)
         outputs.append(data_dir / SUMMARY_NAME)
@@ -165,6 +165,7 @@ async def _crawl_state(
             given_up=crawler.given_up,
             traps=crawler.traps,
             shared=state is None,
+            archive=crawler.archive_figures,
         )
         print(fit_for(sys.stdout, "\n".join([report, *(f"resume: {line}" for line in advice)])))
         failed = nothing_crawled(seeds.urls, crawler.given_up)
@@ -200,6 +201,8 @@ def crawl_command(args: argparse.Namespace) -> int:
         overrides += ["state.backend=redis", f"state.url={args.state}"]
     if args.recrawl:
         overrides.append("recrawl.enabled=true")
+    if args.warc:
+        overrides.append("output.warc=true")
     config = load_config(args.config, overrides)
     shared = config.state.backend == "redis"
     if args.fresh and shared:

@@ -1,7 +1,7 @@
 """`crawl`: the command line. Parses arguments, runs the command, maps outcomes to exit status
 (crawler.cli.exits).
 
-    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [-s key=value ...]
+    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [--warc] [-s key=value ...]
                    [--max-pages N] [--depth N] [--user-agent TEXT] [--delay SECONDS]
                    [--output FORMAT] [--log-file FILE] [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--json]
@@ -117,6 +117,12 @@ def _crawl_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="go over the crawl in DIR again: URLs fetched longer ago than recrawl.after "
         "(default 1d) are asked for again, conditionally; same as -s recrawl.enabled=true",
+    )
+    parser.add_argument(
+        "--warc",
+        action="store_true",
+        help="also archive every answer as it came over the wire in DIR/warc/*.warc.gz "
+        "(WARC 1.1); same as -s output.warc=true",
     )
     _add_config_options(parser, "limits.max_pages=1000")
     add_shortcuts(parser)

@@ -15,6 +15,7 @@ from crawler._version import __version__
 from crawler.cli.text import ELLIPSIS, columns, counted, ellipsis_for, fit, terminal_width
 from crawler.config import FetchConfig, LimitsConfig, RecrawlConfig
 from crawler.http.fetcher import Fetcher
+from crawler.output.warc import ArchiveFigures
 from crawler.page.compiled import WALK
 from crawler.runtime import event_loop_name
 from crawler.state import CrawlState
@@ -183,10 +184,12 @@ def summary(
     given_up: Mapping[str, str] | None = None,
     traps: Mapping[str, Mapping[str, int]] | None = None,
     shared: bool = False,
+    archive: ArchiveFigures | None = None,
 ) -> str:
     """The end-of-crawl report, as text. `ran_on`: the `engine` line. `seed_moves`: (seed, where
     its redirects led), hosts that joined the scope. `shared`: the report of one worker of a
-    shared crawl (its URLs went to the crawl's queues, some to other workers)."""
+    shared crawl (its URLs went to the crawl's queues, some to other workers). `archive`: what
+    this run wrote to WARC files."""
     now = stats.updated_at or stats.started_at + stats.elapsed
     runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
     lines = [
@@ -229,6 +232,11 @@ def summary(
                 if rules["cut short"]
                 else ""
             )
+        )
+    if archive is not None:
+        lines.append(
+            f"warc: {counted(archive.records, 'record')} ({archive.revisits} revisits) in "
+            f"{counted(archive.files, 'file')}, {archive.bytes / 1e6:.1f} MB compressed"
         )
     if problems:
         lines.append(f"seed lines skipped: {problems}")

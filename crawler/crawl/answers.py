@@ -58,6 +58,7 @@ from crawler.frontier import ONLY_BY_LINK, QueuedUrl
 from crawler.http.answer import FetchFailure, Response, is_html
 from crawler.http.fetcher import Fetcher
 from crawler.output.records import Change, Skip, body_digest
+from crawler.output.warc import Exchange
 from crawler.page.read import Page, PageRules, read_page
 from crawler.page.sitemap import SitemapRead, read_sitemap
 from crawler.politeness import HostRules, Politeness
@@ -516,6 +517,8 @@ class HostWork:
         )
         now = self._clock.now()
         slot.release(self._clock.answered_at(answer, now))
+        if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
+            self._archive(host, item, answer, started_at)
         if isinstance(answer, FetchFailure):
             self._stats.errors[answer.kind] += 1
         else:
@@ -536,9 +539,22 @@ class HostWork:
             return None
         return answer
 
+    def _archive(self, host: Host, item: QueuedUrl, answer: Response, started_at: float) -> None:
+        """The answer to the archive (output.warc), with the robots.txt line that let it be
+        asked for."""
+        entry = host.robots
+        robots = (
+            entry.robots.explain(item.url, self._token).message
+            if entry is not None and not entry.blocks
+            else None
+        )
+        self._outlet.archive(Exchange(item.url, started_at, answer, robots, item.earlier))
+
     async def _page_task(self, host: Host, slot: Slot, item: QueuedUrl, started_at: float) -> None:
         try:
-            answer = await self._answer(host, slot, item, started_at, html_only=True)
+            answer = await self._answer(
+                host, slot, item, started_at, html_only=self._config.fetch.html_only
+            )
             if answer is None:
                 return
             turns = self._scheduler.turns

@@ -3,6 +3,9 @@ a URL is done only once its record is stored (crawler.state says why it is done 
 
 The crawl tells the `Checkpointer`:
 - `handed()` each time a record (a page or a skip) has gone to every sink;
+- `archived()` each time an exchange has gone to the archive sinks (WARC, crawler.output.warc):
+  an archive sink counts exchanges and records alike, in the order given, so a URL waits for
+  every answer archived before its work ended (its redirect hops', its retries');
 - `finished(item)` when a leased URL's work is over (its record, if it has one, handed; or the
   next hop of its redirect queued). The URL waits in memory with the count of records handed;
 - `robots_moved()` when a robots.txt request is about to start or its answer is in: the state is
@@ -23,7 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from crawler.frontier import QueuedUrl
-from crawler.output.sinks import PageSink
+from crawler.output.sinks import ArchiveSink, PageSink
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost
 
@@ -36,16 +39,22 @@ class Checkpointer:
         self._sinks = sinks
         self._interval = interval
         self._handed = 0
-        self._finished: deque[tuple[int, QueuedUrl]] = deque()
+        self._events = 0
+        """Records and exchanges handed: what an archive sink counts."""
+        self._finished: deque[tuple[int, int, QueuedUrl]] = deque()
         self._robots_moved = False
         self.next_at = 0.0
         """When the next checkpoint is due (epoch seconds on the crawl's clock)."""
 
     def handed(self) -> None:
         self._handed += 1
+        self._events += 1
+
+    def archived(self) -> None:
+        self._events += 1
 
     def finished(self, item: QueuedUrl) -> None:
-        self._finished.append((self._handed, item))
+        self._finished.append((self._handed, self._events, item))
 
     def robots_moved(self) -> None:
         self._robots_moved = True
@@ -80,12 +89,17 @@ class Checkpointer:
 
     def _settle(self) -> bool:
         """Mark done the finished URLs whose records are stored; True when there were some."""
-        stored = min((sink.stored for sink in self._sinks), default=self._handed)
+        records, events = self._handed, self._events
+        for sink in self._sinks:
+            if isinstance(sink, ArchiveSink):
+                events = min(events, sink.stored)
+            else:
+                records = min(records, sink.stored)
         finished, done = self._finished, self._state.frontier.done
-        if not finished or finished[0][0] > stored:
+        if not finished or finished[0][0] > records or finished[0][1] > events:
             return False
-        while finished and finished[0][0] <= stored:
-            done(finished.popleft()[1])
+        while finished and finished[0][0] <= records and finished[0][1] <= events:
+            done(finished.popleft()[2])
         return True
 
     @property

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Iterable, Sequence
+from importlib.metadata import version
 from pathlib import Path
 from types import TracebackType
 
+from crawler._version import __version__
 from crawler.config import Config
 from crawler.crawl.answers import HostWork
 from crawler.crawl.checkpoint import Checkpointer
@@ -45,7 +49,8 @@ from crawler.errors import OutputError
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.fetcher import Fetcher
 from crawler.output.records import PageRecord
-from crawler.output.sinks import PageSink, check_outputs, open_sinks
+from crawler.output.sinks import ArchiveSink, PageSink, check_outputs, open_sinks
+from crawler.output.warc import ArchiveFigures, Exchange, WarcSink, config_digest
 from crawler.politeness import Politeness, ServerPacing
 from crawler.state.interface import CrawlState, MemoryCrawlState
 from crawler.state.lock import DataDirLock
@@ -93,6 +98,9 @@ class Crawler:
             config.user_agent,
             # Slow requests (fetch.slow_after) may hold as many connections again.
             connections=2 * config.concurrency + CONNECTIONS_SPARE,
+            # WARC records hold the bytes as they came.
+            keep_raw=config.output.warc
+            or any(isinstance(sink, ArchiveSink) for sink in self._sinks),
         )
         self._open = False
         self._running = False
@@ -149,7 +157,20 @@ class Crawler:
         )
 
     async def _get_robots(self, url: str, max_bytes: int) -> Response | FetchFailure:
-        return await self._fetcher.get(url, max_bytes=max_bytes)
+        started_at = self._clock.now()
+        answer = await self._fetcher.get(url, max_bytes=max_bytes)
+        if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
+            self._outlet.archive(Exchange(url, started_at, answer, page=False))
+        return answer
+
+    @property
+    def archive_figures(self) -> ArchiveFigures | None:
+        """What this run wrote to WARC files (output.warc), once the crawler has exited; None
+        without a WARC sink."""
+        for sink in self._sinks:
+            if isinstance(sink, WarcSink):
+                return sink.figures
+        return None
 
     @property
     def state(self) -> CrawlState:
@@ -175,8 +196,15 @@ class Crawler:
             if self._config.state.backend == "redis" and self._given_state is None:
                 await self._join_shared_crawl()
             if directory is not None and not self._sinks:
+                output = self._config.output
                 self._sinks.extend(
-                    open_sinks(directory, self._config.output.format, self._config.index.stemming)
+                    open_sinks(
+                        directory,
+                        output.format,
+                        self._config.index.stemming,
+                        warc_info=warc_info(self._config) if output.warc else None,
+                        warc_file_bytes=output.warc_file_bytes,
+                    )
                 )
             await self._fetcher.open()
         except BaseException:
@@ -302,6 +330,7 @@ class Crawler:
             raise RuntimeError("this Crawler is already crawling")
         self._running = True
         self._clock.start()
+        self._outlet.start()
         run = self._state.run
         if run.stats() is None:
             self.stats.started_at = self._clock.epoch0
@@ -462,6 +491,24 @@ def _normal(urls: Iterable[str]) -> list[str]:
         except InvalidUrlError:
             continue  # a skip of its own, once add_seeds meets it
     return normal
+
+
+def warc_info(config: Config) -> dict[str, str]:
+    """The fields of a WARC file's warcinfo record: who made it, how, and as whom."""
+    info = {
+        "software": f"crawler/{__version__} (warcio/{version('warcio')})",
+        "format": "WARC File Format 1.1",
+        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/"
+        "warc-format/warc-1.1/",
+        "hostname": socket.gethostname(),
+        "http-header-user-agent": config.user_agent,
+        "robots": "obey (robots.txt, META robots, X-Robots-Tag, in-page sections)",
+        "config-digest": config_digest(dataclasses.asdict(config)),
+    }
+    if config.fetch.from_address:
+        info["http-header-from"] = config.fetch.from_address
+        info["operator"] = config.fetch.from_address
+    return info
 
 
 def _utc(epoch: float) -> str:

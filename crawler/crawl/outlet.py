@@ -1,5 +1,6 @@
-"""Where records and skips leave the crawl: the one place each is counted, handed to every sink,
-and noted for the checkpointer (a URL is done only once its record is stored)."""
+"""Where records, skips and archived answers leave the crawl: the one place each is counted,
+handed to every sink (answers to the archive sinks), and noted for the checkpointer (a URL is
+done only once its record, and every answer archived on its way, is stored)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from crawler.crawl.decide import found_by
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
 from crawler.output.records import Change, PageRecord, Skip, Unskip, record_of
-from crawler.output.sinks import PageSink
+from crawler.output.sinks import ArchiveSink, PageSink
+from crawler.output.warc import Exchange
 from crawler.page.read import Page
 from crawler.state.interface import FetchLog
 from crawler.stats import CrawlStats, SkipReason
@@ -23,7 +25,15 @@ class Outlet:
     """Page records go to the sinks and to the caller of `Crawler.crawl` (through `results`);
     skips go to the sinks. Each is counted in `stats` here and nowhere else."""
 
-    __slots__ = ("_checkpoints", "_fetches", "_sinks", "_stats", "results")
+    __slots__ = (
+        "_archives",
+        "_checkpoints",
+        "_fetches",
+        "_sinks",
+        "_stats",
+        "archiving",
+        "results",
+    )
 
     def __init__(
         self,
@@ -33,11 +43,26 @@ class Outlet:
         fetches: FetchLog,
     ) -> None:
         self._sinks = sinks
+        self._archives: list[ArchiveSink] = []
+        self.archiving = False
+        """Whether answers are archived (output.warc): the crawl then hands each to `archive`.
+        Known from `start()`."""
         self._checkpoints = checkpoints
         self._stats = stats
         self._fetches = fetches
         self.results: asyncio.Queue[PageRecord | None] = asyncio.Queue()
         """Records as they are made; None once the run has ended."""
+
+    def start(self) -> None:
+        """The run begins: the sinks are all there (a crawler opens its own on entry)."""
+        self._archives = [sink for sink in self._sinks if isinstance(sink, ArchiveSink)]
+        self.archiving = bool(self._archives)
+
+    def archive(self, exchange: Exchange) -> None:
+        """An answer as it came, to the archive sinks."""
+        for sink in self._archives:
+            sink.exchange(exchange)
+        self._checkpoints.archived()
 
     def page(self, record: PageRecord, item: QueuedUrl) -> None:
         """The record of `item`'s fetch; what it found is kept for a recrawl (crawler.state)."""

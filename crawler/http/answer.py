@@ -52,6 +52,14 @@ class Response:
     answered_at: float | None = None
     """`time.monotonic()` when the answer's first bytes reached the process, when the client
     could tell (see `_StampingHandler`); the host had answered by then."""
+    raw: bytes | None = None
+    """The answer as it came over the wire, head and body before any decoding (chunked framing
+    and Content-Encoding as sent), when the client was asked to keep it (for WARC,
+    crawler.output.warc); None otherwise, and for a body not read (not HTML, `html_only`)."""
+    request: bytes | None = None
+    """The request as sent, head included, when `raw` is kept."""
+    peer: str | None = None
+    """The IP address the answer came from, when `raw` is kept."""
 
     @property
     def location(self) -> str | None:

@@ -78,6 +78,8 @@ class Connection(asyncio.Protocol):
         loop: asyncio.AbstractEventLoop,
         key: tuple[str, str, int],
         on_lost: Callable[[Connection], None],
+        *,
+        keep_raw: bool = False,
     ) -> None:
         self.key = key
         """The origin's (scheme, host, port): the pool it belongs to."""
@@ -90,6 +92,9 @@ class Connection(asyncio.Protocol):
         """Counted among the client's open connections (once connected) until forgotten."""
         self.idle_since = 0.0
         self.reusable = False
+        self._keep_raw = keep_raw
+        """Keep each exchange's bytes as they went and came (`Response.raw`, for WARC)."""
+        self.peer: str | None = None
         # The exchange in progress:
         self._waiter: asyncio.Future[Response] | None = None
         self._url = ""
@@ -112,6 +117,10 @@ class Connection(asyncio.Protocol):
         self._discarding = False
         self._discarded = 0
         self._error: ExchangeError | None = None
+        self._request = b""
+        self._raw: list[bytes] | None = None
+        self._interim = 0
+        """Interim (1xx) heads received before the answer's: taken out of `raw`."""
 
     # --- the exchange ---------------------------------------------------------------------------
 
@@ -142,6 +151,8 @@ class Connection(asyncio.Protocol):
         self._discarded = 0
         self._error = None
         self.reusable = False
+        if self._keep_raw:
+            self._request, self._raw, self._interim = request, [], 0
         self._deadline, self._total_timeout = deadline
         self.transport.write(request)
         self._last_data_at = now = self._loop.time()
@@ -190,6 +201,7 @@ class Connection(asyncio.Protocol):
             self._end(ExchangeError("payload", f"cannot decode the body: {error}"))
             return
         headers = CIMultiDictProxy(CIMultiDict(self._headers))
+        raw = self._raw_answer(ended) if self._raw is not None else None
         self._end(
             Response(
                 url=self._url,
@@ -200,8 +212,24 @@ class Connection(asyncio.Protocol):
                 body=body,
                 truncated=truncated,
                 answered_at=self._first_bytes_at,
+                raw=raw,
+                request=self._request if raw is not None else None,
+                peer=self.peer if raw is not None else None,
             )
         )
+
+    def _raw_answer(self, ended: bool) -> bytes | None:
+        """The bytes of the answer so far, without the interim (1xx) answers before it; None
+        for one whose body was not wanted (`html_only`) and not read to its end."""
+        assert self._raw is not None
+        if self._discarding and not ended:
+            return None
+        raw = b"".join(self._raw)
+        self._raw = None
+        for _ in range(self._interim):
+            end = _head_end(raw)
+            raw = raw[end:] if end > 0 else raw
+        return raw
 
     def finished(self) -> None:
         """The exchange's task has its outcome: the connection may serve the next one."""
@@ -215,6 +243,9 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports do not derive from asyncio.Transport, though they are one.
         self.transport = cast(asyncio.Transport, transport)
+        if self._keep_raw:
+            peer = transport.get_extra_info("peername")
+            self.peer = str(peer[0]) if peer else None
 
     def data_received(self, data: bytes) -> None:
         waiter = self._waiter
@@ -227,6 +258,8 @@ class Connection(asyncio.Protocol):
             # When the host had answered by, for politeness (crawler.http.answer, Response).
             self._first_bytes_at = time.monotonic()
         self._last_data_at = self._loop.time()
+        if self._raw is not None:
+            self._raw.append(data)
         if not self._headers_done:
             # httptools buffers a header line until it ends: bound the head here, by what came.
             # The parser is given no more than the head may still take; when the head has not
@@ -306,6 +339,7 @@ class Connection(asyncio.Protocol):
         if 100 <= status < 200:
             # An interim answer (100 Continue, 103 Early Hints): the real one follows.
             self._headers = []
+            self._interim += 1
             return
         self._headers_done = True
         self._status = status
@@ -335,10 +369,9 @@ class Connection(asyncio.Protocol):
             # Its body is not wanted. A short one is read and thrown away so that the connection
             # serves the host's next request; a long one, or one that ends only with the
             # connection, is not read, and the connection is not reused.
+            self._discarding = True
             if self._eof_delimited or declared > DISCARD_BYTES or not self._keep_alive:
                 self._answer()
-            else:
-                self._discarding = True
             return
         if encoding and encoding != "identity":
             self._body = BodyReader(self._cap, body_decoder(encoding))
@@ -367,9 +400,6 @@ class Connection(asyncio.Protocol):
         if not self._headers_done:
             return  # the end of an interim answer
         self.reusable = self._keep_alive
-        if self._discarding:
-            self._answer()
-            return
         self._answer(ended=True)
 
     def close(self) -> None:
@@ -379,6 +409,13 @@ class Connection(asyncio.Protocol):
 
 
 _HEAD_TOO_LONG = f"the answer's head is over {MAX_HEADER_BYTES} bytes"
+
+
+def _head_end(raw: bytes) -> int:
+    """Where the first head in `raw` ends (after its blank line, CRLF or bare LF); 0 if none."""
+    ends = [at + len(mark) for mark in (b"\r\n\r\n", b"\n\n") if (at := raw.find(mark)) >= 0]
+    return min(ends, default=0)
+
 
 # The leniencies aiohttp's parser has (aiohttp/_http_parser.pyx), so that both clients read the
 # same answers: header lines ending in a bare LF, a header value with control characters or

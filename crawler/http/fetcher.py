@@ -80,8 +80,12 @@ class Fetcher:
         *,
         connections: int = 100,
         client: Client | None = None,
+        keep_raw: bool = False,
     ) -> None:
+        """`keep_raw`: answers keep their bytes as they came (`Response.raw`, for WARC); only the
+        http1 client can, so the aiohttp client is then a ConfigError at `open()`."""
         self._config = config
+        self._keep_raw = keep_raw
         self._user_agent = user_agent
         self._connections = connections
         self._given = client
@@ -103,6 +107,11 @@ class Fetcher:
             return
         if self._given is not None:
             self._client = self._given
+        elif self._keep_raw and self.client_name != "http1":
+            raise ConfigError(
+                "output.warc needs the http1 client, which keeps the bytes of each answer as they "
+                "came: set fetch.client to http1 or auto, with the httptools package installed"
+            )
         elif self.client_name == "http1":
             if not http1_available():
                 raise ConfigError(
@@ -123,6 +132,7 @@ class Fetcher:
                 headers,
                 limit=self._connections,
                 ssl_context=tls_context(self._config),
+                keep_raw=self._keep_raw,
             )
         else:
             # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on

@@ -123,7 +123,10 @@ class Http1Client:
         *,
         limit: int = 100,
         ssl_context: ssl.SSLContext | None = None,
+        keep_raw: bool = False,
     ) -> None:
+        """`keep_raw`: each answer keeps its bytes as they came, and the request's as they went
+        (`Response.raw`, `Response.request`, `Response.peer`), for WARC records."""
         self.loop = asyncio.get_running_loop()
         self._config = config
         self._limit = max(1, limit)
@@ -141,6 +144,7 @@ class Http1Client:
         self._pinned = config.pinned()
         """fetch.resolve: host names whose address is given, not looked up."""
         self._closing = False
+        self._keep_raw = keep_raw
 
     async def get(
         self,
@@ -354,7 +358,9 @@ class Http1Client:
             if self._ssl_context is None:
                 self._ssl_context = ssl.create_default_context()
             tls = self._ssl_context
-        factory: Callable[[], Connection] = lambda: Connection(self.loop, target.key, self.forget)  # noqa: E731
+        factory: Callable[[], Connection] = lambda: Connection(  # noqa: E731
+            self.loop, target.key, self.forget, keep_raw=self._keep_raw
+        )
         _, connection = await self.loop.create_connection(
             factory,
             address[0],

@@ -5,15 +5,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from crawler.config import OutputFormat, Stemming
 from crawler.output.index import INDEX_NAME, IndexSink, check_index
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME, JsonlSink
 from crawler.output.records import PageRecord, Skip, Unskip
+from crawler.output.warc import WARC_DIR, Exchange, WarcSink
 
-__all__ = ["PageSink", "check_outputs", "open_sinks", "output_files"]
+__all__ = ["ArchiveSink", "PageSink", "check_outputs", "open_sinks", "output_files"]
 
 
 class PageSink(Protocol):
@@ -36,15 +38,26 @@ class PageSink(Protocol):
         ...
 
 
+@runtime_checkable
+class ArchiveSink(PageSink, Protocol):
+    """A sink that also archives answers (crawler.output.warc). Its `stored` counts exchanges
+    and records alike, in the order given."""
+
+    def exchange(self, exchange: Exchange) -> None: ...
+
+
 _WRITES_INDEX = ("index", "both")
 _WRITES_JSONL = ("jsonl", "both")
 
 
-def output_files(directory: Path, output_format: OutputFormat) -> list[Path]:
-    """The files a crawl with `output.format` writes into `directory`."""
+def output_files(directory: Path, output_format: OutputFormat, *, warc: bool = False) -> list[Path]:
+    """The files a crawl with `output.format` writes into `directory` (and with `warc`, the
+    directory of its WARC files)."""
     files = [directory / INDEX_NAME] if output_format in _WRITES_INDEX else []
     if output_format in _WRITES_JSONL:
         files += [directory / PAGES_NAME, directory / SKIPS_NAME]
+    if warc:
+        files.append(directory / WARC_DIR)
     return files
 
 
@@ -58,11 +71,19 @@ def check_outputs(
 
 
 def open_sinks(
-    directory: Path, output_format: OutputFormat, stemming: Stemming = "none"
+    directory: Path,
+    output_format: OutputFormat,
+    stemming: Stemming = "none",
+    *,
+    warc_info: Mapping[str, str] | None = None,
+    warc_file_bytes: int = 1_000_000_000,
 ) -> list[PageSink]:
     """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`; a new
-    index stems as `stemming` says."""
+    index stems as `stemming` says. With `warc_info` (the warcinfo record's fields), the WARC
+    archive too, files rotated at `warc_file_bytes`."""
     sinks: list[PageSink] = []
+    if warc_info is not None:
+        sinks.append(WarcSink(directory, info=warc_info, file_bytes=warc_file_bytes))
     if output_format in _WRITES_INDEX:
         sinks.append(IndexSink(directory, stemming=stemming))
     if output_format in _WRITES_JSONL:
