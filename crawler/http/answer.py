@@ -55,7 +55,8 @@ class Response:
     raw: bytes | None = None
     """The answer as it came over the wire, head and body before any decoding (chunked framing
     and Content-Encoding as sent), when the client was asked to keep it (for WARC,
-    crawler.output.warc); None otherwise, and for a body not read (not HTML, `html_only`)."""
+    crawler.output.warc); None otherwise, and for a body not wanted (not HTML, `html_only`)
+    that was not read to its end either (a short one is, to keep the connection)."""
     request: bytes | None = None
     """The request as sent, head included, when `raw` is kept."""
     peer: str | None = None

@@ -145,6 +145,7 @@ class _Members:
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
+        self.size = 0
         self._compressor = self._new()
 
     @staticmethod
@@ -153,15 +154,20 @@ class _Members:
 
     def write(self, data: bytes) -> None:
         if data:
-            self.parts.append(self._compressor.compress(data))
+            self._keep(self._compressor.compress(data))
 
     def flush(self) -> None:
-        self.parts.append(self._compressor.flush())
+        self._keep(self._compressor.flush())
         self._compressor = self._new()
+
+    def _keep(self, part: bytes) -> None:
+        self.parts.append(part)
+        self.size += len(part)
 
     def take(self) -> bytes:
         data = b"".join(self.parts)
         self.parts = []
+        self.size = 0
         return data
 
 
@@ -169,6 +175,17 @@ def _head_end(raw: bytes) -> int:
     """Where an answer's head ends (after its blank line); the whole length if it never does."""
     ends = [at + len(mark) for mark in (b"\r\n\r\n", b"\n\n") if (at := raw.find(mark)) >= 0]
     return min(ends, default=len(raw))
+
+
+def _whole(head: bytes, body: bytes) -> bool:
+    """Whether `body` is all the answer's body: what a body cut at fetch.max_body_bytes may
+    still be, when the rest had come in the same read."""
+    lowered = head.lower()
+    at = lowered.find(b"\ncontent-length:")
+    if at >= 0 and b"\ntransfer-encoding:" not in lowered:
+        value = lowered[at + 16 : lowered.find(b"\n", at + 1)].strip()
+        return value.isdigit() and len(body) >= int(value)
+    return b"chunked" in lowered and body.endswith(b"0\r\n\r\n")
 
 
 def _sha1(data: bytes) -> str:
@@ -351,24 +368,28 @@ class WarcSink:
             self._close_file()
 
     def _write_batch(self, batch: _Batch) -> None:
-        if self._file is not None and self._file_size >= self._file_bytes:
-            self._close_file()
-        if self._file is None:
-            if not any(isinstance(event, Exchange) for event in batch):
-                return  # skips, or records of pages not archived: nothing to write
-            self._open_file()
+        if self._file is None and not any(isinstance(event, Exchange) for event in batch):
+            return  # skips, or records of pages not archived: nothing to write
         for event in batch:
             if isinstance(event, Exchange):
+                if self._file is None:
+                    self._open_file()
+                elif self._file_size + self._members.size >= self._file_bytes:
+                    self._write(self._members.take())
+                    self._close_file()
+                    self._open_file()
                 self._archive(event)
-            elif isinstance(event, PageRecord):
+            elif isinstance(event, PageRecord) and self._file is not None:
                 self._describe(event)
-        data = self._members.take()
+        self._write(self._members.take())
+        self._note_complete()
+
+    def _write(self, data: bytes) -> None:
         assert self._file is not None
         self._file.write(data)
         self._file.flush()
         self._file_size += len(data)
         self.bytes_written += len(data)
-        self._note_complete()
 
     def _open_file(self) -> None:
         """A new file, named for its start and its number in the run, its warcinfo record
@@ -448,7 +469,7 @@ class WarcSink:
             self.revisits += 1
         else:
             headers["WARC-Payload-Digest"] = payload_digest
-            if answer.truncated:
+            if answer.truncated and not _whole(head, body):
                 headers["WARC-Truncated"] = "length"
             record = warc.create_warc_record(
                 uri,

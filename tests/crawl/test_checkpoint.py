@@ -7,6 +7,7 @@ from __future__ import annotations
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.frontier import QueuedUrl
 from crawler.output.records import PageRecord, Skip, Unskip
+from crawler.output.warc import Exchange
 from crawler.state import MemoryCrawlState
 from crawler.stats import CrawlStats
 
@@ -33,6 +34,13 @@ class CountingSink:
         self.flushes += 1
 
     def close(self) -> None:
+        pass
+
+
+class CountingArchive(CountingSink):
+    """An archive sink (WARC): its `stored` counts answers and records alike."""
+
+    def exchange(self, exchange: Exchange) -> None:
         pass
 
 
@@ -74,6 +82,34 @@ def test_a_finished_url_is_done_once_every_sink_has_stored_its_record() -> None:
     checkpoints.close(CrawlStats(pages=2), (), clean=True)
     assert state.frontier.leased() == 0
     assert state.run.stats() == CrawlStats(pages=2)
+
+
+def test_a_url_waits_for_every_answer_archived_on_its_way() -> None:
+    """A redirect hop's answer is archived, then the hop's URL is finished with no record of its
+    own: it is done only once the archive has written that answer too."""
+    state = CountingState()
+    index, warc = CountingSink(), CountingArchive()
+    checkpoints = Checkpointer(state, [index, warc], interval=0.5)
+    hop, page = leased(state, "hop", "page")
+    checkpoints.archived()  # the hop's 301
+    checkpoints.finished(hop)
+    checkpoints.archived()  # the page's 200
+    checkpoints.handed()  # its record
+    checkpoints.finished(page)
+    checkpoints.tick(0.0, CrawlStats())
+    assert state.frontier.leased() == 2  # the index has stored nothing, the archive nothing
+    index.stored = 1  # the index has the record; the archive has not written the hop's answer
+    checkpoints.tick(0.1, CrawlStats())
+    assert state.frontier.leased() == 2
+    warc.stored = 1  # the hop's answer
+    checkpoints.tick(0.2, CrawlStats())
+    assert state.frontier.leased() == 1
+    warc.stored = 2  # the page's answer, not yet its record (the metadata)
+    checkpoints.tick(0.3, CrawlStats())
+    assert state.frontier.leased() == 1
+    warc.stored = 3
+    checkpoints.tick(0.4, CrawlStats())
+    assert state.frontier.leased() == 0
 
 
 def test_without_sinks_urls_settle_at_each_checkpoint() -> None:

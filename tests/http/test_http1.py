@@ -838,3 +838,52 @@ async def test_an_address_that_hangs_gives_way_to_the_next(monkeypatch: pytest.M
             result = await http.get(f"http://bothways.test:{server.port}/")
     assert isinstance(result, Response) and result.body == b"ok"
     assert tried == ["127.0.1.99", A]
+
+
+# --- the bytes as they came (output.warc) ---------------------------------------------------------
+
+CHUNKED_GZIP = gzip.compress(b"<p>a chunked page</p>", mtime=0)
+WIRE = {
+    # Header lines ending in a bare LF, odd spacing and case: kept as sent.
+    "/bare": b"HTTP/1.1 200 OK\ncontent-type:   text/html\nX-Odd:value\nContent-Length: 5\n\nhello",
+    # An interim answer before the real one: not part of it.
+    "/interim": b"HTTP/1.1 100 Continue\r\n\r\n" + OK,
+    "/chunked": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+    b"Transfer-Encoding: chunked\r\n\r\n"
+    + b"".join(
+        b"%x\r\n%s\r\n" % (len(part), part) for part in (CHUNKED_GZIP[:10], CHUNKED_GZIP[10:])
+    )
+    + b"0\r\n\r\n",
+    "/image": answer(b"\x89PNG" + bytes(100), "Content-Type: image/png"),
+}
+LONG_IMAGE = answer(b"\x89PNG" + bytes(100_000), "Content-Type: image/png")
+
+
+async def test_with_keep_raw_an_answer_keeps_its_bytes_as_they_came() -> None:
+    async with RawServer(A, {**WIRE, "/long-image": LONG_IMAGE}) as server:
+        config = FetchConfig(connect_timeout=1.0, read_timeout=1.0)
+        async with Fetcher(config, UA, keep_raw=True) as kept, Fetcher(config, UA) as plain:
+            results = {path: await kept.get(server.url(path)) for path in WIRE}
+            image = await kept.get(server.url("/image"), html_only=True)
+            long_image = await kept.get(server.url("/long-image"), html_only=True)
+            unkept = await plain.get(server.url("/bare"))
+    for path, wire in WIRE.items():
+        result = results[path]
+        assert isinstance(result, Response)
+        assert result.raw == (wire if path != "/interim" else OK), path
+        assert result.request is not None and result.request.startswith(f"GET {path} ".encode())
+        assert result.request.endswith(b"\r\n\r\n") and result.peer == A
+    chunked = results["/chunked"]
+    assert isinstance(chunked, Response) and chunked.body == b"<p>a chunked page</p>"
+    # A body not wanted (html_only): a short one is read to its end (to keep the connection),
+    # so all of it is there; a long one is not read, and there is no whole answer to keep.
+    assert isinstance(image, Response) and image.raw == WIRE["/image"] and image.body == b""
+    assert isinstance(long_image, Response) and long_image.raw is None
+    assert isinstance(unkept, Response) and unkept.raw is None and unkept.request is None
+
+
+async def test_keep_raw_needs_the_http1_client() -> None:
+    config = FetchConfig(client="aiohttp")
+    with pytest.raises(ConfigError, match=r"output\.warc needs the http1 client"):
+        async with Fetcher(config, UA, keep_raw=True):
+            pass
