@@ -2,7 +2,8 @@
 """Speed: `crawl` without delays beside a bare aiohttp loop and Scrapy, on one local web.
 
     python benchmarks/bench_speed.py [--rounds 3] [--hosts 20] [--pages 250] [--port 8795]
-        [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--work DIR] [--json]
+        [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--warc] [--work DIR]
+        [--json]
 
 The web (benchmarks/support/speedweb.py): --hosts hosts on 127.0.1.1, 127.0.1.2, ... with --pages
 allowed pages each (about 12.5 KB, about 16 links of which about 13 to pages of the same host, some
@@ -20,6 +21,9 @@ The contenders, each a subprocess, in turns, --rounds times (the order rotates e
                   workers, no robots.txt, no politeness, no output; uvloop when installed
     Scrapy        benchmarks/rivals/speed_scrapy.py: ROBOTSTXT_OBEY, no delay, CONCURRENT_REQUESTS
                   64 and CONCURRENT_REQUESTS_PER_DOMAIN 64, text and LinkExtractor on every page
+    ours, WARC    with --warc: ours, index with --warc too (output.warc: every answer archived in
+                  DIR/warc/*.warc.gz), to give the cost of archiving beside ours, index (issue 22):
+                  pages/s both ways, and the WARC files' compressed bytes beside the bodies' bytes
     extras        ours, index with -s state.durable=false; ours, JSONL on asyncio's own loop
                   (CRAWLER_EVENT_LOOP=asyncio; ours runs on uvloop where installed); the bare
                   loop on asyncio's own loop (--no-extras leaves them out)
@@ -96,11 +100,13 @@ LABELS = {
     "bare-asyncio": "bare loop, asyncio loop",
     "baseline-index": "baseline, index",
     "baseline-jsonl": "baseline, JSONL only",
+    "ours-warc": "ours, index + WARC",
 }
 AGAINST_BASELINE = (("ours-index", "baseline-index"), ("ours-jsonl", "baseline-jsonl"))
 DATA = "{data}"  # in a command: the run's own data directory
 OBEYS_ROBOTS = {
     "ours-index",
+    "ours-warc",
     "ours-jsonl",
     "ours-index-memory",
     "ours-jsonl-asyncio",
@@ -153,6 +159,8 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
         "bare": bare,
         "scrapy": scrapy,
     }
+    if args.warc:
+        chosen["ours-warc"] = [*crawl, "--warc"]
     if args.baseline is not None:
         # Another build of the crawler (its own checkout and venv), with the same settings.
         base = [str(args.baseline), *crawl[1:]]
@@ -179,6 +187,10 @@ def own_figures(contender: str, data: Path, out: Path) -> dict[str, Any]:
             with sqlite3.connect(data / "index.sqlite") as index:
                 query = "SELECT count(*), sum(indexed) FROM pages WHERE status = 200"
                 figures["pages"], figures["indexed"] = index.execute(query).fetchone()
+        archive = sorted((data / "warc").glob("*.warc.gz"))
+        if archive:
+            figures["warc_bytes"] = sum(path.stat().st_size for path in archive)
+            figures["warc_files"] = len(archive)
         return figures
     return last_json_line(out) or {}
 
@@ -247,6 +259,9 @@ def summarise(runs: list[Run], contenders: Sequence[str]) -> dict[str, dict[str,
             ),
             "peak_rss_mib": statistics.median(run.peak_rss_mib for run in good) if good else None,
             "rounds_pages_per_s": [round(run.pages_per_s) for run in mine],
+            "warc_bytes": (
+                statistics.median(run.own.get("warc_bytes", 0) for run in good) if good else None
+            ),
         }
     return summary
 
@@ -358,6 +373,20 @@ def report(
             ratio = mine / theirs if mine and theirs else None
             name = f"{LABELS[ours]} / {LABELS[base]}:"
             lines.append(f"{name:<43} {number(ratio, 2):>6}x")
+    if "ours-warc" in summary and "ours-index" in summary:
+        warc, index = summary["ours-warc"], summary["ours-index"]
+        walls = warc["wall_pages_per_s"], index["wall_pages_per_s"]
+        spans = warc["pages_per_s"], index["pages_per_s"]
+        name = f"{LABELS['ours-warc']} / {LABELS['ours-index']}:"
+        lines.append(
+            f"{name:<43} {number(walls[0] / walls[1] if all(walls) else None, 2):>6}x  by wall "
+            f"time; over nginx's span {number(spans[0] / spans[1] if all(spans) else None, 2)}x"
+        )
+        body_mb = web["allowed"] * web["mean_page_kb"] / 1e3
+        lines.append(
+            f"{'WARC files, compressed:':<43} {number((warc['warc_bytes'] or 0) / 1e6, 1):>6} MB "
+            f"for about {body_mb:,.1f} MB of page bodies (request, response and metadata records)"
+        )
     lines.append("")
     lines.extend(checks(summary, web))
     return "\n".join(lines)
@@ -391,6 +420,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--per-host", type=int, default=4, help="ours: per_host_concurrency")
     parser.add_argument("--nginx-workers", type=int, default=1)
     parser.add_argument("--no-extras", dest="extras", action="store_false")
+    parser.add_argument(
+        "--warc", action="store_true", help="also run ours with --warc: the cost of archiving"
+    )
     parser.add_argument(
         "--baseline",
         type=Path,

@@ -657,6 +657,11 @@ def test_what_is_no_duration(text: str) -> None:
             ["politeness.per_server=true", "state.backend=redis", "state.url=redis://h:1/0"],
             "cannot group hosts by server yet",
         ),
+        (
+            ["output.warc=true", "fetch.client=aiohttp"],
+            r"output\.warc needs fetch\.client http1 or auto",
+        ),
+        (["output.warc_file_bytes=1000"], "output.warc_file_bytes"),
     ],
 )
 def test_what_a_crawl_cannot_do_yet_is_refused_at_load(overrides: list[str], message: str) -> None:
