@@ -42,6 +42,7 @@ class Checkpointer:
         self._events = 0
         """Records and exchanges handed: what an archive sink counts."""
         self._finished: deque[tuple[int, int, QueuedUrl]] = deque()
+        self._kinds: list[bool] = []
         self._robots_moved = False
         self.next_at = 0.0
         """When the next checkpoint is due (epoch seconds on the crawl's clock)."""
@@ -90,8 +91,8 @@ class Checkpointer:
     def _settle(self) -> bool:
         """Mark done the finished URLs whose records are stored; True when there were some."""
         records, events = self._handed, self._events
-        for sink in self._sinks:
-            if isinstance(sink, ArchiveSink):
+        for sink, archives in zip(self._sinks, self._archives(), strict=True):
+            if archives:
                 events = min(events, sink.stored)
             else:
                 records = min(records, sink.stored)
@@ -101,6 +102,13 @@ class Checkpointer:
         while finished and finished[0][0] <= records and finished[0][1] <= events:
             done(finished.popleft()[2])
         return True
+
+    def _archives(self) -> list[bool]:
+        """Which sinks archive (a crawler adds its own sinks once open): a check of a
+        runtime-checkable protocol is slow, and this runs at every tick."""
+        if len(self._kinds) != len(self._sinks):
+            self._kinds = [isinstance(sink, ArchiveSink) for sink in self._sinks]
+        return self._kinds
 
     @property
     def unsettled(self) -> int:

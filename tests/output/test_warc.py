@@ -20,12 +20,15 @@ import pytest
 from aiohttp import web
 from fastwarc.warc import ArchiveIterator as FastIterator
 from fastwarc.warc import WarcRecordType
+from multidict import CIMultiDict, CIMultiDictProxy
 from support.crawling import make_config, run
 from support.loopback import LoopbackWeb
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler.config import Config
-from crawler.output.warc import COMPLETE_NAME, WARC_DIR, WarcSink, warc_files
+from crawler.errors import OutputError
+from crawler.http.answer import Response
+from crawler.output.warc import COMPLETE_NAME, WARC_DIR, Exchange, WarcSink, warc_files
 
 pytestmark = pytest.mark.loopback
 
@@ -346,7 +349,7 @@ async def test_a_kill_loses_no_archived_answer_of_a_url_marked_done(tmp_path: Pa
     file, whole; the next run cuts what the kill left partial, and at the end every file reads
     to its end."""
     hosts = ("127.0.1.1", "127.0.1.2")
-    pages = 60
+    pages = 100
     data = tmp_path / "data"
     async with LoopbackWeb(*hosts) as net:
         for ip in hosts:
@@ -359,7 +362,8 @@ async def test_a_kill_loses_no_archived_answer_of_a_url_marked_done(tmp_path: Pa
         seeds = [net[ip].url("/0") for ip in hosts]
         options = ["--warc", "-s", "politeness.min_delay=0", "-s", "state.commit_interval=0.05"]
         command = [sys.executable, "-m", "crawler", *seeds, "--data", str(data), *options]
-        for kill_after in (30, 60, None):
+        # Late enough that URLs were marked done: the writer process is up and has written.
+        for kill_after in (80, 150, None):
             start = len(net.hits)
             process = await asyncio.create_subprocess_exec(
                 *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -391,3 +395,55 @@ async def test_a_kill_loses_no_archived_answer_of_a_url_marked_done(tmp_path: Pa
     responses = {r.uri for r in records if r.kind == "response"}
     assert {net[ip].url(f"/{n}") for ip in hosts for n in range(pages)} <= responses
     assert "warc: " in out.decode()
+
+
+def test_a_writer_process_that_dies_is_an_output_error_and_nothing_counts_stored(
+    tmp_path: Path,
+) -> None:
+    raw = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    response = Response(
+        "http://a.test/",
+        200,
+        CIMultiDictProxy(CIMultiDict()),
+        "text/html",
+        None,
+        b"ok",
+        raw=raw,
+        request=b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",
+        peer="127.0.1.1",
+    )
+    sink = WarcSink(tmp_path, info={"software": "test"})
+    sink._process.kill()
+    sink.exchange(Exchange("http://a.test/", 0.0, response))
+    with pytest.raises(OutputError, match="the WARC writer process stopped answering"):
+        sink.close()
+    assert sink.stored == 0
+
+
+@pytest.mark.slow
+async def test_the_writer_process_dies_with_a_killed_crawl(tmp_path: Path) -> None:
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("User-agent: *\nCrawl-delay: 0.2\n")
+        for n in range(50):
+            site.page(f"/{n}", f"/{n + 1}")
+        command = [sys.executable, "-m", "crawler", site.url("/0"), "--data", str(tmp_path)]
+        process = await asyncio.create_subprocess_exec(
+            *command, "--warc", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+        )
+        while len(net.hits) < 4:
+            await asyncio.sleep(0.01)
+        writers = subprocess.run(
+            ["pgrep", "-P", str(process.pid), "-f", "crawler.output.warc_writer"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.split()
+        assert len(writers) == 1
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+        for _ in range(100):
+            if not Path(f"/proc/{writers[0]}").exists():
+                break
+            await asyncio.sleep(0.02)
+        assert not Path(f"/proc/{writers[0]}").exists()
