@@ -28,6 +28,7 @@ from crawler.output.search import (
     not_yet_searchable,
     search_shards,
 )
+from crawler.output.warc_index import cdx_lines
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt
 
@@ -111,6 +112,22 @@ def _shards(args: argparse.Namespace) -> list[Path]:
     """The data directories of --data (several: a shared crawl's workers'), or the default."""
     config = load_config(args.config, args.overrides)  # even with --data: a bad -c is reported
     return [data_directory(where, config) for where in args.data or [None]]
+
+
+def warc_index_command(args: argparse.Namespace) -> int:
+    """`crawl warc-index`: the CDXJ lines of every data directory's WARC files, sorted in each."""
+    shards = _shards(args)
+    lines = [line for shard in shards for line in cdx_lines(shard)]  # all read before writing
+    if len(shards) > 1:
+        lines.sort()
+    text = "".join(f"{line}\n" for line in lines)
+    if args.output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    print(f"crawl warc-index: {counted(len(lines), 'record')}", file=sys.stderr)
+    return EXIT_OK
 
 
 def search_command(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@
     crawl search QUERY [--data DIR] [--limit N] [--json]
     crawl export [--data DIR] [--format jsonl|csv] [--skips [--reason REASON]] [-o FILE]
     crawl export --changed-since DATE [--data DIR] [-o FILE]
+    crawl warc-index [--data DIR] [-o FILE]
     crawl status [--data DIR] [--json]
     crawl --version
 
@@ -26,7 +27,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crawler.cli.cluster import cluster_reset_command
-from crawler.cli.commands import export_command, robots_command, search_command
+from crawler.cli.commands import (
+    export_command,
+    robots_command,
+    search_command,
+    warc_index_command,
+)
 from crawler.cli.crawling import crawl_command
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
@@ -72,12 +78,13 @@ Other commands:
   crawl search QUERY [--data DIR]            search the pages a crawl indexed
   crawl export [--data DIR] [-o FILE]        write the indexed crawl out as JSON lines or CSV
   crawl export --changed-since DATE          the pages that appeared, changed or went away since
+  crawl warc-index [--data DIR] [-o FILE]    a CDXJ index of the WARC files a --warc crawl wrote
   crawl status [--data DIR] [--json]         what the last run did, or a running crawl is doing
   crawl status --state URL                   what a shared crawl's workers are doing
   crawl reset --state URL [--yes]            start a shared crawl over (no worker may be alive)
 """
 
-SUBCOMMANDS = ("robots", "search", "export", "status", "reset")
+SUBCOMMANDS = ("robots", "search", "export", "warc-index", "status", "reset")
 
 
 def _add_config_options(
@@ -204,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     robots.add_argument("--json", action="store_true", help="one JSON object per URL")
     _add_search_parser(commands)
     _add_export_parser(commands)
+    _add_warc_index_parser(commands)
     _add_status_parser(commands)
     _add_reset_parser(commands)
     return parser
@@ -261,6 +269,21 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per result")
     _add_config_options(parser, "output.data_dir=last-week")
+
+
+def _add_warc_index_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    parser = commands.add_parser(
+        "warc-index",
+        help="a CDXJ index of the WARC files a --warc crawl wrote, for replay tools",
+        description="List every response and revisit record in DIR/warc/*.warc.gz as a CDXJ "
+        "line (the form pywb reads: SURT key, timestamp, then url, mime, status, payload "
+        "digest, length, offset and file name as JSON), sorted by key and time.",
+    )
+    _add_shards_option(parser, "index")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
+    _add_config_options(parser, "output.data_dir=archive")
 
 
 def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -348,6 +371,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "robots": robots_command,
     "search": search_command,
     "export": export_command,
+    "warc-index": warc_index_command,
     "status": status_command,
     "reset": reset_command,
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import json
 import os
 import signal
 import sqlite3
@@ -25,6 +26,7 @@ from support.crawling import make_config, run
 from support.loopback import LoopbackWeb
 from warcio.archiveiterator import ArchiveIterator
 
+from crawler.cli import main
 from crawler.config import Config
 from crawler.errors import OutputError
 from crawler.http.answer import Response
@@ -447,3 +449,38 @@ async def test_the_writer_process_dies_with_a_killed_crawl(tmp_path: Path) -> No
                 break
             await asyncio.sleep(0.02)
         assert not Path(f"/proc/{writers[0]}").exists()
+
+
+async def test_warc_index_lists_every_answer_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with LoopbackWeb(A) as net:
+        seed = build_site(net)
+        await run(warc_config(), [seed], data_dir=tmp_path)
+    records = read_archive(tmp_path)
+    capsys.readouterr()
+    assert main(["warc-index", "--data", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    answers = [r for r in records if r.kind in ("response", "revisit")]
+    assert len(lines) == len(answers) and err.strip() == f"crawl warc-index: {len(lines)} records"
+    assert lines == sorted(lines)
+    for line in lines:
+        key, stamp, text = line.split(" ", 2)
+        fields = json.loads(text)
+        assert key.startswith("127.0.1.1:") and len(stamp) == 14
+        path = tmp_path / WARC_DIR / fields["filename"]
+        with path.open("rb") as stream:
+            stream.seek(int(fields["offset"]))
+            member = stream.read(int(fields["length"]))
+        record = gzip.decompress(member)
+        assert f"WARC-Target-URI: {fields['url']}\r\n".encode() in record
+    statuses = {json.loads(line.split(" ", 2)[2])["status"] for line in lines}
+    assert {"200", "301", "503"} <= statuses
+    # A file broken off: what was whole is not listed as if all were well.
+    path = warc_files(tmp_path)[0]
+    path.write_bytes(path.read_bytes()[:-100])
+    assert main(["warc-index", "--data", str(tmp_path)]) == 2
+    assert f"crawl: {path}: cannot read the record at byte" in capsys.readouterr().err
+    assert main(["warc-index", "--data", str(tmp_path / "none")]) == 2
+    assert "no WARC files in" in capsys.readouterr().err
