@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import io
 import signal
 import sys
@@ -153,7 +154,8 @@ async def _crawl_state(
         )
         stopped_by = signal.Signals(signalled).name if signalled is not None else None
         summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
-        report = summary(
+        report = functools.partial(
+            summary,
             crawler.stats,
             crawler.host_reports(),
             crawler.deferred,
@@ -165,10 +167,11 @@ async def _crawl_state(
             given_up=crawler.given_up,
             traps=crawler.traps,
             shared=state is None,
-            archive=crawler.archive_figures,
         )
-        print(fit_for(sys.stdout, "\n".join([report, *(f"resume: {line}" for line in advice)])))
         failed = nothing_crawled(seeds.urls, crawler.given_up)
+    # Once the crawler is closed: the sinks have written all, the WARC writer's figures are whole.
+    lines = [report(archive=crawler.archive_figures), *(f"resume: {line}" for line in advice)]
+    print(fit_for(sys.stdout, "\n".join(lines)))
     if signalled == signal.SIGINT:
         return EXIT_INTERRUPTED
     if signalled == signal.SIGTERM:

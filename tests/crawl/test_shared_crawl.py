@@ -16,11 +16,13 @@ from aiohttp import web
 from support.crawling import make_config
 from support.keyvalue import StateServer
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
+from warcio.archiveiterator import ArchiveIterator
 
 from crawler import Crawler
 from crawler.config import Config
 from crawler.crawl.shared import ClaimedFrontier, SharedHosts
 from crawler.output.records import PageRecord
+from crawler.output.warc import warc_files
 from crawler.state.shared.schedule import SharedSchedule
 
 pytestmark = pytest.mark.loopback
@@ -59,7 +61,8 @@ async def test_two_workers_share_one_crawl_and_every_hosts_delay(
     server: StateServer, tmp_path: Path
 ) -> None:
     prefix = f"two{next(_prefixes)}:"
-    config = shared_config(server, prefix, output={"format": "jsonl"})
+    # Each worker archives what it fetched in its own DIR/warc.
+    config = shared_config(server, prefix, output={"format": "jsonl", "warc": True})
     async with LoopbackWeb(*HOSTS) as net:
         seeds = build_web(net)
         first, second = await asyncio.wait_for(
@@ -75,9 +78,20 @@ async def test_two_workers_share_one_crawl_and_every_hosts_delay(
                 ["/robots.txt", "/", *(f"/p{n}" for n in range(PAGES))]
             ), paths
             assert min(net.gaps(ip)) >= DELAY - EPSILON, (ip, net.gaps(ip))
+        asked = Counter(net[hit.host].url(hit.path) for hit in net.hits)
     fetched = [record.url for record in first + second]
     assert len(fetched) == len(set(fetched)) == len(HOSTS) * (PAGES + 1)
     assert first and second  # both workers took part
+    archived: Counter[str] = Counter()
+    for worker in ("w0", "w1"):
+        for path in warc_files(tmp_path / worker):
+            with path.open("rb") as stream:
+                archived.update(
+                    record.rec_headers.get_header("WARC-Target-URI")
+                    for record in ArchiveIterator(stream)
+                    if record.rec_type == "response"
+                )
+    assert archived == asked  # every request of the crawl archived once, by the worker that asked
 
 
 async def test_sitemaps_are_read_once_for_the_crawl_and_their_urls_fetched_once(
