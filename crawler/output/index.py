@@ -57,12 +57,12 @@ import sqlite3
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from crawler._sqlite import bound_chunks, write_rows
 from crawler.errors import OutputError
 from crawler.output.cjk import marked
+from crawler.output.handoff import BatchHandOff
 from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 from crawler.runtime import background_thread
 
@@ -273,8 +273,9 @@ _DELETE_SKIPS = "DELETE FROM skips WHERE url IN ({values})"
 _Batch = list[PageRecord | Skip | Unskip]
 
 
-class IndexSink:
-    """A `PageSink` writing DIR/index.sqlite through one writer thread (see the module doc)."""
+class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
+    """A `PageSink` writing DIR/index.sqlite through one writer thread (see the module doc). Its
+    queue's signal is an Event, set once all before it is searchable."""
 
     def __init__(
         self,
@@ -294,16 +295,12 @@ class IndexSink:
         if stemming not in STEMMING_CHOICES:
             raise ValueError(f"stemming must be one of {STEMMING_CHOICES}, not {stemming!r}")
         self.path = directory / INDEX_NAME
+        super().__init__(f"index {self.path}", max_batches)
         self._stemming = stemming
         self._batch_size = batch_size
-        self._batch: _Batch = []
-        # Batches; an Event to set once all before it is searchable; None: the end.
-        self._queue: queue.Queue[_Batch | threading.Event | None] = queue.Queue(maxsize=max_batches)
-        self._error: OutputError | None = None
         self._written = 0
         self._unindexed = 0
         """Pages stored and not yet searchable, as the writer thread counts them."""
-        self._closed = False
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -328,65 +325,24 @@ class IndexSink:
         return self._written
 
     def page(self, record: PageRecord) -> None:
-        self._add(record)
+        self._add(record, full=len(self._batch) + 1 >= self._batch_size)
 
     def skip(self, skip: Skip) -> None:
-        self._add(skip)
+        self._add(skip, full=len(self._batch) + 1 >= self._batch_size)
 
     def unskip(self, unskip: Unskip) -> None:
-        self._add(unskip)
+        self._add(unskip, full=len(self._batch) + 1 >= self._batch_size)
 
     def flush(self, *, wait: bool = False) -> None:
         """Hand the batch to the writer; with `wait`, also wait until all of it is stored and
         searchable, so a reader finds it. Raises OutputError if the writer has failed."""
-        if self._closed:
-            raise OutputError(f"index {self.path} is closed")
+        self._check_open()
         self._hand_over()
         if wait:
             searchable = threading.Event()
             self._queue.put(searchable)
             searchable.wait()
         self._raise_error()
-
-    def close(self) -> None:
-        """Write what is left and stop the writer. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        self._hand_over()
-        self._queue.put(None)
-        self._writer.join()
-        self._raise_error()
-
-    def __enter__(self) -> IndexSink:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _add(self, item: PageRecord | Skip | Unskip) -> None:
-        if self._closed:
-            raise OutputError(f"index {self.path} is closed")
-        self._batch.append(item)
-        if len(self._batch) >= self._batch_size:
-            self._hand_over()
-
-    def _hand_over(self) -> None:
-        if not self._batch:
-            return
-        batch, self._batch = self._batch, []
-        if self._error is None:
-            self._queue.put(batch)  # blocks while the queue is full: the backpressure
-
-    def _raise_error(self) -> None:
-        # Sticky: once a batch is lost, every later flush says so, not just the first.
-        if self._error is not None:
-            raise OutputError(str(self._error)) from self._error.__cause__
 
     def _write_batches(self, opened: Future[None]) -> None:
         """The writer thread: the only code that touches the write connection. Batches are stored

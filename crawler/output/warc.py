@@ -43,7 +43,6 @@ import json
 import logging
 import os
 import pickle
-import queue
 import struct
 import subprocess
 import sys
@@ -51,12 +50,12 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 from crawler.errors import OutputError
 from crawler.frontier import Earlier
 from crawler.http.answer import Response
+from crawler.output.handoff import BatchHandOff
 from crawler.output.records import PageRecord, Skip, Unskip
 from crawler.runtime import background_thread
 
@@ -219,10 +218,9 @@ def warc_files(directory: Path) -> list[Path]:
 
 
 _Event = Exchange | PageRecord | Skip | Unskip
-_Batch = list[_Event]
 
 
-class WarcSink:
+class WarcSink(BatchHandOff[_Event, None]):
     """A `PageSink` that archives: exchanges (`exchange()`) become request and response (or
     revisit) records, page records their metadata records; skips are only counted."""
 
@@ -242,14 +240,11 @@ class WarcSink:
         `max_batches` bound those waiting, beyond which the crawl waits (a disk slower than the
         crawl holds it, not memory)."""
         self.directory = directory / WARC_DIR
+        super().__init__(f"WARC writer of {self.directory}", max_batches)
         self._batch_size = batch_size
         self._batch_bytes = batch_bytes
-        self._batch: _Batch = []
         self._pending_bytes = 0
-        self._queue: queue.Queue[_Batch | None] = queue.Queue(maxsize=max_batches)
-        self._error: OutputError | None = None
         self._written = 0
-        self._closed = False
         self.records = 0
         self.revisits = 0
         self.bytes_written = 0
@@ -287,63 +282,32 @@ class WarcSink:
 
     def exchange(self, exchange: Exchange) -> None:
         raw = exchange.answer.raw
-        self._add(exchange, len(raw) if raw is not None else 0)
+        self._gather(exchange, len(raw) if raw is not None else 0)
 
     def page(self, record: PageRecord) -> None:
-        self._add(record, 0)
+        self._gather(record, 0)
 
     def skip(self, skip: Skip) -> None:
-        self._add(skip, 0)
+        self._gather(skip, 0)
 
     def unskip(self, unskip: Unskip) -> None:
-        self._add(unskip, 0)
+        self._gather(unskip, 0)
 
     def flush(self) -> None:
-        if self._closed:
-            raise OutputError(f"WARC writer of {self.directory} is closed")
+        self._check_open()
         self._hand_over()
         self._raise_error()
 
-    def close(self) -> None:
-        """Write what is left, close the file and stop the writer. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        self._hand_over()
-        self._queue.put(None)
-        self._writer.join()
-        self._raise_error()
-
-    def __enter__(self) -> WarcSink:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _add(self, event: _Event, size: int) -> None:
-        if self._closed:
-            raise OutputError(f"WARC writer of {self.directory} is closed")
-        self._batch.append(event)
+    def _gather(self, event: _Event, size: int) -> None:
+        """Gather `event`, with `size` bytes of answer: a batch goes at `batch_size` events or
+        `batch_bytes` of answers."""
         self._pending_bytes += size
-        if len(self._batch) >= self._batch_size or self._pending_bytes >= self._batch_bytes:
-            self._hand_over()
+        full = len(self._batch) + 1 >= self._batch_size or self._pending_bytes >= self._batch_bytes
+        self._add(event, full=full)
 
     def _hand_over(self) -> None:
-        if not self._batch:
-            return
-        batch, self._batch = self._batch, []
         self._pending_bytes = 0
-        if self._error is None:
-            self._queue.put(batch)  # blocks while the queue is full: the backpressure
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise OutputError(str(self._error)) from self._error.__cause__
+        super()._hand_over()
 
     def _mend(self) -> None:
         """Cut what a killed run left after the last whole record of the file it was writing
