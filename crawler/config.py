@@ -540,7 +540,7 @@ def _coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> obje
     want = _describe(kind) + (" or null" if optional else "")
     minimum = spec.get("minimum")
     if minimum is not None and kind in (int, float):
-        want += f" >= {minimum:g}"
+        want += f" >= {minimum}" if isinstance(minimum, int) else f" >= {minimum:g}"
     if choices:
         want = " or ".join(repr(choice) for choice in choices)
     wrong = ConfigError(f"{key} must be {want}, not {value!r}")
