@@ -170,6 +170,8 @@ async def _crawl_state(
         )
         failed = nothing_crawled(seeds.urls, crawler.given_up)
     # Once the crawler is closed: the sinks have written all, the WARC writer's figures are whole.
+    if crawler.archive_figures is not None:
+        summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
     lines = [report(archive=crawler.archive_figures), *(f"resume: {line}" for line in advice)]
     print(fit_for(sys.stdout, "\n".join(lines)))
     if signalled == signal.SIGINT:

@@ -133,6 +133,7 @@ def status_text(status: Status, data_dir: Path, now: float) -> str:
             seed_moves=report.seed_moves,
             given_up=report.given_up,
             traps=report.traps,
+            archive=report.archive,
         ),
     ]
     # What running the crawl again would do: nothing to say while it runs.

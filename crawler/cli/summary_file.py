@@ -25,7 +25,7 @@ import os
 import time
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from crawler._version import __version__
 from crawler.cli.report import engine_text
 from crawler.crawl.crawler import Crawler
 from crawler.errors import StateError
+from crawler.output.warc import ArchiveFigures
 from crawler.page.compiled import WALK
 from crawler.runtime import event_loop_name
 from crawler.stats import CrawlStats, DeferredHost, HostReport, Outcome
@@ -115,9 +116,11 @@ def summary_document(
     ended: bool = False,
     stopped_by: str | None = None,
     resume: Sequence[str] = (),
+    archive: ArchiveFigures | None = None,
 ) -> dict[str, Any]:
     """The summary of a run as of `now`, ready for `json.dumps`. `ended`: the run is over;
-    `stopped_by`: the signal that stopped it; `resume`: what running it again would do."""
+    `stopped_by`: the signal that stopped it; `resume`: what running it again would do;
+    `archive`: what the run wrote to WARC files (output.warc)."""
     return {
         "format": SUMMARY_FORMAT,
         "crawler_version": __version__,
@@ -159,6 +162,7 @@ def summary_document(
         },
         "outputs": list(facts.outputs),
         "resume": list(resume),
+        **({"warc": asdict(archive)} if archive is not None else {}),
     }
 
 
@@ -231,6 +235,7 @@ class SummaryReport:
     given_up: dict[str, str]
     traps: dict[str, dict[str, int]]
     resume: list[str]
+    archive: ArchiveFigures | None = None
 
 
 def _counts(value: object) -> dict[str, int]:
@@ -330,6 +335,11 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
             str(origin): _counts(counts) for origin, counts in (document.get("traps") or {}).items()
         },
         resume=[str(line) for line in document.get("resume") or []],
+        archive=(
+            ArchiveFigures(**{name: int(value) for name, value in document["warc"].items()})
+            if document.get("warc")
+            else None
+        ),
     )
 
 
@@ -425,6 +435,7 @@ class SummaryWriter:
             ended=ended,
             stopped_by=stopped_by,
             resume=resume,
+            archive=crawler.archive_figures,
         )
 
     def write(

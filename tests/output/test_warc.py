@@ -365,7 +365,7 @@ async def test_a_kill_loses_no_archived_answer_of_a_url_marked_done(tmp_path: Pa
         options = ["--warc", "-s", "politeness.min_delay=0", "-s", "state.commit_interval=0.05"]
         command = [sys.executable, "-m", "crawler", *seeds, "--data", str(data), *options]
         # Late enough that URLs were marked done: the writer process is up and has written.
-        for kill_after in (80, 150, None):
+        for kill_after in (80, 40, None):
             start = len(net.hits)
             process = await asyncio.create_subprocess_exec(
                 *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -396,7 +396,17 @@ async def test_a_kill_loses_no_archived_answer_of_a_url_marked_done(tmp_path: Pa
     records = read_archive(data)  # every file whole, the killed runs' cut where they broke off
     responses = {r.uri for r in records if r.kind == "response"}
     assert {net[ip].url(f"/{n}") for ip in hosts for n in range(pages)} <= responses
-    assert "warc: " in out.decode()
+    (line,) = [line for line in out.decode().splitlines() if line.startswith("warc: ")]
+    # The figures of the run's own records; `crawl status` says the same, from summary.json.
+    status = subprocess.run(
+        [sys.executable, "-m", "crawler", "status", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert line in status.stdout.splitlines()
+    last_file = [r for r in records if r.file == warc_files(data)[-1].name]
+    assert line.startswith(f"warc: {len(last_file)} records")
 
 
 def test_a_writer_process_that_dies_is_an_output_error_and_nothing_counts_stored(
