@@ -139,7 +139,15 @@ GZIPPED = gzip.compress(html("a gzipped page"), mtime=0)
 def build_site(net: LoopbackWeb) -> str:
     site = net[A]
     site.robots("User-agent: *\nDisallow: /private\n")
-    site.page("/", "/gz", "/chunked", "/old", "/same1", "/same2", "/flaky", "/private/x")
+    site.page(
+        "/", "/gz", "/chunked", "/old", "/same1", "/same2", "/flaky", "/private/x", "/kept-out"
+    )
+    site.html(
+        "/kept-out",
+        '<html><head><meta name="robots" content="noindex"></head><body><a href="/">home</a>'
+        "</body></html>",
+        headers={"X-Robots-Tag": "nofollow"},
+    )
     site.routes["/gz"] = lambda request: web.Response(
         body=GZIPPED, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"}
     )
@@ -213,6 +221,11 @@ async def test_every_answer_is_archived_as_it_came_and_two_readers_verify_it(
     assert "robots-txt: allowed: no rule of the group (line 1: User-agent: *) matches /" in fields
     assert "index: yes" in fields and f"outlink: {site.url('/gz')}" in fields
     assert "via: " + site.url("/old") in by_uri["metadata", site.url("/new")].content.decode()
+    kept_out = by_uri["metadata", site.url("/kept-out")].content.decode().splitlines()
+    assert kept_out[1:3] == [
+        "index: no: meta robots: noindex",
+        "follow: no: X-Robots-Tag: nofollow",
+    ]
     assert ("metadata", site.url("/old")) not in by_uri  # a hop: its page is /new
     figures = crawler.archive_figures
     assert figures is not None and figures.revisits == 1 and figures.files == 1
