@@ -28,6 +28,7 @@ from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, StateError
 from crawler.identity import placeholder_user_agent_notice
 from crawler.output.sinks import check_outputs, output_files
+from crawler.output.warc import WARC_DIR, warc_files
 from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
 from crawler.state import (
     STATE_NAME,
@@ -86,7 +87,9 @@ def _start_over(data_dir: Path) -> None:
         print(f"crawl: --fresh: starting over in {data_dir} (nothing to delete)", file=sys.stderr)
         return
     names = ", ".join(path.name for path in doomed)
-    print(f"crawl: --fresh: starting over in {data_dir}; deleting {names}", file=sys.stderr)
+    # Archives are kept: a WARC file is a record of what was fetched, not the crawl's state.
+    kept = f" (WARC files in {data_dir / WARC_DIR} are kept)" if warc_files(data_dir) else ""
+    print(f"crawl: --fresh: starting over in {data_dir}; deleting {names}{kept}", file=sys.stderr)
     for path in doomed:
         try:
             path.unlink(missing_ok=True)

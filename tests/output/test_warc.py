@@ -507,3 +507,15 @@ async def test_warc_index_lists_every_answer_where_it_is(
     assert f"crawl: {path}: cannot read the record at byte" in capsys.readouterr().err
     assert main(["warc-index", "--data", str(tmp_path / "none")]) == 2
     assert "no WARC files in" in capsys.readouterr().err
+
+
+def test_fresh_keeps_the_warc_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / WARC_DIR).mkdir()
+    archive = tmp_path / WARC_DIR / "crawl-20260101000000000-00000.warc.gz"
+    archive.write_bytes(b"an archive")
+    (tmp_path / "summary.json").write_text("{}")
+    seed = "http://127.0.1.1:1/"  # nothing listens: the run ends at once
+    main([seed, "--fresh", "--data", str(tmp_path), "-s", "robots.give_up_after=0"])
+    err = capsys.readouterr().err
+    assert f"deleting summary.json (WARC files in {tmp_path / WARC_DIR} are kept)" in err
+    assert archive.read_bytes() == b"an archive"
