@@ -4,8 +4,12 @@ the state is committed at each checkpoint, and before requests that follow a rob
 
 from __future__ import annotations
 
+from multidict import CIMultiDict, CIMultiDictProxy
+
 from crawler.crawl.checkpoint import Checkpointer
+from crawler.crawl.outlet import Outlet
 from crawler.frontier import QueuedUrl
+from crawler.http.answer import Response
 from crawler.output.records import PageRecord, Skip, Unskip
 from crawler.output.warc import Exchange
 from crawler.state import MemoryCrawlState
@@ -109,6 +113,24 @@ def test_a_url_waits_for_every_answer_archived_on_its_way() -> None:
     assert state.frontier.leased() == 1
     warc.stored = 3
     checkpoints.tick(0.4, CrawlStats())
+    assert state.frontier.leased() == 0
+
+
+def test_the_outlet_counts_an_answer_it_archives() -> None:
+    """Through the Outlet, as the crawl hands them: the archive's count includes the answer."""
+    state = CountingState()
+    warc = CountingArchive()
+    checkpoints = Checkpointer(state, [warc], interval=0.5)
+    outlet = Outlet([warc], checkpoints, CrawlStats(), state.fetches)
+    outlet.start()
+    (item,) = leased(state, "hop")
+    answer = Response(item.url, 301, CIMultiDictProxy(CIMultiDict()), "", None, b"", raw=b"x")
+    outlet.archive(Exchange(item.url, 0.0, answer))
+    checkpoints.finished(item)
+    checkpoints.tick(0.0, CrawlStats())
+    assert state.frontier.leased() == 1
+    warc.stored = 1
+    checkpoints.tick(0.1, CrawlStats())
     assert state.frontier.leased() == 0
 
 
