@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
 import gzip
 import itertools
 import socket
@@ -312,12 +311,6 @@ class HostileWeb:
         self._blocked: list[socket.socket] = []
 
     def __enter__(self) -> HostileWeb:
-        # The servers are the judge of the crawl's pace: they must not pause themselves. In a
-        # whole test session this process holds the objects of thousands of tests, and a full
-        # collection of them, in this thread or the test's, stops these servers too; frozen,
-        # the collector leaves them alone while the crawl runs.
-        gc.collect()
-        gc.freeze()
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=30)
         return self
@@ -329,7 +322,6 @@ class HostileWeb:
         self._loop.close()
         for sock in self._blocked:
             sock.close()
-        gc.unfreeze()
 
     def hits(self, ip: str) -> list[Hit]:
         return list(self.hosts[ip].hits)
