@@ -24,7 +24,15 @@ from typing import Literal, TypeAlias
 
 from multidict import CIMultiDictProxy
 
-__all__ = ["ACCEPT", "HTML_TYPES", "FailureKind", "FetchFailure", "Response", "is_html"]
+__all__ = [
+    "ACCEPT",
+    "HTML_TYPES",
+    "FailureKind",
+    "FetchFailure",
+    "Response",
+    "head_length",
+    "is_html",
+]
 
 FailureKind: TypeAlias = Literal[
     "timeout", "dns", "connection", "tls", "closed", "payload", "protocol", "invalid-url", "blocked"
@@ -36,6 +44,13 @@ ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
 
 def is_html(content_type: str) -> bool:
     return content_type in HTML_TYPES
+
+
+def head_length(raw: bytes) -> int | None:
+    """Where the first HTTP head in `raw` ends, its blank line (CRLF or a bare LF) included;
+    None when it has not ended."""
+    ends = [at + len(mark) for mark in (b"\r\n\r\n", b"\n\n") if (at := raw.find(mark)) >= 0]
+    return min(ends, default=None)
 
 
 @dataclass(frozen=True, slots=True)

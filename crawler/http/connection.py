@@ -23,7 +23,7 @@ from typing import cast
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from crawler.http.answer import HTML_TYPES, FailureKind, Response
+from crawler.http.answer import HTML_TYPES, FailureKind, Response, head_length
 from crawler.http.coding import BodyReader, DecodeError, body_decoder, media_type
 
 __all__ = [
@@ -227,8 +227,8 @@ class Connection(asyncio.Protocol):
         raw = b"".join(self._raw)
         self._raw = None
         for _ in range(self._interim):
-            end = _head_end(raw)
-            raw = raw[end:] if end > 0 else raw
+            end = head_length(raw)
+            raw = raw[end:] if end is not None else raw
         return raw
 
     def finished(self) -> None:
@@ -409,12 +409,6 @@ class Connection(asyncio.Protocol):
 
 
 _HEAD_TOO_LONG = f"the answer's head is over {MAX_HEADER_BYTES} bytes"
-
-
-def _head_end(raw: bytes) -> int:
-    """Where the first head in `raw` ends (after its blank line, CRLF or bare LF); 0 if none."""
-    ends = [at + len(mark) for mark in (b"\r\n\r\n", b"\n\n") if (at := raw.find(mark)) >= 0]
-    return min(ends, default=0)
 
 
 # The leniencies aiohttp's parser has (aiohttp/_http_parser.pyx), so that both clients read the

@@ -245,11 +245,8 @@ class WarcSink(BatchHandOff[_Event, None]):
         self._batch_bytes = batch_bytes
         self._pending_bytes = 0
         self._written = 0
-        self.records = 0
-        self.revisits = 0
-        self.bytes_written = 0
-        self.files: list[Path] = []
-        """This run's files, as the writer process says."""
+        self._figures = ArchiveFigures(0, 0, 0, 0)
+        """What the writer process says it has written in this run."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._mend()
@@ -278,7 +275,7 @@ class WarcSink(BatchHandOff[_Event, None]):
     @property
     def figures(self) -> ArchiveFigures:
         """What the writer has written so far in this run."""
-        return ArchiveFigures(self.records, self.revisits, self.bytes_written, len(self.files))
+        return self._figures
 
     def exchange(self, exchange: Exchange) -> None:
         raw = exchange.answer.raw
@@ -366,8 +363,7 @@ class WarcSink(BatchHandOff[_Event, None]):
         if answer[0] == "error":
             self._fail(answer[1])
         elif answer[0] == "written":
-            self.records, self.revisits, self.bytes_written, names = answer[1:]
-            self.files = [self.directory / name for name in names]
+            self._figures = ArchiveFigures(*answer[1:])
 
     def _fail(self, message: str) -> None:
         if self._error is None:
@@ -387,7 +383,7 @@ class WarcSink(BatchHandOff[_Event, None]):
         state = "closed" if self._closed else "failed" if self._error is not None else "open"
         return (
             f"WarcSink({self.directory}, {state}, {len(self._batch)} pending, "
-            f"{self._written} written, {len(self.files)} files)"
+            f"{self._written} written, {self._figures.files} files)"
         )
 
 

@@ -33,6 +33,7 @@ from typing import Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from crawler.http.answer import head_length
 from crawler.output.warc import (
     COMPLETE_NAME,
     GZIP_LEVEL,
@@ -92,12 +93,6 @@ class _Members:
         return data
 
 
-def _head_end(raw: bytes) -> int:
-    """Where an answer's head ends (after its blank line); the whole length if it never does."""
-    ends = [at + len(mark) for mark in (b"\r\n\r\n", b"\n\n") if (at := raw.find(mark)) >= 0]
-    return min(ends, default=len(raw))
-
-
 def _whole(head: bytes, body: bytes) -> bool:
     """Whether `body` is all the answer's body: what a body cut at fetch.max_body_bytes may
     still be, when the rest had come in the same read."""
@@ -148,8 +143,9 @@ class Archiver:
         self._warc = WARCWriter(self._members, gzip=False, warc_version=WARC_VERSION)
 
     @property
-    def figures(self) -> tuple[int, int, int, list[str]]:
-        return self.records, self.revisits, self.bytes_written, [path.name for path in self.files]
+    def figures(self) -> tuple[int, int, int, int]:
+        """Records, revisits, bytes and files written in this run."""
+        return self.records, self.revisits, self.bytes_written, len(self.files)
 
     def write(self, batch: list[ArchivedAnswer | ArchivedPage]) -> None:
         """The records of a batch, written to the operating system when this returns."""
@@ -161,7 +157,7 @@ class Archiver:
                     self._open_file()
                 elif self._file_size + self._members.size >= self._file_bytes:
                     self._write(self._members.take())
-                    self._close_file()
+                    self.close()
                     self._open_file()
                 self._archive(item)
             elif self._file is not None:
@@ -176,8 +172,6 @@ class Archiver:
         file.close()
         with contextlib.suppress(OSError):
             (self.directory / COMPLETE_NAME).unlink()
-
-    _close_file = close
 
     def _write(self, data: bytes) -> None:
         assert self._file is not None
@@ -222,7 +216,8 @@ class Archiver:
     def _archive(self, answer: ArchivedAnswer) -> None:
         """The response (or revisit) record of an answer, and its request's."""
         raw = answer.raw
-        end = _head_end(raw)
+        end = head_length(raw)
+        end = len(raw) if end is None else end  # no head's end: all of it is head
         head, body = raw[:end], raw[end:]
         date = _warc_date(answer.started_at)
         uri = answer.url
