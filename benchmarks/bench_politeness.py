@@ -31,6 +31,9 @@ Every figure comes from the server's log, whose `t` is the server-side start of 
   allowed pages of the web; pages/s: pages fetched / achieved span.
 - duplicates: requests beyond the first for one host and path (robots.txt included).
 - disallowed fetched: requests for paths under /private/ other than /private/public.html.
+- CPU stolen by the host: the share of the machine's CPU time during the run that the virtual
+  machine's host gave to other guests (/proc/stat). Figures from a run where it is high (say
+  over 5%) tell of the host more than of the tool.
 
 The bar for ours: efficiency >= 0.95 and no gap below the delay. The script exits 0 whether or
 not the bar holds; it exits 1 only when the test web cannot be served.
@@ -49,7 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.machine import machine
+from support.machine import cpu_times, machine, steal_share
 from support.processes import (
     ServeError,
     last_json_line,
@@ -78,6 +81,9 @@ class Run:
     stderr_tail: str = ""
     tool_report: dict[str, Any] | None = None  # Scrapy's counters, when it prints them
     figures: dict[str, Any] = field(default_factory=dict)
+    steal: float | None = None
+    """The share of the machine's CPU the virtual machine's host took for others during the run
+    (support.machine.steal_share): a run with much of it measures the host, not the tool."""
     completeness: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -152,10 +158,12 @@ def measure(
         (args.state_url, args.workers, f"{name}/") if args.workers else None,
     )
     server = start_server(root, log, work / f"{name}.server.err")
+    before = cpu_times()
     try:
         status, wall = run_tool(command, work, name, args.timeout)
     finally:
         stop_server(server)
+    stolen = steal_share(before, cpu_times())
     entries = read_log(log) if log.exists() else []
     run = Run(tool, repeat, args.repeat, command, status, wall)
     if status != 0:
@@ -164,6 +172,7 @@ def measure(
         run.tool_report = last_json_line(work / f"{name}.out")
     run.figures = politeness_figures(entries, web["crawl_delay"])
     run.completeness = completeness(entries, web)
+    run.steal = stolen
     return run
 
 
@@ -194,6 +203,7 @@ def rows(run: Run) -> list[tuple[str, str]]:
         ("min gap s", number(f["min_gap"], 3)),
         ("gaps below delay", f"{f['gaps_below_delay']} ({hosts} hosts)"),
         ("pages/s", number(f["pages_per_s"], 1)),
+        ("CPU stolen by the host %", number(None if run.steal is None else 100 * run.steal, 1)),
     ]
 
 

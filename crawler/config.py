@@ -331,6 +331,10 @@ class PageConfig:
 
     follow_rel_nofollow: bool = False
     """Follow links marked rel="nofollow", "ugc" or "sponsored"; by default they are not."""
+    reader: Literal["auto", "process", "loop"] = "auto"
+    """Where pages are read: in a process of the crawl's own, beside the event loop (process),
+    on the loop (loop), or auto: in the process once the crawl reads over 100 pages a second on
+    a machine of two cores or more."""
 
 
 @dataclass(frozen=True, slots=True)

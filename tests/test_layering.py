@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "crawler.stats",
         "crawler.runtime",
         "crawler._sqlite",
+        "crawler.child",
     ),
     ("crawler.robots", "crawler.page"),
     ("crawler.config", "crawler.identity"),
@@ -235,9 +236,20 @@ def test_the_pure_core_is_all_there() -> None:
         assert any(name == pure or name.startswith(pure + ".") for name in SOURCES), pure
 
 
+TYPE_CHECKING_EXCEPTIONS = {
+    "crawler": "the package's names, imported when first used (PEP 562), typed for checkers",
+    "crawler.crawl": "Crawler, imported when first used (PEP 562), typed for checkers",
+}
+"""Packages whose interface is imported lazily, so that a process of the crawl's own
+(crawler.child: the page reader, the WARC writer) starts without the whole crawler; their
+imports still count above, circles and layers alike."""
+
+
 def test_nothing_hides_behind_type_checking() -> None:
     found = {
-        name: lines for name, source in SOURCES.items() if (lines := type_checking_blocks(source))
+        name: lines
+        for name, source in SOURCES.items()
+        if (lines := type_checking_blocks(source)) and name not in TYPE_CHECKING_EXCEPTIONS
     }
     assert found == {}
 

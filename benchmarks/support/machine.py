@@ -33,3 +33,24 @@ def machine(*distributions: str) -> dict[str, Any]:
         "python": platform.python_version(),
         **{name: version_of(name) for name in (*distributions, "crawler")},
     }
+
+
+def cpu_times() -> tuple[int, int]:
+    """(all, stolen) CPU time of the machine so far, in clock ticks, from /proc/stat: on a
+    virtual machine the host may run other guests on our cores ("steal"), and a run that lost a
+    fifth of its CPU that way measures the host, not the code. (0, 0) where there is no
+    /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    # user nice system idle iowait irq softirq steal [guest guest_nice: counted in user, nice]
+    return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
+
+
+def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float | None:
+    """The share of the machine's CPU time between two `cpu_times()` that the host took for
+    other guests; None where it cannot be told."""
+    total = after[0] - before[0]
+    return (after[1] - before[1]) / total if total > 0 else None

@@ -51,6 +51,7 @@ from crawler.crawl.decide import (
 )
 from crawler.crawl.hosts import Host, HostTable, Slot
 from crawler.crawl.outlet import Outlet, record_for
+from crawler.crawl.page_reader import PageReader, PageReaderGoneError
 from crawler.crawl.robots_cache import RobotsCache
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.scope import Scope
@@ -111,6 +112,8 @@ class HostWork:
         self._config = config
         self._token = config.product_token
         self._page_rules = PageRules(self._token, config.page.follow_rel_nofollow)
+        self.reader = PageReader(self._page_rules, config.page.reader)
+        """Pages read beside the loop (crawler.crawl.page_reader); the crawler closes it."""
         self._run = state.run
         self._frontier = state.frontier
         self._seen = state.seen
@@ -557,28 +560,62 @@ class HostWork:
             )
             if answer is None:
                 return
-            turns = self._scheduler.turns
-            ok = 200 <= answer.status < 300
-            digest, change = self._found(item, answer)
-            page = None
-            if change == "unchanged":
-                # Read before, its links followed then: nothing to read again.
+            digest, change, page = await self._read_answer(item, answer)
+            self._page(item, answer, started_at, page, digest, change)
+        except Exception as error:
+            self._internal_error(host, item, error)
+
+    async def _read_answer(
+        self, item: QueuedUrl, answer: Response
+    ) -> tuple[str | None, Change, Page | None]:
+        """The answer's body digest, what it found against the URL's last fetch, and the page
+        read from it (None: not a 2xx HTML page, or unchanged: read before, its links followed
+        then). Returns in the caller's turn at the CPU (crawler.crawl.turns)."""
+        turns = self._scheduler.turns
+        body = answer.body
+        html = 200 <= answer.status < 300 and bool(body) and is_html(answer.content_type)
+        if html and len(body) <= OFF_LOOP_BYTES and self.reader.takes(self._clock.now()):
+            beside = await self._read_beside(item, answer)
+            if beside is not None:
                 await turns.take()
-            elif ok and is_html(answer.content_type) and answer.body:
-                read = functools.partial(
-                    read_page,
+                return beside[0], change_of(item.earlier, answer.status, beside[0]), beside[1]
+        digest, change = self._found(item, answer)
+        if not html or change == "unchanged":
+            await turns.take()
+            return digest, change, None
+        read = functools.partial(
+            read_page,
+            body,
+            item.url,
+            charset=answer.charset,
+            x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
+            rules=self._page_rules,
+        )
+        return digest, change, await self._read(read, len(body), OFF_LOOP_BYTES)
+
+    async def _read_beside(
+        self, item: QueuedUrl, answer: Response
+    ) -> tuple[str, Page | None] | None:
+        """The page's digest and, unless it is unchanged, the page, read by the page reader's
+        process; None when that was given up (read it here)."""
+        earlier = item.earlier
+        try:
+            return await self._scheduler.turns.elsewhere(
+                self.reader.read(
                     answer.body,
                     item.url,
                     charset=answer.charset,
                     x_robots_tag=answer.headers.getall("X-Robots-Tag", ()),
-                    rules=self._page_rules,
+                    # Unchanged (crawler.crawl.decide.change_of) is the same status and digest.
+                    unchanged_digest=(
+                        earlier.digest
+                        if earlier is not None and earlier.status == answer.status
+                        else None
+                    ),
                 )
-                page = await self._read(read, len(answer.body), OFF_LOOP_BYTES)
-            else:
-                await turns.take()
-            self._page(item, answer, started_at, page, digest, change)
-        except Exception as error:
-            self._internal_error(host, item, error)
+            )
+        except PageReaderGoneError:
+            return None
 
     @staticmethod
     def _found(item: QueuedUrl, answer: Response) -> tuple[str | None, Change]:

@@ -432,6 +432,7 @@ class Crawler:
         try:
             await self._scheduler.run(self._work)
         finally:
+            await self._work.reader.close()
             # URLs in flight at a stop are back in the queue by now (a shared crawl's queue is
             # the server's: the scheduler said what it holds).
             if self._shared is None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -60,6 +60,15 @@ class Turns:
         self._off_loop += 1
         try:
             return await asyncio.get_running_loop().run_in_executor(self._worker, step)
+        finally:
+            self._off_loop -= 1
+
+    async def elsewhere(self, step: Awaitable[T]) -> T:
+        """Await `step`, done elsewhere (crawler.crawl.page_reader's process), counted among the
+        waiters until it is done, as a step on the worker thread is."""
+        self._off_loop += 1
+        try:
+            return await step
         finally:
             self._off_loop -= 1
 

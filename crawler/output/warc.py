@@ -41,17 +41,15 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
-import pickle
-import struct
 import subprocess
-import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from crawler.child import receive, send
+from crawler.child import start as start_child
 from crawler.errors import OutputError
 from crawler.frontier import Earlier
 from crawler.http.answer import Response
@@ -190,28 +188,6 @@ class ArchivedPage:
         )
 
 
-_LENGTH = struct.Struct("<Q")
-
-
-def send(stream: IO[bytes], message: object) -> None:
-    """A message to the writer process, or from it: a pickle framed by its length."""
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_LENGTH.pack(len(data)) + data)
-    stream.flush()
-
-
-def receive(stream: IO[bytes]) -> Any:
-    """The next message (`send`); EOFError when the other side is gone."""
-    head = stream.read(_LENGTH.size)
-    if len(head) < _LENGTH.size:
-        raise EOFError("the other side closed")
-    (length,) = _LENGTH.unpack(head)
-    data = stream.read(length)
-    if len(data) < length:
-        raise EOFError("the other side closed mid-message")
-    return pickle.loads(data)
-
-
 def warc_files(directory: Path) -> list[Path]:
     """The WARC files of a data directory, oldest first."""
     return sorted((directory / WARC_DIR).glob("*.warc.gz"))
@@ -252,14 +228,7 @@ class WarcSink(BatchHandOff[_Event, None]):
             self._mend()
         except OSError as error:
             raise OutputError(f"cannot write WARC files in {self.directory}: {error}") from error
-        # Where the writer process finds this crawler (a checkout not installed, too).
-        path = os.pathsep.join(entry for entry in sys.path if entry)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "crawler.output.warc_writer"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": path, "CRAWLER_WARC_PARENT": str(os.getpid())},
-        )
+        self._process = start_child("crawler.output.warc_writer")
         self._setup = (str(directory), dict(info), file_bytes)
         self._writer = threading.Thread(target=self._write_batches, name="warc-writer", daemon=True)
         self._writer.start()

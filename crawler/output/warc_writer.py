@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import hashlib
 import io
 import os
-import signal
 import sys
 import zlib
 from collections import OrderedDict
@@ -33,6 +31,7 @@ from typing import Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from crawler.child import die_with_parent, receive, send
 from crawler.http.answer import head_length
 from crawler.output.warc import (
     COMPLETE_NAME,
@@ -44,13 +43,9 @@ from crawler.output.warc import (
     WARC_VERSION,
     ArchivedAnswer,
     ArchivedPage,
-    receive,
-    send,
 )
 
 __all__ = ["Archiver", "main"]
-
-_PR_SET_PDEATHSIG = 1
 
 
 class _WireHead(StatusAndHeaders):  # type: ignore[misc]
@@ -330,18 +325,8 @@ class Archiver:
         self.records += 1
 
 
-def _die_with_parent(parent: int) -> None:
-    """Killed when the crawl dies (Linux), so a killed crawl leaves no writer behind."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(1)  # the crawl died before the line above took hold
-
-
 def main() -> int:
-    _die_with_parent(int(os.environ.get("CRAWLER_WARC_PARENT", os.getppid())))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the crawl stops us, when it has written all
+    die_with_parent()  # and Ctrl-C is the crawl's: it stops us once it has written all
     source, answers = sys.stdin.buffer, sys.stdout.buffer
     directory, info, file_bytes = receive(source)
     archiver = Archiver(Path(directory), info, file_bytes)

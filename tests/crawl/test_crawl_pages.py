@@ -202,3 +202,22 @@ async def test_a_page_too_big_for_one_turn_is_read_off_the_loop_like_any_other(
     record = found[site.url("/big")]
     assert record.status == 200 and not record.index and record.text == ""
     assert site.url("/after-big") in record.links
+
+
+async def test_pages_read_in_the_reader_process_are_read_as_on_the_loop(tmp_path: Path) -> None:
+    """page.reader: process sends every page to crawler.crawl.page_reader's process; the crawl
+    requests, indexes and exports exactly what it does reading them on the loop."""
+    found = {}
+    for reader in ("loop", "process"):
+        net, data, crawler = await crawl_site_with(tmp_path / reader, page={"reader": reader})
+        assert crawler._work.reader.started == (reader == "process")
+        rows = exported(data)
+        for row in rows.values():
+            for moment in ("fetched_at", "first_seen", "last_changed"):
+                row.pop(moment)
+        # Each run's server has a port of its own.
+        origin = net[A].origin
+        seen = json.dumps([rows, hits(data, "zebra"), hits(data, "behindword")], sort_keys=True)
+        found[reader] = (sorted(net.paths(A)), seen.replace(origin, "ORIGIN"))
+        assert "ORIGIN/plain" in found[reader][1]
+    assert found["process"] == found["loop"]
