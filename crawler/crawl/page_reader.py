@@ -335,9 +335,10 @@ def main() -> int:
     die_with_parent()
     from crawler.runtime import BACKGROUND_NICENESS, tune_gc
 
-    # Behind the crawl's loop and the servers it talks to for a core, as the index writer is:
-    # a page waits for its read while its host waits out its interval anyway.
-    os.nice(BACKGROUND_NICENESS)
+    # Behind the crawl's loop and the servers it talks to for a core (a page waits for its read
+    # while its host waits out its interval anyway), and ahead of the index writer, whose lag
+    # holds nothing back: the links a page holds are the crawl's next URLs.
+    os.nice(BACKGROUND_NICENESS // 2)
 
     frames = Frames()
     while True:

@@ -21,6 +21,8 @@ from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 from crawler import Crawler
 from crawler.config import LimitsConfig, ScopeConfig
 from crawler.crawl.answers import HostWork
+from crawler.frontier import QueuedUrl
+from crawler.http.answer import Response
 
 pytestmark = pytest.mark.loopback
 
@@ -811,3 +813,34 @@ async def test_a_kept_alive_connection_closed_unanswered_is_asked_again_at_the_h
         a.url("/"),
         a.url("/again"),
     ]
+
+
+async def test_a_host_goes_on_while_its_last_page_waits_to_be_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page that waits long to be read (for a turn at the CPU, or for the page reader's
+    process) does not hold its host: the next request starts at the host's interval after the
+    answer, not after the read."""
+    read_answer = HostWork._read_answer
+    slow_s, delay_s = 0.6, 0.2
+
+    async def slow_read(self: HostWork, item: QueuedUrl, answer: Response) -> object:
+        await asyncio.sleep(slow_s)
+        return await read_answer(self, item, answer)
+
+    monkeypatch.setattr(HostWork, "_read_answer", slow_read)
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots(f"User-agent: *\nCrawl-delay: {delay_s}\n")
+        site.page("/", *(f"/{n}" for n in range(1, 6)))
+        for n in range(1, 6):
+            site.page(f"/{n}")
+        _records, crawler = await run(make_config(), [site.url("/")])
+    assert crawler.stats.pages == 6
+    assert net.paths(A)[:2] == ["/robots.txt", "/"]
+    # After the home page's read (its links), the five pages come at the interval, each while
+    # the one before waits out its slow read.
+    page_gaps = net.gaps(A)[2:]
+    assert len(page_gaps) == 4
+    assert min(page_gaps) >= delay_s - EPSILON
+    assert max(page_gaps) < slow_s, page_gaps
