@@ -403,6 +403,7 @@ class HostWork:
             now = self._clock.now()
             answered = self._clock.at(entry.answered_at) if entry.answered_at is not None else now
             slot.release(min(now, answered))
+            self.reader.answered(now)
             self._checkpoints.robots_moved()
             host.robots_busy = False
             host.robots = entry
@@ -520,6 +521,7 @@ class HostWork:
         )
         now = self._clock.now()
         slot.release(self._clock.answered_at(answer, now))
+        self.reader.answered(now)
         if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
             self._archive(host, item, answer, started_at)
         if isinstance(answer, FetchFailure):
@@ -574,7 +576,7 @@ class HostWork:
         turns = self._scheduler.turns
         body = answer.body
         html = 200 <= answer.status < 300 and bool(body) and is_html(answer.content_type)
-        if html and len(body) <= OFF_LOOP_BYTES and self.reader.takes(self._clock.now()):
+        if html and len(body) <= OFF_LOOP_BYTES and self.reader.takes():
             beside = await self._read_beside(item, answer)
             if beside is not None:
                 await turns.take()

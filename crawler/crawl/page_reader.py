@@ -7,9 +7,10 @@ digest) is the biggest part of it: about 0.25 ms of a request's 0.6 on the polit
 lets go of the GIL while it parses, the rest does not. A process can: the loop sends the body and
 gets the `Page` back, a few tens of microseconds of pickling, and the loop is free meanwhile.
 
-When (`page.reader`): `auto` starts the process once the crawl reads more than
-`START_PAGES_PER_S` pages in a second on a machine of two cores or more, so a small crawl never
-pays for it; `process` from the first page; `loop` never. A page longer than
+When (`page.reader`): `auto` starts the process once answers come at `START_ANSWERS_PER_S` a
+second on a machine of two cores or more (robots.txt files count: the process is ready when the
+pages they lead to come), so a small crawl never pays for it; `process` from the first page;
+`loop` never. A page longer than
 crawler.crawl.answers' OFF_LOOP_BYTES is not sent: the worker thread reads it without a copy.
 
 Failure: the process reads pages in the order sent and answers in that order, so if it dies (a
@@ -43,10 +44,10 @@ log = logging.getLogger(__name__)
 
 ReaderMode: TypeAlias = Literal["auto", "process", "loop"]
 
-START_PAGES_PER_S = 100
-"""`auto` starts the process once this many pages are read within a second: a tenth of a core
-of the loop's time, past which the process's start (about 0.15 s of CPU, off the loop) is worth
-it."""
+START_ANSWERS_PER_S = 100
+"""`auto` starts the process once this many answers come within a second: pages to read at that
+pace cost the loop a tenth of a core or more, past which the process's start (about 0.15 s of
+CPU, off the loop) is worth it."""
 MAX_RESTARTS = 3
 """Deaths of the process with no page read in between, after which pages are read on the loop."""
 STOP_WAIT_S = 5.0
@@ -102,21 +103,29 @@ class PageReader:
         process = self._process
         return process.get_pid() if process is not None else None
 
-    def takes(self, now: float) -> bool:
-        """Whether the next page (of at most OFF_LOOP_BYTES) is read by the process, which starts
-        now if it is time to. `now`: seconds, for `auto`'s rate."""
-        mode = self._mode
-        if mode == "loop" or self._closed:
+    def answered(self, now: float) -> None:
+        """An answer (a page's, a robots.txt's, a sitemap's) came in at `now`, in seconds: in
+        `auto`, the process starts once answers come at START_ANSWERS_PER_S a second, so it is
+        ready by the time the pages they lead to come (a crawl's first wave of answers is its
+        robots.txt files)."""
+        if self._mode != "auto" or self._process is not None or self._starting is not None:
+            return
+        since, answers = self._window
+        if now - since >= 1.0:
+            self._window = (now, 1)
+        elif answers + 1 < START_ANSWERS_PER_S:
+            self._window = (since, answers + 1)
+        elif not self._closed:
+            self._start()
+
+    def takes(self) -> bool:
+        """Whether the next page (of at most OFF_LOOP_BYTES) is read by the process (in
+        `process`, started now if it is not running)."""
+        if self._mode == "loop" or self._closed:
             return False
-        if mode == "auto" and self._process is None and self._starting is None:
-            since, pages = self._window
-            if now - since >= 1.0:
-                self._window = (now, 1)
-                return False
-            if pages + 1 < START_PAGES_PER_S:
-                self._window = (since, pages + 1)
-                return False
         if self._process is None and self._starting is None:
+            if self._mode == "auto":
+                return False
             self._start()
         return True
 

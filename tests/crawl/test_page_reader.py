@@ -12,7 +12,7 @@ import pytest
 
 from crawler.crawl.page_reader import (
     MAX_RESTARTS,
-    START_PAGES_PER_S,
+    START_ANSWERS_PER_S,
     PageReader,
     PageReaderError,
     PageReaderGoneError,
@@ -49,7 +49,7 @@ async def test_a_page_is_read_as_on_the_loop() -> None:
     pages = real_pages()
     assert len(pages) >= 10
     reader = PageReader(RULES, "process")
-    assert reader.takes(0.0)
+    assert reader.takes()
     try:
         results = await asyncio.gather(*(read(reader, url, body) for url, body in pages))
     finally:
@@ -62,7 +62,7 @@ async def test_a_page_is_read_as_on_the_loop() -> None:
 async def test_headers_and_charset_reach_the_process() -> None:
     body = "<html><head><title>Ça</title></head><body><a href=/x>x</a>é</body>".encode("latin-1")
     reader = PageReader(RULES, "process")
-    reader.takes(0.0)
+    reader.takes()
     try:
         _, page = await reader.read(
             body,
@@ -83,7 +83,7 @@ async def test_headers_and_charset_reach_the_process() -> None:
 async def test_an_unchanged_page_is_not_read() -> None:
     url, body = real_pages()[0]
     reader = PageReader(RULES, "process")
-    reader.takes(0.0)
+    reader.takes()
     try:
         same = await read(reader, url, body, unchanged=body_digest(body))
         other = await read(reader, url, body, unchanged="0" * 32)
@@ -96,7 +96,7 @@ async def test_an_unchanged_page_is_not_read() -> None:
 async def test_a_death_fails_the_oldest_page_and_a_new_process_reads_the_rest() -> None:
     pages = real_pages()[:4]
     reader = PageReader(RULES, "process")
-    reader.takes(0.0)
+    reader.takes()
     try:
         reads = [asyncio.ensure_future(read(reader, url, body)) for url, body in pages]
         # Killed while it starts: no page can have been answered yet.
@@ -115,7 +115,7 @@ async def test_a_death_fails_the_oldest_page_and_a_new_process_reads_the_rest() 
 async def test_a_process_that_keeps_dying_is_given_up() -> None:
     pages = real_pages()[: MAX_RESTARTS + 3]
     reader = PageReader(RULES, "process")
-    reader.takes(0.0)
+    reader.takes()
     try:
         reads = [asyncio.ensure_future(read(reader, url, body)) for url, body in pages]
         for _ in range(MAX_RESTARTS + 1):
@@ -130,13 +130,13 @@ async def test_a_process_that_keeps_dying_is_given_up() -> None:
     assert all(isinstance(r, PageReaderError) for r in results[: MAX_RESTARTS + 1])
     assert all(isinstance(r, PageReaderGoneError) for r in results[MAX_RESTARTS + 1 :])
     assert reader.started == MAX_RESTARTS + 1
-    assert not reader.takes(0.0)
+    assert not reader.takes()
 
 
 async def test_close_ends_the_process_and_cancels_what_waits() -> None:
     url, body = real_pages()[0]
     reader = PageReader(RULES, "process")
-    reader.takes(0.0)
+    reader.takes()
     waiting = asyncio.ensure_future(read(reader, url, body))
     pid = await started(reader)
     await reader.close()
@@ -145,22 +145,26 @@ async def test_close_ends_the_process_and_cancels_what_waits() -> None:
         for _ in range(500):  # reaped by the loop's child watcher
             os.kill(pid, 0)
             await asyncio.sleep(0.01)
-    assert not reader.takes(0.0)
+    assert not reader.takes()
     with pytest.raises(PageReaderGoneError):
         await read(reader, url, body)
 
 
-async def test_auto_starts_when_pages_come_fast_enough() -> None:
+async def test_auto_starts_when_answers_come_fast_enough() -> None:
     reader = PageReader(RULES, "auto", cores=2)
     try:
-        # Slower than START_PAGES_PER_S: read on the loop, no process.
+        # Slower than START_ANSWERS_PER_S: pages are read on the loop, no process.
         for second in range(3):
-            for i in range(START_PAGES_PER_S // 2):
-                assert not reader.takes(second + i / START_PAGES_PER_S)
+            for i in range(START_ANSWERS_PER_S // 2):
+                reader.answered(second + i / START_ANSWERS_PER_S)
+                assert not reader.takes()
         assert reader.started == 0
-        taken = [reader.takes(10.0 + i / (4 * START_PAGES_PER_S)) for i in range(200)]
-        assert taken.index(True) == START_PAGES_PER_S - 1
-        assert all(taken[START_PAGES_PER_S - 1 :])
+        taken = []
+        for i in range(200):
+            reader.answered(10.0 + i / (4 * START_ANSWERS_PER_S))
+            taken.append(reader.takes())
+        assert taken.index(True) == START_ANSWERS_PER_S - 1
+        assert all(taken[START_ANSWERS_PER_S - 1 :])
         assert reader.started == 1
     finally:
         await reader.close()
@@ -168,5 +172,7 @@ async def test_auto_starts_when_pages_come_fast_enough() -> None:
 
 def test_auto_never_starts_on_one_core_nor_loop_ever() -> None:
     for reader in (PageReader(RULES, "auto", cores=1), PageReader(RULES, "loop", cores=8)):
-        assert not any(reader.takes(i / 1000) for i in range(1000))
+        for i in range(1000):
+            reader.answered(i / 1000)
+            assert not reader.takes()
         assert reader.started == 0

@@ -54,6 +54,11 @@ __all__ = [
 SLOW_CAP = 12.0
 """Longest a slow route keeps a connection busy: well past the crawl's deadlines, short enough
 that a crawl without one still ends within the suite's time."""
+SELF_CHECK_S = 0.05
+"""How often the servers' loop wakes to see how late it is."""
+SELF_STALL_S = 0.2
+"""Lateness of the servers' own loop worth noting (`HostileWeb.stalls`): a request head that
+arrived meanwhile is logged that much late, and no test should blame the crawl for it."""
 REQUEST_HEAD_LIMIT = 1 << 20
 """Request heads up to 1 MiB are read and logged, so a 100 KB request-target shows in the log."""
 CHUNK = 64 * 1024
@@ -309,6 +314,9 @@ class HostileWeb:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._servers: list[asyncio.Server] = []
         self._blocked: list[socket.socket] = []
+        self.stalls: list[tuple[float, float]] = []
+        """(from, to), server time: where the servers' own loop woke SELF_STALL_S or more late
+        (this test process's work, or the machine's), its hits logged late."""
 
     def __enter__(self) -> HostileWeb:
         self._thread.start()
@@ -326,7 +334,16 @@ class HostileWeb:
     def hits(self, ip: str) -> list[Hit]:
         return list(self.hosts[ip].hits)
 
+    async def _watch_self(self) -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(SELF_CHECK_S)
+            after = time.monotonic()
+            if after - before - SELF_CHECK_S >= SELF_STALL_S:
+                self.stalls.append((before, after))
+
     async def _start(self) -> None:
+        self._watcher = asyncio.create_task(self._watch_self())
         for host in self.hosts.values():
             if host.accepts_connections:
                 server = await asyncio.start_server(
