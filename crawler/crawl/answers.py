@@ -403,7 +403,7 @@ class HostWork:
             now = self._clock.now()
             answered = self._clock.at(entry.answered_at) if entry.answered_at is not None else now
             slot.release(min(now, answered))
-            self.reader.answered(now)
+            self.reader.answered(host.origin, now)
             self._checkpoints.robots_moved()
             host.robots_busy = False
             host.robots = entry
@@ -521,7 +521,7 @@ class HostWork:
         )
         now = self._clock.now()
         slot.release(self._clock.answered_at(answer, now))
-        self.reader.answered(now)
+        self.reader.answered(host.origin, now)
         if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
             self._archive(host, item, answer, started_at)
         if isinstance(answer, FetchFailure):

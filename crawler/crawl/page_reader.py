@@ -7,10 +7,10 @@ digest) is the biggest part of it: about 0.25 ms of a request's 0.6 on the polit
 lets go of the GIL while it parses, the rest does not. A process can: the loop sends the body and
 gets the `Page` back, a few tens of microseconds of pickling, and the loop is free meanwhile.
 
-When (`page.reader`): `auto` starts the process once answers come at `START_ANSWERS_PER_S` a
-second on a machine of two cores or more (robots.txt files count: the process is ready when the
-pages they lead to come), so a small crawl never pays for it; `process` from the first page;
-`loop` never. A page longer than
+When (`page.reader`): `auto` starts the process once `START_HOSTS_PER_S` hosts answer within a
+second, on a machine of two cores or more (robots.txt files count: the process is ready when the
+pages they lead to come), so a crawl of a few hosts never pays for it; `process` from the first
+page; `loop` never. A page longer than
 crawler.crawl.answers' OFF_LOOP_BYTES is not sent: the worker thread reads it without a copy.
 
 Failure: the process reads pages in the order sent and answers in that order, so if it dies (a
@@ -44,10 +44,13 @@ log = logging.getLogger(__name__)
 
 ReaderMode: TypeAlias = Literal["auto", "process", "loop"]
 
-START_ANSWERS_PER_S = 100
-"""`auto` starts the process once this many answers come within a second: pages to read at that
-pace cost the loop a tenth of a core or more, past which the process's start (about 0.15 s of
-CPU, off the loop) is worth it."""
+START_HOSTS_PER_S = 100
+"""`auto` starts the process once this many hosts answer within a second. What the process buys
+is each host's pace when many come due at once (a page read on the loop makes every other host
+due meanwhile wait), at a cost in CPU (pickles, a second interpreter): with a few hosts crawled
+fast, the loop reading their pages costs less in all, and a crawl writing the index, whose
+writer needs that CPU, ended later with the process (benchmarks/README.md, "Pages read in a
+process")."""
 MAX_RESTARTS = 3
 """Deaths of the process with no page read in between, after which pages are read on the loop."""
 STOP_WAIT_S = 5.0
@@ -83,8 +86,8 @@ class PageReader:
 
         self._rules = rules
         self._mode: ReaderMode = mode if mode != "auto" or cores > 1 else "loop"
-        self._window = (0.0, 0)
-        """auto: since when, and how many pages were read on the loop in the current second."""
+        self._window: tuple[float, set[str]] = (0.0, set())
+        """auto: since when, and which hosts answered, in the current second."""
         self._process: asyncio.SubprocessTransport | None = None
         self._starting: asyncio.Task[None] | None = None
         self._waiting: list[_Job] = []
@@ -103,19 +106,20 @@ class PageReader:
         process = self._process
         return process.get_pid() if process is not None else None
 
-    def answered(self, now: float) -> None:
-        """An answer (a page's, a robots.txt's, a sitemap's) came in at `now`, in seconds: in
-        `auto`, the process starts once answers come at START_ANSWERS_PER_S a second, so it is
-        ready by the time the pages they lead to come (a crawl's first wave of answers is its
-        robots.txt files)."""
+    def answered(self, origin: str, now: float) -> None:
+        """An answer (a page's, a robots.txt's, a sitemap's) came from `origin` at `now`, in
+        seconds: in `auto`, the process starts once START_HOSTS_PER_S hosts answer within a
+        second, so it is ready by the time the pages they lead to come (a crawl's first wave of
+        answers is its robots.txt files)."""
         if self._mode != "auto" or self._process is not None or self._starting is not None:
             return
-        since, answers = self._window
+        since, origins = self._window
         if now - since >= 1.0:
-            self._window = (now, 1)
-        elif answers + 1 < START_ANSWERS_PER_S:
-            self._window = (since, answers + 1)
-        elif not self._closed:
+            self._window = (now, {origin})
+            return
+        origins.add(origin)
+        if len(origins) >= START_HOSTS_PER_S and not self._closed:
+            self._window = (now, set())
             self._start()
 
     def takes(self) -> bool:
@@ -179,9 +183,7 @@ class PageReader:
             return
         finally:
             self._starting = None
-        if self._closed:
-            process.close()
-            return
+        # Closed meanwhile: `close`, waiting for this start, ends it.
         self._process = process
         stdin = _stdin(process)
         stdin.write(frame(self._rules))

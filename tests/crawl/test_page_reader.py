@@ -12,7 +12,7 @@ import pytest
 
 from crawler.crawl.page_reader import (
     MAX_RESTARTS,
-    START_ANSWERS_PER_S,
+    START_HOSTS_PER_S,
     PageReader,
     PageReaderError,
     PageReaderGoneError,
@@ -150,21 +150,23 @@ async def test_close_ends_the_process_and_cancels_what_waits() -> None:
         await read(reader, url, body)
 
 
-async def test_auto_starts_when_answers_come_fast_enough() -> None:
+async def test_auto_starts_when_many_hosts_answer_within_a_second() -> None:
     reader = PageReader(RULES, "auto", cores=2)
     try:
-        # Slower than START_ANSWERS_PER_S: pages are read on the loop, no process.
-        for second in range(3):
-            for i in range(START_ANSWERS_PER_S // 2):
-                reader.answered(second + i / START_ANSWERS_PER_S)
-                assert not reader.takes()
+        # A few hosts answering fast, or many answering slowly: pages are read on the loop.
+        for i in range(5000):
+            reader.answered(f"http://h{i % 20}", i / 1000)
+            assert not reader.takes()
+        for i in range(300):
+            reader.answered(f"http://h{i}", 10 + i / (START_HOSTS_PER_S // 2))
+            assert not reader.takes()
         assert reader.started == 0
         taken = []
         for i in range(200):
-            reader.answered(10.0 + i / (4 * START_ANSWERS_PER_S))
+            reader.answered(f"http://h{i}", 20.0 + i / (4 * START_HOSTS_PER_S))
             taken.append(reader.takes())
-        assert taken.index(True) == START_ANSWERS_PER_S - 1
-        assert all(taken[START_ANSWERS_PER_S - 1 :])
+        assert taken.index(True) == START_HOSTS_PER_S - 1
+        assert all(taken[START_HOSTS_PER_S - 1 :])
         assert reader.started == 1
     finally:
         await reader.close()
@@ -173,6 +175,6 @@ async def test_auto_starts_when_answers_come_fast_enough() -> None:
 def test_auto_never_starts_on_one_core_nor_loop_ever() -> None:
     for reader in (PageReader(RULES, "auto", cores=1), PageReader(RULES, "loop", cores=8)):
         for i in range(1000):
-            reader.answered(i / 1000)
+            reader.answered(f"http://h{i}", i / 1000)
             assert not reader.takes()
         assert reader.started == 0
