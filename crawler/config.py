@@ -333,8 +333,8 @@ class PageConfig:
     """Follow links marked rel="nofollow", "ugc" or "sponsored"; by default they are not."""
     reader: Literal["auto", "process", "loop"] = "auto"
     """Where pages are read: in a process of the crawl's own, beside the event loop (process),
-    on the loop (loop), or auto: in the process once the crawl reads over 100 pages a second on
-    a machine of two cores or more."""
+    on the loop (loop), or auto: in the process once 100 hosts or more answer within a second,
+    on a machine of two cores or more (crawler.crawl.page_reader)."""
 
 
 @dataclass(frozen=True, slots=True)
