@@ -165,7 +165,7 @@ async def _crawl_state(
             max_wait=config.politeness.max_wait,
             outputs=outputs,
             problems=seeds.skipped,
-            ran_on=engine(crawler.client_name),
+            ran_on=engine(crawler.client_name, reader=crawler.pages_read_beside),
             seed_moves=crawler.seed_moves,
             given_up=crawler.given_up,
             traps=crawler.traps,

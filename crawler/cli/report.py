@@ -303,10 +303,11 @@ def summary(
     return "\n".join(lines)
 
 
-def engine(client: str) -> str:
-    """What a crawl runs on: the page walk (the compiled one is about twice as fast), the HTTP
-    client, the event loop."""
-    return engine_text(WALK, client, event_loop_name())
+def engine(client: str, *, reader: bool = False) -> str:
+    """What a crawl runs on: the page walk (the compiled one is about twice as fast), and with
+    `reader`, in the page reader's process (page.reader); the HTTP client; the event loop."""
+    walk = f"{WALK}, in a process of its own" if reader else WALK
+    return engine_text(walk, client, event_loop_name())
 
 
 def engine_text(walk: str, client: str, loop: str) -> str:

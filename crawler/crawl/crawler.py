@@ -164,6 +164,11 @@ class Crawler:
         return answer
 
     @property
+    def pages_read_beside(self) -> bool:
+        """Whether pages were read in the page reader's process (page.reader) in this run."""
+        return self._work.reader.started > 0
+
+    @property
     def archive_figures(self) -> ArchiveFigures | None:
         """What this run wrote to WARC files (output.warc), once the crawler has exited; None
         without a WARC sink."""

@@ -67,6 +67,25 @@ async def test_crawl_writes_pages_reports_bad_seed_lines_and_sums_up(tmp_path: P
     assert "ran on: page walk " in out and ", HTTP client http1, event loop " in out
 
 
+async def test_the_summary_says_where_pages_were_read(tmp_path: Path) -> None:
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("")
+        site.page("/", "/a")
+        site.page("/a")
+        said = {}
+        for reader in ("process", "loop"):
+            status, out, err = await crawl_command(
+                site.url("/"), "--data", str(tmp_path / reader), "-s", f"page.reader={reader}"
+            )
+            assert status == EXIT_OK, err
+            assert "2 pages" in out
+            said[reader] = next(line for line in out.splitlines() if line.startswith("ran on:"))
+    assert said["process"].startswith("ran on: page walk ")
+    assert ", in a process of its own, HTTP client " in said["process"]
+    assert "in a process" not in said["loop"]
+
+
 async def test_the_summary_says_where_a_seed_redirected(tmp_path: Path) -> None:
     async with LoopbackWeb(A, B) as net:
         a, b = net[A], net[B]
