@@ -166,7 +166,7 @@ class Crawler:
     @property
     def pages_read_beside(self) -> bool:
         """Whether pages were read in the page reader's process (page.reader) in this run."""
-        return self._work.reader.started > 0
+        return self._work.reader.pages > 0
 
     @property
     def archive_figures(self) -> ArchiveFigures | None:

@@ -83,7 +83,6 @@ class PageReader:
     def __init__(self, rules: PageRules, mode: ReaderMode, cores: int | None = None) -> None:
         if cores is None:
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-
         self._rules = rules
         self._mode: ReaderMode = mode if mode != "auto" or cores > 1 else "loop"
         self._window: tuple[float, set[str]] = (0.0, set())
@@ -99,6 +98,8 @@ class PageReader:
         self._closed = False
         self.started = 0
         """Processes started."""
+        self.pages = 0
+        """Pages the process read (unchanged ones included)."""
 
     @property
     def process_id(self) -> int | None:
@@ -201,6 +202,7 @@ class PageReader:
         kind, digest, page = message
         if kind == "read":
             assert digest is not None
+            self.pages += 1
             job.future.set_result((digest, page))
         else:
             job.future.set_exception(PageReaderError(f"the page reader failed: {digest}"))

@@ -57,6 +57,7 @@ async def test_a_page_is_read_as_on_the_loop() -> None:
     for (url, body), result in zip(pages, results, strict=True):
         assert result == (body_digest(body), read_page(body, url, rules=RULES)), url
     assert reader.started == 1
+    assert reader.pages == len(pages)
 
 
 async def test_headers_and_charset_reach_the_process() -> None:
