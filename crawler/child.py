@@ -12,7 +12,16 @@ import subprocess
 import sys
 from typing import IO, Any
 
-__all__ = ["PARENT_VARIABLE", "Frames", "die_with_parent", "frame", "receive", "send", "start"]
+__all__ = [
+    "PARENT_VARIABLE",
+    "Frames",
+    "die_with_parent",
+    "environment",
+    "frame",
+    "receive",
+    "send",
+    "start",
+]
 
 PARENT_VARIABLE = "CRAWLER_PARENT"
 """The crawl's process id, in a child's environment: the child dies with it."""
@@ -76,15 +85,20 @@ class Frames:
 
 def start(module: str) -> subprocess.Popen[bytes]:
     """`python -m module`, its standard input and output pipes to this process, its standard
-    error this process's. It finds this crawler as this process does (a checkout not installed,
-    too), and is told this process's id (`die_with_parent`)."""
-    path = os.pathsep.join(entry for entry in sys.path if entry)
+    error this process's, its environment `environment()`."""
     return subprocess.Popen(
         [sys.executable, "-m", module],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": path, PARENT_VARIABLE: str(os.getpid())},
+        env=environment(),
     )
+
+
+def environment() -> dict[str, str]:
+    """A child's environment: it finds this crawler as this process does (a checkout not
+    installed, too), and is told this process's id (`die_with_parent`)."""
+    path = os.pathsep.join(entry for entry in sys.path if entry)
+    return {**os.environ, "PYTHONPATH": path, PARENT_VARIABLE: str(os.getpid())}
 
 
 def die_with_parent() -> None:

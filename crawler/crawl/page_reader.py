@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
-from crawler.child import PARENT_VARIABLE, Frames, die_with_parent, frame
+from crawler.child import Frames, die_with_parent, environment, frame
 from crawler.errors import CrawlerError
 from crawler.output.records import body_digest
 from crawler.page.read import Page, PageRules, read_page
@@ -166,7 +166,6 @@ class PageReader:
 
     async def _spawn(self) -> None:
         loop = asyncio.get_running_loop()
-        path = os.pathsep.join(entry for entry in sys.path if entry)
         try:
             process, _ = await loop.subprocess_exec(
                 lambda: _Answers(self),
@@ -176,7 +175,7 @@ class PageReader:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=None,
-                env={**os.environ, "PYTHONPATH": path, PARENT_VARIABLE: str(os.getpid())},
+                env=environment(),
             )
         except Exception as error:  # whatever it was, the pages waiting for it are read here
             log.warning("cannot start the page reader process (%s): pages are read here", error)
