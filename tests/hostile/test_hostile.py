@@ -469,3 +469,22 @@ def test_the_starvation_crawl_ends_by_itself(starvation_run: StarvationRun) -> N
     assert "Traceback" not in run.out + run.err
     assert run.peak_rss < RSS_BOUND
     check_gaps(starvation_run.control.host.hits, starvation_run.control.delay)
+
+
+# --- the judge's own stalls ----------------------------------------------------------------------
+
+
+def test_the_servers_note_where_their_own_loop_stalled() -> None:
+    with HostileWeb([]) as web:
+        time.sleep(0.2)
+        web._loop.call_soon_threadsafe(time.sleep, 0.5)  # the loop held, as a heavy route would
+        time.sleep(0.8)
+        stalls = list(web.stalls)
+    assert any(to - since >= 0.5 for since, to in stalls), stalls
+
+
+def test_a_wait_is_counted_without_the_servers_stalls_within_it() -> None:
+    stalls = [(1.0, 2.0), (3.0, 5.0)]
+    run = MainRun(run=None, cases={}, controls=[], server_stalls=stalls)  # type: ignore[arg-type]
+    assert stalled(run, 1.5, 4.0) == pytest.approx(0.5 + 1.0)
+    assert stalled(run, 5.0, 6.0) == 0.0
