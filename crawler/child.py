@@ -78,10 +78,6 @@ class Frames:
         del buffer[:at]
         return messages
 
-    def __len__(self) -> int:
-        """Bytes of a message not yet whole."""
-        return len(self._buffer)
-
 
 def start(module: str) -> subprocess.Popen[bytes]:
     """`python -m module`, its standard input and output pipes to this process, its standard

@@ -51,7 +51,7 @@ from crawler.crawl.decide import (
 )
 from crawler.crawl.hosts import Host, HostTable, Slot
 from crawler.crawl.outlet import Outlet, record_for
-from crawler.crawl.page_reader import PageReader, PageReaderGoneError
+from crawler.crawl.page_reader import PageReader, PageReaderGoneError, Read
 from crawler.crawl.robots_cache import RobotsCache
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.scope import Scope
@@ -595,9 +595,7 @@ class HostWork:
         )
         return digest, change, await self._read(read, len(body), OFF_LOOP_BYTES)
 
-    async def _read_beside(
-        self, item: QueuedUrl, answer: Response
-    ) -> tuple[str, Page | None] | None:
+    async def _read_beside(self, item: QueuedUrl, answer: Response) -> Read | None:
         """The page's digest and, unless it is unchanged, the page, read by the page reader's
         process; None when that was given up (read it here)."""
         earlier = item.earlier

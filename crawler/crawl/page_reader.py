@@ -31,14 +31,14 @@ import sys
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from crawler.child import Frames, die_with_parent, environment, frame
 from crawler.errors import CrawlerError
 from crawler.output.records import body_digest
 from crawler.page.read import Page, PageRules, read_page
 
-__all__ = ["PageReader", "PageReaderError", "PageReaderGoneError", "ReaderMode"]
+__all__ = ["PageReader", "PageReaderError", "PageReaderGoneError", "Read", "ReaderMode"]
 
 log = logging.getLogger(__name__)
 
@@ -222,6 +222,7 @@ class PageReader:
                     f"the page reader process ended (exit status {status}) reading this page"
                 )
             )
+        self._waiting = unanswered + self._waiting
         if self._deaths > MAX_RESTARTS:
             log.warning(
                 "the page reader process ended %d times in a row (last exit status %s): pages "
@@ -229,11 +230,9 @@ class PageReader:
                 self._deaths,
                 status,
             )
-            self._waiting = unanswered + self._waiting
             self._give_up()
             return
         log.warning("the page reader process ended (exit status %s); starting another", status)
-        self._waiting = unanswered + self._waiting
         self._start()
 
     def _give_up(self) -> None:
@@ -305,16 +304,18 @@ class _Answers(asyncio.SubprocessProtocol):
 # --- the process ------------------------------------------------------------------------------
 
 
-def serve(rules: PageRules, frames: Frames, requests: int, answers: int) -> None:
-    """Read pages from the file descriptor `requests` until it ends, answering each on
-    `answers`, in order: every request that came in one read of the pipe is answered in one
-    write. `frames` may hold requests already."""
-    data = b""
+def serve(
+    rules: PageRules, frames: Frames, pending: list[Any], requests: int, answers: int
+) -> None:
+    """Answer the `pending` requests, then read more from the file descriptor `requests` (into
+    `frames`) until it ends, answering each on `answers`, in order: every request that came in
+    one read of the pipe is answered in one write."""
     while True:
-        _write_all(answers, b"".join(_reply(rules, *request) for request in frames.feed(data)))
+        _write_all(answers, b"".join(_reply(rules, *request) for request in pending))
         data = os.read(requests, 1 << 20)
         if not data:
             return
+        pending = frames.feed(data)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -353,18 +354,15 @@ def main() -> int:
     os.nice(BACKGROUND_NICENESS // 2)
 
     frames = Frames()
-    while True:
+    messages: list[Any] = []
+    while not messages:
         data = os.read(0, 1 << 20)
         if not data:
             return 0
         # The first message is the rules; requests may follow in the same read.
         messages = frames.feed(data)
-        if messages:
-            break
-    rules = messages[0]
     tune_gc()
-    _write_all(1, b"".join(_reply(rules, *request) for request in messages[1:]))
-    serve(rules, frames, 0, 1)
+    serve(messages[0], frames, messages[1:], 0, 1)
     return 0
 
 

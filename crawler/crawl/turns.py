@@ -57,11 +57,7 @@ class Turns:
         the caller goes on at once; the step runs to its end, its result unread."""
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="crawler-step")
-        self._off_loop += 1
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._worker, step)
-        finally:
-            self._off_loop -= 1
+        return await self.elsewhere(asyncio.get_running_loop().run_in_executor(self._worker, step))
 
     async def elsewhere(self, step: Awaitable[T]) -> T:
         """Await `step`, done elsewhere (crawler.crawl.page_reader's process), counted among the
