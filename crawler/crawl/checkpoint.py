@@ -10,7 +10,8 @@ The crawl tells the `Checkpointer`:
   next hop of its redirect queued). The URL waits in memory with the count of records handed;
 - `robots_moved()` when a robots.txt request is about to start or its answer is in: the state is
   then committed by `before_requests()`, which the crawl calls after launching requests and before
-  they run, so that no later request to the host starts with that fact only in memory.
+  they run (when it launched some: a wake that starts nothing has nothing to commit for), so that
+  no later request to the host starts with that fact only in memory.
 
 `tick()`, whenever the crawl wakes: every `state.commit_interval` seconds a checkpoint (mark done
 every finished URL whose record each sink has stored, flush the sinks, save the figures,

@@ -173,7 +173,7 @@ class Scheduler:
     def _launch_due(self, launcher: Launcher, now: float) -> None:
         if self.shared is not None and not self.shared.may_launch():
             return  # the claim loop ends the crawl: this worker may have been given up
-        launched = 0
+        launched = started = 0
         while self._may_launch(now):
             if launched == LAUNCH_BATCH:
                 # More are due: go on in the next iteration, once the loop has polled
@@ -192,9 +192,11 @@ class Scheduler:
             if self.servers is not None and not self._server_allows(host, now):
                 continue
             launcher.launch(host, now)
-        # The requests just launched run once this returns: what politeness must not forget is
-        # committed first.
-        self._checkpoints.before_requests()
+            started += 1
+        if started:
+            # The requests just launched run once this returns: what politeness must not forget
+            # is committed first.
+            self._checkpoints.before_requests()
 
     def _server_allows(self, host: Host, now: float) -> bool:
         """politeness.per_server: whether `host`'s server may be sent a request now; if not, the

@@ -10,8 +10,10 @@ up to half a second late, and every host would lose that much of its pace (bench
 "Page steps take turns").
 
 Taking turns keeps each iteration to one page step plus the light callbacks (I/O, timers, stamps),
-so the loop polls between page steps. The steps still run in the order their answers came, and the
-same total work is done; what changes is that nothing waits behind a whole burst of it.
+so the loop polls between page steps. A robots.txt answer's step (its parse, its rules) takes a
+turn too: the first wave of a crawl is every host's robots.txt at once. The steps still run in the
+order their answers came, and the same total work is done; what changes is that nothing waits
+behind a whole burst of it.
 
 A step too heavy for one turn (a big page's parse: up to about half a second, however the page
 is bounded) runs `off_loop`, on one worker thread, one such step after another: lexbor lets go

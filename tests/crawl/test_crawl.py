@@ -10,12 +10,15 @@ import asyncio
 import json
 import logging
 import ssl
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 from support.crawling import by_url, make_config, run
+from support.iterations import start_iteration_counter
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
 from crawler import Crawler
@@ -23,6 +26,8 @@ from crawler.config import LimitsConfig, ScopeConfig
 from crawler.crawl.answers import HostWork
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
+from crawler.robots.txt import RobotsTxt
+from crawler.state import MemoryCrawlState
 
 pytestmark = pytest.mark.loopback
 
@@ -844,3 +849,82 @@ async def test_a_host_goes_on_while_its_last_page_waits_to_be_read(
     assert len(page_gaps) == 4
     assert min(page_gaps) >= delay_s - EPSILON
     assert max(page_gaps) < slow_s, page_gaps
+
+
+WAVE_DELAY_S = 0.3
+
+
+def together(hosts: int) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """A robots.txt handler that answers no host until all `hosts` have asked, then all at once:
+    a wave of answers reaching the crawl in the same moment. Each asks for WAVE_DELAY_S."""
+    asked = 0
+    everyone = asyncio.Event()
+
+    async def answer(request: web.Request) -> web.Response:
+        nonlocal asked
+        asked += 1
+        if asked == hosts:
+            everyone.set()
+        await everyone.wait()
+        return web.Response(text=f"User-agent: *\nCrawl-delay: {WAVE_DELAY_S}\n")
+
+    return answer
+
+
+async def test_robots_txt_answers_that_come_together_are_read_in_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wave of robots.txt answers is read one answer per iteration of the event loop (its
+    parse and its rules: crawler.crawl.turns), so the loop polls between them and the answers
+    behind are stamped as they come, not after the whole wave has been read."""
+    iteration = start_iteration_counter(asyncio.get_running_loop())
+    parsed_at: list[int] = []
+    parse = RobotsTxt.parse.__func__  # type: ignore[attr-defined]
+
+    def parse_counted(cls: type[RobotsTxt], body: bytes | str, **options: object) -> RobotsTxt:
+        parsed_at.append(iteration())
+        return parse(cls, body, **options)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(RobotsTxt, "parse", classmethod(parse_counted))
+    hosts = ADDRESSES[:12]
+    handler = together(len(hosts))
+    async with LoopbackWeb(*hosts) as net:
+        for ip in hosts:
+            net[ip].routes["/robots.txt"] = handler
+            net[ip].page("/")
+        _records, crawler = await run(make_config(), [net[ip].url("/") for ip in hosts])
+    assert crawler.stats.pages == len(hosts)
+    assert len(parsed_at) == len(hosts)
+    assert len(set(parsed_at)) == len(hosts), parsed_at
+
+
+async def test_robots_txt_answers_are_committed_with_the_requests_after_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What robots.txt answers changed is committed before the next request starts, once for
+    the requests launched together, not at every wake of the scheduler in between (a wave of
+    2,000 answers made as many commits on the loop)."""
+    commits: list[float] = []
+    commit = MemoryCrawlState.commit
+
+    def commit_timed(self: MemoryCrawlState) -> None:
+        commits.append(time.monotonic())
+        commit(self)
+
+    monkeypatch.setattr(MemoryCrawlState, "commit", commit_timed)
+    hosts = ADDRESSES[:12]
+    handler = together(len(hosts))
+    async with LoopbackWeb(*hosts) as net:
+        for ip in hosts:
+            net[ip].routes["/robots.txt"] = handler
+            net[ip].page("/")
+        config = make_config(state={"commit_interval": 10.0})
+        _records, crawler = await run(config, [net[ip].url("/") for ip in hosts])
+    assert crawler.stats.pages == len(hosts)
+    robots_asked = max(hit.at for hit in net.hits if hit.path == "/robots.txt")
+    first_page = min(hit.at for hit in net.hits if hit.path == "/")
+    assert first_page - robots_asked >= WAVE_DELAY_S - EPSILON
+    # Between the wave of answers and the pages a Crawl-delay later, nothing was launched:
+    # nothing to commit for.
+    between = [at for at in commits if robots_asked < at < first_page - WAVE_DELAY_S / 2]
+    assert between == [], f"{len(between)} commits while no request started"

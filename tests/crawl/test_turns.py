@@ -7,32 +7,12 @@ import functools
 import itertools
 import threading
 import time
-from collections.abc import Callable
 
 import pytest
+from support.iterations import start_iteration_counter
 
 from crawler import runtime as tuning
 from crawler.crawl.turns import Turns
-
-
-def start_iteration_counter(loop: asyncio.AbstractEventLoop) -> Callable[[], int]:
-    """A callback that reschedules itself with call_soon runs once per loop iteration; the
-    returned function reads how many iterations have run since."""
-    count = 0
-    running = True
-
-    def tick() -> None:
-        nonlocal count
-        count += 1
-        if running:
-            loop.call_soon(tick)
-
-    loop.call_soon(tick)
-
-    def read() -> int:
-        return count
-
-    return read
 
 
 async def test_turns_are_granted_in_order_one_per_iteration() -> None:
