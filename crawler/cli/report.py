@@ -306,8 +306,12 @@ def summary(
 def engine(client: str, *, reader: bool = False) -> str:
     """What a crawl runs on: the page walk (the compiled one is about twice as fast), and with
     `reader`, in the page reader's process (page.reader); the HTTP client; the event loop."""
-    walk = f"{WALK}, in a process of its own" if reader else WALK
-    return engine_text(walk, client, event_loop_name())
+    return engine_text(walk_text(WALK, reader=reader), client, event_loop_name())
+
+
+def walk_text(walk: str, *, reader: bool) -> str:
+    """The page walk, and with `reader`, that it ran in the page reader's process."""
+    return f"{walk}, in a process of its own" if reader else walk
 
 
 def engine_text(walk: str, client: str, loop: str) -> str:

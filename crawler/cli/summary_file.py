@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler._version import __version__
-from crawler.cli.report import engine_text
+from crawler.cli.report import engine_text, walk_text
 from crawler.crawl.crawler import Crawler
 from crawler.errors import StateError
 from crawler.output.warc import ArchiveFigures
@@ -117,10 +117,12 @@ def summary_document(
     stopped_by: str | None = None,
     resume: Sequence[str] = (),
     archive: ArchiveFigures | None = None,
+    pages_read_beside: bool = False,
 ) -> dict[str, Any]:
     """The summary of a run as of `now`, ready for `json.dumps`. `ended`: the run is over;
     `stopped_by`: the signal that stopped it; `resume`: what running it again would do;
-    `archive`: what the run wrote to WARC files (output.warc)."""
+    `archive`: what the run wrote to WARC files (output.warc); `pages_read_beside`: the page
+    reader's process (page.reader) read pages in this run."""
     return {
         "format": SUMMARY_FORMAT,
         "crawler_version": __version__,
@@ -159,6 +161,7 @@ def summary_document(
             "page_walk": facts.page_walk,
             "http_client": facts.client,
             "event_loop": facts.event_loop,
+            "page_reader": "process" if pages_read_beside else "loop",
         },
         "outputs": list(facts.outputs),
         "resume": list(resume),
@@ -320,7 +323,9 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
         problems=int(document.get("seed_lines_skipped") or 0),
         ran_on=(
             engine_text(
-                str(ran_on["page_walk"]), str(ran_on["http_client"]), str(ran_on["event_loop"])
+                walk_text(str(ran_on["page_walk"]), reader=ran_on.get("page_reader") == "process"),
+                str(ran_on["http_client"]),
+                str(ran_on["event_loop"]),
             )
             if ran_on
             else None
@@ -436,6 +441,7 @@ class SummaryWriter:
             stopped_by=stopped_by,
             resume=resume,
             archive=crawler.archive_figures,
+            pages_read_beside=crawler.pages_read_beside,
         )
 
     def write(

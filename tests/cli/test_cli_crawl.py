@@ -84,6 +84,10 @@ async def test_the_summary_says_where_pages_were_read(tmp_path: Path) -> None:
     assert said["process"].startswith("ran on: page walk ")
     assert ", in a process of its own, HTTP client " in said["process"]
     assert "in a process" not in said["loop"]
+    # summary.json keeps it, for `crawl status`
+    for reader in ("process", "loop"):
+        written = json.loads((tmp_path / reader / "summary.json").read_text())
+        assert written["ran_on"]["page_reader"] == reader
 
 
 async def test_the_summary_says_where_a_seed_redirected(tmp_path: Path) -> None:

@@ -205,7 +205,8 @@ async def test_a_crawl_leaves_its_figures_in_summary_json(tmp_path: Path) -> Non
     assert host["origin"] == site.origin and host["requests"] == 4
     assert host["robots"] == "status 200"
     assert written["deferred"] == [] and written["given_up"] == {}
-    assert set(written["ran_on"]) == {"page_walk", "http_client", "event_loop"}
+    assert set(written["ran_on"]) == {"page_walk", "http_client", "event_loop", "page_reader"}
+    assert written["ran_on"]["page_reader"] == "loop"  # one host: page.reader auto reads here
     assert f"ran on: page walk {written['ran_on']['page_walk']}" in out
     run = written["run"]
     assert run["number"] == 1 and run["started_at"] <= run["updated_at"] == run["ended_at"]

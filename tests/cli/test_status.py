@@ -150,6 +150,7 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "page_walk": "compiled",
         "http_client": "http1",
         "event_loop": "uvloop",
+        "page_reader": "loop",
     }
     assert written["seed_moves"] == [{"seed": "http://a.test/", "target": "https://a.test/"}]
     assert written["resume"] == ["the same command goes on"]
@@ -256,6 +257,18 @@ def test_status_of_a_run_that_ended_names_it_its_times_and_what_comes_next() -> 
     )
     assert lines[1].startswith("crawl finished after 90.0 s (2 runs): 20 pages")
     assert lines[-1] == "resume: the same command goes on"
+
+
+def test_status_says_the_pages_were_read_in_the_page_readers_process_when_they_were() -> None:
+    for beside, walk in ((True, "page walk compiled, in a process of its own,"), (False, None)):
+        written = document(ended=True, pages_read_beside=beside)
+        assert written["ran_on"]["page_reader"] == ("process" if beside else "loop")
+        text = status_text(Status(written, Path("d/summary.json"), False), Path("d"), NOW + 5)
+        [ran_on] = [line for line in text.splitlines() if line.startswith("ran on: ")]
+        if walk is None:
+            assert ran_on == "ran on: page walk compiled, HTTP client http1, event loop uvloop"
+        else:
+            assert ran_on.startswith(f"ran on: {walk}")
 
 
 def test_status_of_a_run_going_on_says_how_old_its_figures_are() -> None:
