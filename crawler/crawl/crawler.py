@@ -159,12 +159,13 @@ class Crawler:
     async def _get_robots(self, url: str, max_bytes: int) -> Response | FetchFailure:
         started_at = self._clock.now()
         answer = await self._fetcher.get(url, max_bytes=max_bytes)
-        # Its parse and rules in a turn of their own (crawler.crawl.turns): a wave of answers
-        # read in one iteration would stamp the answers behind it late, and each host's next
-        # request counts from its answer's stamp.
-        await self._scheduler.turns.take()
         if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
             self._outlet.archive(Exchange(url, started_at, answer, page=False))
+        # Its parse and rules in a turn of their own (crawler.crawl.turns): a wave of answers
+        # read in one iteration would stamp the answers behind it late, and each host's next
+        # request counts from its answer's stamp. Archived first, as a page's answer is: a
+        # crawl stopped meanwhile still has it in its WARC files.
+        await self._scheduler.turns.take()
         return answer
 
     @property
