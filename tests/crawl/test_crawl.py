@@ -11,7 +11,6 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from support.iterations import start_iteration_counter
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
 from crawler import Crawler
-from crawler.config import LimitsConfig, ScopeConfig
+from crawler.config import Config, LimitsConfig, ScopeConfig
 from crawler.crawl.answers import HostWork
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
@@ -852,23 +851,31 @@ async def test_a_host_goes_on_while_its_last_page_waits_to_be_read(
 
 
 WAVE_DELAY_S = 0.3
+WAVE_HOSTS = ADDRESSES[:12]
 
 
-def together(hosts: int) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """A robots.txt handler that answers no host until all `hosts` have asked, then all at once:
-    a wave of answers reaching the crawl in the same moment. Each asks for WAVE_DELAY_S."""
+async def crawl_a_robots_wave(config: Config) -> LoopbackWeb:
+    """Crawl WAVE_HOSTS, each with a robots.txt asking for WAVE_DELAY_S and a home page. No
+    robots.txt is answered until every host has asked for it, then all are: a wave of answers
+    reaching the crawl in the same moment. Returns the web, its hits."""
     asked = 0
     everyone = asyncio.Event()
 
     async def answer(request: web.Request) -> web.Response:
         nonlocal asked
         asked += 1
-        if asked == hosts:
+        if asked == len(WAVE_HOSTS):
             everyone.set()
         await everyone.wait()
         return web.Response(text=f"User-agent: *\nCrawl-delay: {WAVE_DELAY_S}\n")
 
-    return answer
+    async with LoopbackWeb(*WAVE_HOSTS) as net:
+        for ip in WAVE_HOSTS:
+            net[ip].routes["/robots.txt"] = answer
+            net[ip].page("/")
+        _records, crawler = await run(config, [net[ip].url("/") for ip in WAVE_HOSTS])
+    assert crawler.stats.pages == len(WAVE_HOSTS)
+    return net
 
 
 async def test_robots_txt_answers_that_come_together_are_read_in_turns(
@@ -886,16 +893,9 @@ async def test_robots_txt_answers_that_come_together_are_read_in_turns(
         return parse(cls, body, **options)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(RobotsTxt, "parse", classmethod(parse_counted))
-    hosts = ADDRESSES[:12]
-    handler = together(len(hosts))
-    async with LoopbackWeb(*hosts) as net:
-        for ip in hosts:
-            net[ip].routes["/robots.txt"] = handler
-            net[ip].page("/")
-        _records, crawler = await run(make_config(), [net[ip].url("/") for ip in hosts])
-    assert crawler.stats.pages == len(hosts)
-    assert len(parsed_at) == len(hosts)
-    assert len(set(parsed_at)) == len(hosts), parsed_at
+    await crawl_a_robots_wave(make_config())
+    assert len(parsed_at) == len(WAVE_HOSTS)
+    assert len(set(parsed_at)) == len(WAVE_HOSTS), parsed_at
 
 
 async def test_robots_txt_answers_are_committed_with_the_requests_after_them(
@@ -912,15 +912,7 @@ async def test_robots_txt_answers_are_committed_with_the_requests_after_them(
         commit(self)
 
     monkeypatch.setattr(MemoryCrawlState, "commit", commit_timed)
-    hosts = ADDRESSES[:12]
-    handler = together(len(hosts))
-    async with LoopbackWeb(*hosts) as net:
-        for ip in hosts:
-            net[ip].routes["/robots.txt"] = handler
-            net[ip].page("/")
-        config = make_config(state={"commit_interval": 10.0})
-        _records, crawler = await run(config, [net[ip].url("/") for ip in hosts])
-    assert crawler.stats.pages == len(hosts)
+    net = await crawl_a_robots_wave(make_config(state={"commit_interval": 10.0}))
     robots_asked = max(hit.at for hit in net.hits if hit.path == "/robots.txt")
     first_page = min(hit.at for hit in net.hits if hit.path == "/")
     assert first_page - robots_asked >= WAVE_DELAY_S - EPSILON
