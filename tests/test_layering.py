@@ -46,6 +46,8 @@ PURE = (
     "crawler.identity",
     "crawler.crawl.decide",
     "crawler.crawl.scope",
+    "crawler.crawl.coordination",
+    "crawler.crawl.tallies",
     "crawler.http.answer",
     "crawler.http.addresses",
     "crawler.http.coding",

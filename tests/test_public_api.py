@@ -17,6 +17,7 @@ FACES = (
     "crawler.output",
     "crawler.state",
     "crawler.crawl",
+    "crawler.crawl.decide",
     "crawler.cli",
 )
 

@@ -1,18 +1,28 @@
 """The crawl: the I/O shell that wires the pure core to the network, the state and the sinks.
 
-crawler.py       Crawler: lifetime (enter, crawl, stop, exit) and the wiring of the parts
-scheduler.py     the launch loop: hosts by next allowed start, one timer, tasks in flight
-answers.py       a due host's next request, and acting on its answer; URLs coming in
-decide.py        pure: admit a URL; an answer's fate; a retry; a redirect hop
-outlet.py        where records and skips leave the crawl, counted once
-clock.py         the crawl's clock; when a host answered
-hosts.py         Host, HostTable, Slot; host reports
-robots_cache.py  one robots.txt fetch per origin, cached
-checkpoint.py    when the crawl's work becomes durable
-scope.py         pure: which URLs belong to the crawl
-turns.py         CPU-heavy steps take turns, one per loop iteration
-page_reader.py   pages read in a process of the crawl's own, beside the loop
-shared.py        a crawl shared by several workers through a Valkey/Redis server
+crawler.py          Crawler: lifetime (enter, crawl, stop, exit); the one choice of mode
+parts.py            the crawl's parts built on its state; how a request goes through them
+scheduler.py        the launch loop: hosts by next allowed start, one timer, tasks in flight
+coordination.py     who else has a say in a host and in the crawl's end: nobody, or shared
+launch.py           a due host's next request, within the page budgets
+robots_requests.py  an origin's robots.txt request, and what its answer makes of the host
+answers.py          a page or sitemap request's answer, from the fetch to the record
+sitemaps.py         the sitemaps robots.txt names; a sitemap read and taken
+admission.py        each URL coming in: queued at its host, or skipped with its reason
+recrawl.py          a recrawl pass: which fetched URLs are due again
+decide/             pure: a URL in; an answer's fate; a host's next request; sitemaps
+outlet.py           where records and skips leave the crawl, counted once
+clock.py            the crawl's clock; when a host answered
+hosts.py            Host, HostTable, Slot; host reports
+tallies.py          pages started (limits.max_pages) and traps met, per origin
+servers.py          politeness.per_server in the launch loop
+robots_cache.py     one robots.txt fetch per origin, cached
+checkpoint.py       when the crawl's work becomes durable
+scope.py            pure: which URLs belong to the crawl
+turns.py            CPU-heavy steps take turns, one per loop iteration
+page_reader.py      pages read in a process of the crawl's own, beside the loop
+shared.py           one worker of a crawl shared through a Valkey/Redis server
+claimed.py          what such a worker holds: claimed URLs, leases, host records
 """
 
 import typing

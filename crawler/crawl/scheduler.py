@@ -4,8 +4,11 @@ One coroutine (`Scheduler.run`). Hosts with work wait in a `HostSchedule` heap k
 allowed start; the loop launches every host that is due (up to `concurrency` requests in flight),
 then sleeps on one event until a request ends or one timer fires for the earliest host or the
 next checkpoint. Nothing polls and no task sleeps per host. What a launch does with its host is
-the launcher's (crawler.crawl.answers); the scheduler starts the request's slot, runs its work as
-a task, and whatever happens gives the slot back and puts the host in the schedule again.
+the launcher's (crawler.crawl.launch); the scheduler starts the request's slot, runs its work as
+a task, and whatever happens gives the slot back and puts the host in the schedule again (a bug
+of ours in the work is the launcher's to settle). Whether a host stays this process's to
+schedule, and when the crawl is over, is the coordination's (crawler.crawl.coordination): the
+process's own, or a shared crawl's.
 
 `stop()` ends the run gracefully: nothing new starts, requests in flight get `stop_grace` seconds
 to finish, then are cancelled; a cancelled request's URL goes back to the head of its queue.
@@ -14,17 +17,15 @@ to finish, then are cancelled; a cancelled request's URL goes back to the head o
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
+from crawler.crawl.coordination import HostCoordination
 from crawler.crawl.hosts import Host, HostTable, Slot, deferral_reason
-from crawler.crawl.shared import SharedHosts
+from crawler.crawl.servers import ServerGate
 from crawler.crawl.turns import Turns
 from crawler.frontier import Frontier, QueuedUrl
 from crawler.politeness import HostSchedule, HostTimingStore, Politeness, ServerPacing
@@ -48,6 +49,10 @@ class Launcher(Protocol):
         """No more pages may start (limits.max_pages)."""
         ...
 
+    def internal_error(self, host: Host, item: QueuedUrl | None, error: Exception) -> None:
+        """A bug of ours in the work of a request to `host` (its robots.txt when `item` is
+        None): settle it without ending the crawl or losing the URL's fate."""
+
 
 class Scheduler:
     def __init__(
@@ -60,8 +65,8 @@ class Scheduler:
         timings: HostTimingStore,
         checkpoints: Checkpointer,
         stats: CrawlStats,
+        coordination: HostCoordination,
         concurrency: int,
-        max_wait: float,
         stop_grace: float,
         slow_after: float = float("inf"),
         servers: ServerPacing | None = None,
@@ -74,11 +79,12 @@ class Scheduler:
         self._timings = timings
         self._checkpoints = checkpoints
         self._stats = stats
+        self._coordination = coordination
+        self._keep = coordination.keep
         self._concurrency = concurrency
         self._slow_after = slow_after
         self._starts: deque[tuple[float, Slot]] = deque()
         """Requests in flight (and some ended) by start: the oldest are the slow ones."""
-        self._max_wait = max_wait
         self._stop_grace = stop_grace
         self._schedule = HostSchedule()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -96,30 +102,35 @@ class Scheduler:
         """Hosts left waiting longer than max_wait when the run stopped."""
         self.ended_cleanly = False
         """The run ended with no request left in flight: every lease ended or given back."""
-        self.shared: SharedHosts | None = None
-        """One worker of a shared crawl (crawler.crawl.shared): the schedule holds the hosts it
-        claimed, a host's next start is the server's to keep, and the crawl's end is the
-        cluster's."""
-        self._claiming: asyncio.Task[None] | None = None
-        self.servers = servers
+        self._background: asyncio.Task[None] | None = None
+        """What the coordination runs beside the loop (a shared crawl's claims)."""
+        self._launcher: Launcher | None = None
+        self.servers = (
+            ServerGate(
+                servers,
+                pinned or {},
+                schedule=self._schedule,
+                clock=clock,
+                run=self._run_task,
+                reschedule=self.reschedule,
+            )
+            if servers is not None
+            else None
+        )
         """politeness.per_server: hosts grouped by their server's address (None: off)."""
-        self._pinned = pinned or {}
-        self._resolving: set[str] = set()
-        """Origins whose name is being looked up (politeness.per_server)."""
-        self._parked: dict[str, list[Host]] = {}
-        """Per server at its in-flight cap, the hosts due meanwhile: scheduled again when one of
-        its requests ends."""
 
     # --- the loop --------------------------------------------------------------------------------
 
     async def run(self, launcher: Launcher) -> None:
         self._running = True
+        self._launcher = launcher
         self._elapsed_before = self._stats.elapsed
-        if self.shared is not None:
-            self._claiming = asyncio.create_task(
-                self.shared.claim_loop(self._room_to_claim, self.claimed, self._schedule.discard)
-            )
-            self._claiming.add_done_callback(lambda _: self._wake.set())
+        background = self._coordination.background(
+            self._room_to_claim, self.claimed, self._schedule.discard
+        )
+        if background is not None:
+            self._background = asyncio.create_task(background)
+            self._background.add_done_callback(lambda _: self._wake.set())
         try:
             while True:
                 now = self._clock.now()
@@ -127,27 +138,18 @@ class Scheduler:
                     self._launch_due(launcher, now)
                 self._update_stats(now)
                 self._checkpoints.tick(now, self._stats)
-                if self._claiming is not None and self._claiming.done():
-                    self._claiming.result()  # a lost state server ends the crawl here
-                    if not self._tasks and not self._schedule:
-                        assert self.shared is not None
-                        if self._stats.outcome == "running":
-                            self._stats.outcome = self.shared.outcome
-                        break
+                if self._background is not None and self._background.done():
+                    self._background.result()  # a lost state server ends the crawl here
                 if not self._tasks:
                     if self.stopping:
                         break
-                    if self.shared is not None:
-                        self._arm_timer()
-                        await self._wake.wait()
-                        self._wake.clear()
-                        continue
-                    due = self._schedule.next_due()
-                    if due is None:
-                        self._stats.outcome = "finished"
-                        break
-                    if due - now > self._max_wait:
+                    ending = self._coordination.end(now, self._schedule.next_due())
+                    if ending == "deferred":
                         self._defer_all(now)
+                        break
+                    if ending is not None:
+                        if self._stats.outcome == "running":
+                            self._stats.outcome = ending
                         break
                 self._arm_timer()
                 await self._wake.wait()
@@ -160,9 +162,9 @@ class Scheduler:
             raise
         finally:
             self._running = False
-            if self._claiming is not None and not self._claiming.done():
-                self._claiming.cancel()
-                await asyncio.gather(self._claiming, return_exceptions=True)
+            if self._background is not None and not self._background.done():
+                self._background.cancel()
+                await asyncio.gather(self._background, return_exceptions=True)
             self.turns.close()
             for handle in (self._timer, self._grace):
                 if handle is not None:
@@ -171,9 +173,10 @@ class Scheduler:
             self._update_stats(self._clock.now())
 
     def _launch_due(self, launcher: Launcher, now: float) -> None:
-        if self.shared is not None and not self.shared.may_launch():
-            return  # the claim loop ends the crawl: this worker may have been given up
+        if not self._coordination.may_launch():
+            return  # the coordination ends the crawl: this worker may have been given up
         launched = started = 0
+        servers = self.servers
         while self._may_launch(now):
             if launched == LAUNCH_BATCH:
                 # More are due: go on in the next iteration, once the loop has polled
@@ -189,7 +192,7 @@ class Scheduler:
             if origin is None:
                 break
             host = self._hosts[origin]
-            if self.servers is not None and not self._server_allows(host, now):
+            if servers is not None and not servers.allows(host, now):
                 continue
             launcher.launch(host, now)
             started += 1
@@ -197,68 +200,6 @@ class Scheduler:
             # The requests just launched run once this returns: what politeness must not forget
             # is committed first.
             self._checkpoints.before_requests()
-
-    def _server_allows(self, host: Host, now: float) -> bool:
-        """politeness.per_server: whether `host`'s server may be sent a request now; if not, the
-        host waits (in the schedule for the server's next start, parked while the server is at
-        its in-flight cap, or until its name is resolved)."""
-        assert self.servers is not None
-        if host.server is None:
-            server = self._known_address(host)
-            if server is None:
-                # One lookup per name, however often the host comes due meanwhile (a link
-                # queued to it schedules it again): the lookup's end schedules it.
-                if host.origin not in self._resolving:
-                    self._resolving.add(host.origin)
-                    task = asyncio.create_task(self._resolve_server(host))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._task_done)
-                return False
-            self._set_server(host, server)
-        assert host.server is not None
-        at = self.servers.ready_at(host.server, now)
-        if at is None:
-            self._parked.setdefault(host.server, []).append(host)
-            return False
-        if at > now:
-            self._schedule.put(host.origin, at)
-            return False
-        return True
-
-    def _known_address(self, host: Host) -> str | None:
-        """The address of `host`'s name without a lookup: fetch.resolve's, or an IP literal."""
-        name = urlsplit(host.origin).hostname or ""
-        pinned = self._pinned.get(name)
-        if pinned is not None:
-            return pinned
-        try:
-            return str(ipaddress.ip_address(name))
-        except ValueError:
-            return None
-
-    def _set_server(self, host: Host, server: str) -> None:
-        assert self.servers is not None
-        host.server = server
-        self.servers.join(server, host.origin)
-
-    async def _resolve_server(self, host: Host) -> None:
-        """Look `host`'s name up once; the first address is its server. A name that does not
-        resolve is a group of its own: its fetch says why it fails."""
-        parts = urlsplit(host.origin)
-        name = parts.hostname or ""
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        server = name
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                name, port, type=socket.SOCK_STREAM
-            )
-            if infos:
-                server = str(infos[0][4][0])
-        except OSError:
-            pass
-        self._resolving.discard(host.origin)
-        self._set_server(host, server)
-        self.reschedule(host, None)
 
     def _may_launch(self, now: float) -> bool:
         """Under `concurrency` requests in flight, and under as many answers waiting for their
@@ -338,12 +279,8 @@ class Scheduler:
         stats.elapsed = self._elapsed_before + (now - self._clock.epoch0)
         stats.updated_at = now
         stats.in_flight = self.requests_in_flight
-        if self.shared is not None:  # the crawl's, as the server last said
-            stats.hosts_waiting = self.shared.scheduled
-            stats.queued = self.shared.pending
-            return
-        stats.hosts_waiting = len(self._schedule)
-        stats.queued = len(self._frontier)
+        # The crawl's: a shared crawl's as its server last said.
+        stats.hosts_waiting, stats.queued = self._coordination.counts(len(self._schedule))
 
     def _defer_all(self, now: float) -> None:
         self._stats.outcome = "deferred"
@@ -372,12 +309,10 @@ class Scheduler:
 
     def reschedule(self, host: Host, now: float | None) -> None:
         """Put the host in the schedule at its next allowed start if it has work it may start
-        (one worker of a shared crawl lets a claimed host go instead, once it may start again)."""
-        if self.shared is not None:
-            moment = self._clock.now() if now is None else now
-            if not self.shared.keep(host, moment):
-                self.shared.release(host, moment)
-                return
+        (unless the coordination takes it back: a shared crawl's worker lets a claimed host go,
+        once it may start again)."""
+        if not self._keep(host, now):
+            return
         if host.retired is not None or host.robots_busy:
             return
         if not self._politeness.may_start(host.timing):
@@ -391,13 +326,12 @@ class Scheduler:
     def wait_until(self, host: Host, at: float) -> None:
         """Hold `host` out of the schedule until `at`, whatever else its timing says (its
         robots.txt cannot be had before then)."""
-        if self.shared is not None:
-            self.shared.release(host, self._clock.now(), at)
-            return
-        self._schedule.put(host.origin, at)
+        if self._coordination.keep_until(host, at):
+            self._schedule.put(host.origin, at)
 
     def claimed(self, host: Host, at: float) -> None:
-        """A shared crawl's worker claimed `host`: it is due at `at`."""
+        """The coordination handed `host` to this process (a shared crawl's worker claimed it):
+        it is due at `at`."""
         self._schedule.put(host.origin, at)
         self._wake.set()
 
@@ -413,8 +347,9 @@ class Scheduler:
         self._stats.requests += 1
         self.requests_in_flight += 1
         ended = self._request_ended
-        if self.servers is not None and host.server is not None:
-            self.servers.on_start(host.server, now)
+        servers = self.servers
+        if servers is not None and host.server is not None:
+            servers.started(host.server, now)
             ended = lambda: self._server_request_ended(host)  # noqa: E731
         slot = Slot(host, self._politeness, ended)
         starts = self._starts
@@ -434,9 +369,7 @@ class Scheduler:
         was at its cap are scheduled again."""
         self.requests_in_flight -= 1
         assert self.servers is not None and host.server is not None
-        self.servers.on_end(host.server, self._clock.now())
-        for parked in self._parked.pop(host.server, ()):
-            self.reschedule(parked, None)
+        self.servers.ended(host.server)
 
     def watch(
         self,
@@ -446,7 +379,12 @@ class Scheduler:
         item: QueuedUrl | None,
     ) -> None:
         """Run a request's `work` as a task: its robots.txt (`item` None) or `item`."""
-        task = asyncio.create_task(self._guarded(host, slot, work, item))
+        self._run_task(self._guarded(host, slot, work, item))
+
+    def _run_task(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` as one of the crawl's tasks: the crawl does not end while it runs, and a
+        stop cancels it."""
+        task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
 
@@ -458,13 +396,17 @@ class Scheduler:
         self, host: Host, slot: Slot, work: Coroutine[Any, Any, None], item: QueuedUrl | None
     ) -> None:
         """Whatever happens, the host's slot is given back and the host scheduled again; an
-        interrupted URL goes back to the head of its queue."""
+        interrupted URL goes back to the head of its queue, and a bug of ours is the launcher's
+        to settle."""
         try:
             await work
         except asyncio.CancelledError:
             if item is not None:
                 self._frontier.push_front(host.origin, item)
             raise
+        except Exception as error:
+            assert self._launcher is not None
+            self._launcher.internal_error(host, item, error)
         finally:
             now = self._clock.now()
             slot.release(now)

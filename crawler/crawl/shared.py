@@ -1,5 +1,7 @@
 """The crawl's side of a shared state (crawler.state.shared): one worker of a crawl whose
-schedule, frontier and seen set live in Valkey or Redis.
+schedule, frontier and seen set live in Valkey or Redis. `SharedHosts` is the crawl's host
+coordination (crawler.crawl.coordination) for such a worker, chosen when the crawler is built
+(`join_shared_crawl`).
 
 The single-process crawl is unchanged; a worker differs in three places:
 - Its local schedule only ever holds hosts it has *claimed*: `SharedHosts.claim_loop` asks the
@@ -15,7 +17,7 @@ The single-process crawl is unchanged; a worker differs in three places:
   clock but the server's decides a gap between two holders. What the worker did not fetch goes
   back to the head of the host's queue. A host whose claimed URLs are not all started yet (after
   its robots.txt, say) is *kept* instead, and the server told its interval, rules and robots.txt
-  entry (`SharedHosts.keep`).
+  entry (`SharedHosts.holds`).
 - `ClaimedFrontier` stands where the frontier was: the URLs a worker admits are offered to the
   shared queues (the server's seen set keeps each URL once across the crawl), the claimed URL
   waits locally until it is started, and `done` ends its lease once its page is stored.
@@ -25,35 +27,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import time
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
 from crawler.config import Config
+from crawler.crawl.claimed import (
+    ClaimedFrontier,
+    entry_version,
+    host_record,
+    restore_host,
+    robots_entry,
+    robots_text,
+)
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.hosts import Host, HostTable
 from crawler.errors import SharedStateError
-from crawler.frontier import QueuedUrl
 from crawler.politeness import Politeness
-from crawler.robots.entry import RobotsEntry, RobotsStore
-from crawler.robots.rules import RobotsOptions
-from crawler.state.codec import (
-    item_from_row,
-    item_row,
-    robots_from_row,
-    robots_row,
-    rules_from_json,
-    rules_json,
-)
+from crawler.robots.entry import RobotsStore
+from crawler.state.interface import MemoryCrawlState
 from crawler.state.shared.library import Claim, ClusterStatus, Release
 from crawler.state.shared.schedule import SharedSchedule, WorkerLapsedError
 from crawler.stats import Outcome
+from crawler.urls import InvalidUrlError, normalize_url
 
-__all__ = ["ClaimedFrontier", "SharedHosts", "cluster_end", "host_record", "item_text"]
+__all__ = ["ClaimedFrontier", "SharedHosts", "cluster_end", "join_shared_crawl"]
 
 log = logging.getLogger(__name__)
 
@@ -81,119 +81,36 @@ takes by its own clock and memory, and the server lets any worker take a host as
 released, as scrapy-redis does. Its short gaps show that the benchmark can see them."""
 
 
-def item_text(item: QueuedUrl) -> str:
-    return json.dumps(item_row(item), separators=(",", ":"))
-
-
-def item_of(text: str) -> QueuedUrl:
-    return item_from_row(*json.loads(text))
-
-
-def host_record(host: Host) -> str:
-    """What the next holder of the host needs of its timing: its rules and counters. Its times
-    are this worker's clock's, so they stay here: the server's next start stands for them."""
-    timing = host.timing
-    return json.dumps(
-        {
-            "rules": rules_json(timing.rules),
-            "streak": timing.failure_streak,
-            "requests": timing.requests,
-            "pages": timing.pages,
-            "gap": timing.shortest_gap,
-            "retired": host.retired,
-            "retired_as": host.retired_as,
-        },
-        separators=(",", ":"),
+async def join_shared_crawl(
+    config: Config, clock: CrawlClock, politeness: Politeness
+) -> tuple[MemoryCrawlState, Callable[[HostTable], SharedHosts]]:
+    """Become one worker of the shared crawl `state.url` names: the local state (in memory) holds
+    only what this worker has claimed, and the coordination to build on the crawl's hosts."""
+    polite = config.politeness
+    schedule = await SharedSchedule.open(
+        config.state.url,
+        prefix=config.state.key_prefix,
+        heartbeat_ttl=config.state.heartbeat,
+        lease=config.state.claim_lease,
+        default_interval=max(polite.min_delay, polite.max_crawl_delay),
     )
+    # One clock for the windows of Visit-time and Request-rate: the server's.
+    clock.align(*schedule.server_time)
+    frontier = ClaimedFrontier(schedule)
+    state = MemoryCrawlState(frontier=frontier)
 
+    def coordinate(hosts: HostTable) -> SharedHosts:
+        return SharedHosts(
+            schedule,
+            frontier,
+            config=config,
+            politeness=politeness,
+            hosts=hosts,
+            robots_store=state.robots,
+            clock=clock,
+        )
 
-def robots_text(entry: RobotsEntry) -> str:
-    row: list[Any] = list(robots_row(entry))
-    row[1] = row[1].decode("utf-8", "surrogateescape")
-    return json.dumps(row)
-
-
-def robots_entry(text: str, options: RobotsOptions) -> RobotsEntry:
-    row = json.loads(text)
-    row[1] = row[1].encode("utf-8", "surrogateescape")
-    return robots_from_row(row, options)
-
-
-class ClaimedFrontier:
-    """A `Frontier` for one worker: pushes are offers to the shared queues; what the worker
-    holds locally is the URLs of the hosts it has claimed, and each claimed URL's lease."""
-
-    def __init__(self, schedule: SharedSchedule) -> None:
-        self._schedule = schedule
-        self._queues: dict[str, deque[QueuedUrl]] = {}
-        self._leases: dict[str, str] = {}
-        """Claimed URL -> the lease's text on the server, until done or given back."""
-        self._started: set[str] = set()
-
-    def claimed(self, origin: str, texts: Sequence[str]) -> None:
-        """URLs leased with the host, in queue order: they go first."""
-        queue = self._queues.setdefault(origin, deque())
-        for text in reversed(texts):
-            item = item_of(text)
-            self._leases[item.url] = text
-            queue.appendleft(item)
-
-    def push(self, origin: str, item: QueuedUrl) -> None:
-        self._schedule.offer(item.url, origin, item_text(item))
-
-    def push_front(self, origin: str, item: QueuedUrl) -> None:
-        self._started.discard(item.url)
-        self._queues.setdefault(origin, deque()).appendleft(item)
-
-    def pop(self, origin: str) -> QueuedUrl | None:
-        queue = self._queues.get(origin)
-        if not queue:
-            return None
-        item = queue.popleft()
-        if not queue:
-            del self._queues[origin]
-        self._started.add(item.url)
-        return item
-
-    def forget(self) -> None:
-        """The server gave back every URL this worker held (it was lost and came back): none is
-        this worker's to fetch, give back or mark done any more."""
-        self._queues.clear()
-        self._leases.clear()
-        self._started.clear()
-
-    def give_back(self, origin: str) -> tuple[tuple[str, ...], list[str]]:
-        """The host is released: (the leases of its claimed URLs not started; the texts of its
-        URLs to go back to the head of its queue)."""
-        items = self._queues.pop(origin, deque())
-        unused = []
-        for item in items:
-            lease = self._leases.get(item.url)
-            if lease is not None and item.url not in self._started:
-                unused.append(self._leases.pop(item.url))
-        return tuple(unused), [item_text(item) for item in items]
-
-    def done(self, item: QueuedUrl) -> None:
-        self._started.discard(item.url)
-        lease = self._leases.pop(item.url, None)
-        if lease is not None:
-            self._schedule.done(lease)
-
-    def leased(self) -> int:
-        return len(self._leases)
-
-    def pending(self, origin: str) -> int:
-        queue = self._queues.get(origin)
-        return len(queue) if queue else 0
-
-    def origins(self) -> Iterator[str]:
-        return iter(list(self._queues))
-
-    def __len__(self) -> int:
-        return sum(len(queue) for queue in self._queues.values())
-
-    def __repr__(self) -> str:
-        return f"ClaimedFrontier({len(self)} local URLs, {len(self._leases)} leased)"
+    return state, coordinate
 
 
 class SharedHosts:
@@ -230,7 +147,56 @@ class SharedHosts:
         self.finished = False
         self.outcome: Outcome = "finished"
 
-    def keep(self, host: Host, now: float) -> bool:
+    # --- the coordination (crawler.crawl.coordination) -------------------------------------------
+
+    async def join(
+        self, seeds: Sequence[str], widen: Callable[[Sequence[str]], None]
+    ) -> Sequence[str]:
+        """The crawl's seeds, this worker's added: its scope is every worker's seeds, those
+        known now and, through `widen`, those added later."""
+        known = await self.schedule.seeds(_normal(seeds))
+        self._seeds_known = len(known)
+        self._widen_scope = widen
+        return known
+
+    def scope_widened(self, url: str) -> None:
+        self.schedule.add_seed(url)
+
+    def background(
+        self,
+        room: Callable[[], int],
+        claimed: Callable[[Host, float], None],
+        drop: Callable[[str], None],
+    ) -> Coroutine[Any, Any, None]:
+        return self.claim_loop(room, claimed, drop)
+
+    def keep(self, host: Host, now: float | None) -> bool:
+        """Keep `host` (`holds`), or let it go (`release`)."""
+        moment = self._clock.now() if now is None else now
+        if self.holds(host, moment):
+            return True
+        self.release(host, moment)
+        return False
+
+    def keep_until(self, host: Host, at: float) -> bool:
+        self.release(host, self._clock.now(), at)
+        return False
+
+    def end(self, now: float, next_due: float | None) -> Outcome | None:
+        """The cluster's end, once the claim loop has seen it and nothing is scheduled here."""
+        return self.outcome if self.finished and next_due is None else None
+
+    def counts(self, scheduled: int) -> tuple[int, int]:
+        """The crawl's, as the server last said."""
+        return self.scheduled, self.pending
+
+    async def close(self) -> None:
+        """Done-marks sent; what this worker still leases or holds goes back."""
+        await self.schedule.close()
+
+    # --- claims and releases ---------------------------------------------------------------------
+
+    def holds(self, host: Host, now: float) -> bool:
         """Keep `host` instead of releasing it, when the worker still holds a URL it claimed
         with the host, unstarted (its robots.txt went first, or per_host_concurrency lets
         another start beside the one in flight), and may start it soon; True when kept. The
@@ -251,8 +217,8 @@ class SharedHosts:
             return False
         entry = host.robots
         robots = robots_at = ""
-        if entry is not None and _version(entry) != self._claimed[origin]:
-            robots, robots_at = robots_text(entry), _version(entry)
+        if entry is not None and entry_version(entry) != self._claimed[origin]:
+            robots, robots_at = robots_text(entry), entry_version(entry)
             self._claimed[origin] = robots_at
         interval_us = round(politeness.interval(host.timing.rules, now) * 1e6)
         self.schedule.hold(origin, interval_us, host_record(host), robots, robots_at)
@@ -278,8 +244,8 @@ class SharedHosts:
             ready = now
         robots = robots_at = ""
         entry = host.robots
-        if entry is not None and _version(entry) != known_version:
-            robots, robots_at = robots_text(entry), _version(entry)
+        if entry is not None and entry_version(entry) != known_version:
+            robots, robots_at = robots_text(entry), entry_version(entry)
         self.schedule.release(
             Release(
                 origin,
@@ -294,23 +260,12 @@ class SharedHosts:
         )
         self._poke.set()
 
-    def seeds_known(
-        self, seeds: Sequence[str], widen_scope: Callable[[Sequence[str]], None]
-    ) -> None:
-        """The crawl's seeds as this worker read them, and how to widen its scope when the claims
-        say there are more (every worker's scope is every worker's seeds)."""
-        self._seeds_known = len(seeds)
-        self._widen_scope = widen_scope
-
     def may_launch(self) -> bool:
         """Whether this worker may still start requests: not once its heartbeat could have
         lapsed, when the others may have given its hosts to someone else, nor once the server is
         lost (a host claimed ahead would start by its timer, and the server, back, would not
         know of it)."""
         return time.monotonic() < self.schedule.alive_until and not self.schedule.lost
-
-    def poke(self) -> None:
-        self._poke.set()
 
     async def claim_loop(
         self,
@@ -402,7 +357,8 @@ class SharedHosts:
         wanted = [
             host.origin
             for host in claim.hosts
-            if host.robots_at and _version(self._robots_store.get(host.origin)) != host.robots_at
+            if host.robots_at
+            and entry_version(self._robots_store.get(host.origin)) != host.robots_at
         ]
         entries = await self.schedule.crawl.robots(wanted)
         for text in entries:
@@ -413,13 +369,13 @@ class SharedHosts:
         for claimed in claim.hosts:
             host = self._hosts.get(claimed.origin)
             if claimed.timing:
-                _restore(host, claimed.timing)
+                restore_host(host, claimed.timing)
             entry = self._robots_store.get(claimed.origin)
             if entry is not None and claimed.timing:
                 # Its rules came with its timing record. Without one, the launch reads them from
-                # the entry (crawler.crawl.answers, `launch`), as for a host known from before.
+                # the entry (crawler.crawl.launch), as for a host known from before.
                 host.robots = entry
-            self._claimed[claimed.origin] = _version(entry)
+            self._claimed[claimed.origin] = entry_version(entry)
             self._frontier.claimed(claimed.origin, claimed.items)
             # The server says when it is due: whatever this worker's clock remembers of the host,
             # it starts then. Its timing says so too, so that a release meanwhile (a page step of
@@ -450,20 +406,11 @@ def cluster_end(status: ClusterStatus, *, max_pages: int | None, max_wait: float
     return None
 
 
-def _version(entry: RobotsEntry | None) -> str:
-    return "" if entry is None else repr(entry.fetched_at)
-
-
-def _restore(host: Host, text: str) -> None:
-    record = json.loads(text)
-    timing = host.timing
-    timing.rules = rules_from_json(record["rules"])
-    timing.failure_streak = record["streak"]
-    timing.requests = max(timing.requests, record["requests"])
-    timing.pages = max(timing.pages, record["pages"])
-    gap = record["gap"]
-    if gap is not None and (timing.shortest_gap is None or gap < timing.shortest_gap):
-        timing.shortest_gap = gap
-    if record["retired"] is not None:
-        host.retired = record["retired"]
-        host.retired_as = record["retired_as"]
+def _normal(urls: Iterable[str]) -> list[str]:
+    normal = []
+    for url in urls:
+        try:
+            normal.append(normalize_url(url))
+        except InvalidUrlError:
+            continue  # a skip of its own, once admission meets it
+    return normal

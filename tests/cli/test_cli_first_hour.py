@@ -437,7 +437,7 @@ async def test_the_log_file_holds_json_records_and_never_the_progress_line(tmp_p
         assert set(record) == {"time", "level", "logger", "message"}
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record["time"])
     [warning] = [record for record in records if "Crawl-delay" in record["message"]]
-    assert warning["level"] == "WARNING" and warning["logger"] == "crawler.crawl.answers"
+    assert warning["level"] == "WARNING" and warning["logger"] == "crawler.crawl.robots_requests"
     assert f"{greedy.origin} asks for Crawl-delay 100000 s" in warning["message"]
     # The log went to the file alone; the progress line stayed on standard error.
     assert "asks for Crawl-delay" not in err

@@ -22,7 +22,8 @@ from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
 from crawler import Crawler
 from crawler.config import Config, LimitsConfig, ScopeConfig
-from crawler.crawl.answers import HostWork
+from crawler.crawl.answers import Answers
+from crawler.crawl.robots_requests import RobotsRequests
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
 from crawler.robots.txt import RobotsTxt
@@ -680,7 +681,7 @@ async def test_the_log_says_when_robots_txt_is_really_tried_again(
         robots={"retry_initial": 0.2, "retry_max": 0.2, "give_up_after": 0.5},
         politeness={"backoff_initial": 1.0, "backoff_max": 1.0},
     )
-    with caplog.at_level(logging.INFO, logger="crawler.crawl.answers"):
+    with caplog.at_level(logging.INFO, logger="crawler.crawl.robots_requests"):
         await run(config, ["http://127.0.1.9:9/"])  # connection refused
     waits = [
         float(record.getMessage().rsplit("next try in ", 1)[1].split()[0])
@@ -770,10 +771,10 @@ async def test_an_internal_error_backs_the_host_off_instead_of_asking_again_at_o
         a = net[A]
         a.page("/")
 
-        def broken(self: HostWork, *args: Any) -> None:
+        def broken(self: RobotsRequests, *args: Any) -> None:
             raise RuntimeError("a bug")
 
-        monkeypatch.setattr(HostWork, "_robots_known", broken)
+        monkeypatch.setattr(RobotsRequests, "obey", broken)
         config = make_config(
             politeness={"backoff_initial": 3600.0, "backoff_max": 3600.0, "max_wait": 60.0}
         )
@@ -825,14 +826,14 @@ async def test_a_host_goes_on_while_its_last_page_waits_to_be_read(
     """A page that waits long to be read (for a turn at the CPU, or for the page reader's
     process) does not hold its host: the next request starts at the host's interval after the
     answer, not after the read."""
-    read_answer = HostWork._read_answer
+    read_answer = Answers._read_answer
     slow_s, delay_s = 0.6, 0.2
 
-    async def slow_read(self: HostWork, item: QueuedUrl, answer: Response) -> object:
+    async def slow_read(self: Answers, item: QueuedUrl, answer: Response) -> object:
         await asyncio.sleep(slow_s)
         return await read_answer(self, item, answer)
 
-    monkeypatch.setattr(HostWork, "_read_answer", slow_read)
+    monkeypatch.setattr(Answers, "_read_answer", slow_read)
     async with LoopbackWeb(A) as net:
         site = net[A]
         site.robots(f"User-agent: *\nCrawl-delay: {delay_s}\n")

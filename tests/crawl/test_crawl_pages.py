@@ -210,7 +210,7 @@ async def test_pages_read_in_the_reader_process_are_read_as_on_the_loop(tmp_path
     found = {}
     for reader in ("loop", "process"):
         net, data, crawler = await crawl_site_with(tmp_path / reader, page={"reader": reader})
-        assert crawler._work.reader.started == (reader == "process")
+        assert crawler._parts.reader.started == (reader == "process")
         rows = exported(data)
         for row in rows.values():
             for moment in ("fetched_at", "first_seen", "last_changed"):
