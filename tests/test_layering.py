@@ -47,6 +47,8 @@ PURE = (
     "crawler.config.schema",
     "crawler.config.extensions",
     "crawler.config.values",
+    "crawler.config.checks",
+    "crawler.config.mapping",
     "crawler.crawl.decide",
     "crawler.crawl.scope",
     "crawler.http.answer",

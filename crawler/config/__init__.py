@@ -12,19 +12,16 @@ cannot disagree.
 
 from __future__ import annotations
 
-import difflib
-import ipaddress
 import re
 import reprlib
-import typing
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from crawler.config.extensions import SKIP_EXTENSIONS
+from crawler.config.mapping import from_mapping
 from crawler.config.schema import (
     DEFAULT_USER_AGENT,
     Config,
@@ -44,16 +41,13 @@ from crawler.config.schema import (
     Stemming,
 )
 from crawler.config.values import (
-    EMAIL_ADDRESS,
     STATE_SERVER_PORT,
     STATE_SERVER_SCHEMES,
     ServerAddress,
-    coerce,
     parse_duration,
     parse_server_url,
 )
 from crawler.errors import ConfigError
-from crawler.robots.txt import validate_product_token
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -83,152 +77,6 @@ __all__ = [
     "parse_server_url",
     "read_user_text",
 ]
-
-
-def _section(name: str, raw: object, cls: type[Any]) -> Any:
-    if raw is None:
-        return cls()
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{name} must be a mapping of keys, not {raw!r}")
-    known = {f.name: f for f in fields(cls)}
-    hints = typing.get_type_hints(cls)
-    values: dict[str, object] = {}
-    for key, value in raw.items():
-        if key not in known:
-            raise _unknown_key(f"{name}.{key}", (f"{name}.{k}" for k in sorted(known)))
-        values[key] = coerce(f"{name}.{key}", value, hints[key], known[key].metadata)
-    return cls(**values)
-
-
-_SECTIONS: dict[str, type[Any]] = {
-    f.name: f.default_factory  # type: ignore[misc]
-    for f in fields(Config)
-    if callable(f.default_factory)
-}
-
-
-def _dotted_keys() -> list[str]:
-    """Every config key by its dotted path (`concurrency`, `limits.max_pages`, ...)."""
-    keys = [f.name for f in fields(Config) if f.name not in _SECTIONS]
-    return keys + [f"{name}.{f.name}" for name, cls in _SECTIONS.items() for f in fields(cls)]
-
-
-def _unknown_key(key: str, expected: Iterable[str], *, typed: str = "") -> ConfigError:
-    """The error for `key`, which no config has, naming the closest key there is. `typed`: the
-    whole dotted path the user wrote, when `key` is only its first part."""
-    path = typed or key
-    keys = _dotted_keys()
-    # A key put in the wrong section (`politeness.max_depth`) is the key of that name elsewhere.
-    moved = [known for known in keys if known.rpartition(".")[2] == path.rpartition(".")[2]]
-    close = moved[:1] or difflib.get_close_matches(path, keys, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    return ConfigError(f"unknown key {key}{hint}; expected one of {', '.join(expected)}")
-
-
-def _from_mapping(raw: Mapping[str, object]) -> Config:
-    scalars = {f.name: f for f in fields(Config) if f.name not in _SECTIONS}
-    top = set(scalars) | set(_SECTIONS)
-    unknown = sorted((key for key in raw if key not in top), key=str)
-    if unknown:
-        # A misspelt section (`-s limit.max_pages=5`) is matched with the key under it.
-        inner = raw[unknown[0]]
-        typed = f"{unknown[0]}.{next(iter(inner))}" if isinstance(inner, Mapping) and inner else ""
-        raise _unknown_key(str(unknown[0]), sorted(top), typed=typed)
-    user_agent = raw.get("user_agent", DEFAULT_USER_AGENT)
-    if not isinstance(user_agent, str) or not user_agent.strip():
-        raise ConfigError(f"user_agent must be a non-empty string, not {user_agent!r}")
-    hints = typing.get_type_hints(Config)
-    values: dict[str, Any] = {"user_agent": user_agent}
-    for name, spec in scalars.items():
-        if name in raw and name != "user_agent":
-            values[name] = coerce(name, raw[name], hints[name], spec.metadata)
-    for name, cls in _SECTIONS.items():
-        values[name] = _section(name, raw.get(name), cls)
-    config = Config(**values)
-    config.robots.options()
-    validate_product_token(config.product_token)
-    for key in ("allow", "deny"):
-        for pattern in getattr(config.scope, key):
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ConfigError(
-                    f"scope.{key}: {pattern!r} is not a valid regular expression ({error})"
-                ) from error
-    for extension in config.scope.skip_extensions:
-        if not re.fullmatch(r"\.?[A-Za-z0-9][A-Za-z0-9.+_-]*", extension):
-            raise ConfigError(
-                f"scope.skip_extensions: {extension!r} is not a file name extension "
-                "(letters and digits, like pdf or tar.gz)"
-            )
-    _check_state(config.state)
-    if config.recrawl.enabled and config.state.backend != "sqlite":
-        raise ConfigError(
-            "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "
-            "(state.backend redis) cannot recrawl yet"
-        )
-    if config.politeness.per_server and config.state.backend != "sqlite":
-        raise ConfigError(
-            "politeness.per_server paces the servers of one process; a shared crawl "
-            "(state.backend redis) cannot group hosts by server yet"
-        )
-    if config.recrawl.enabled and not config.state.durable:
-        raise ConfigError(
-            "recrawl.enabled (--recrawl) needs state.durable true: a recrawl reads what the "
-            "crawl's state kept of every fetch"
-        )
-    if config.output.warc and config.fetch.client == "aiohttp":
-        raise ConfigError(
-            "output.warc needs fetch.client http1 or auto: only the http1 client keeps the "
-            "bytes of each answer as they came, which a WARC record holds"
-        )
-    bundle = config.fetch.ca_bundle
-    if bundle and not Path(bundle).is_file():
-        raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
-    _check_resolve(config.fetch.resolve)
-    address = config.fetch.from_address
-    if address and not (len(address) <= 254 and EMAIL_ADDRESS.fullmatch(address)):
-        raise ConfigError(
-            f"fetch.from_address must be an e-mail address (like crawler-admin@example.org), "
-            f"or empty for no From header; not {address!r}"
-        )
-    return config
-
-
-def _check_resolve(entries: Sequence[str]) -> None:
-    for entry in entries:
-        host, equals, address = (part.strip() for part in entry.partition("="))
-        expected = "expected HOST=ADDRESS, like staging.example.org=10.0.0.5"
-        if not equals or not host or any(c in host for c in " /:@[]"):
-            raise ConfigError(f"fetch.resolve: {entry!r} names no host name; {expected}")
-        try:
-            ipaddress.ip_address(address)
-        except ValueError:
-            raise ConfigError(
-                f"fetch.resolve: {host} maps to {address!r}, not an IP address; {expected}"
-            ) from None
-
-
-def _check_state(state: StateConfig) -> None:
-    if state.backend == "redis":
-        if not state.url:
-            raise ConfigError(
-                "state.url: a server is needed with state.backend redis (expected "
-                "redis://HOST:PORT/DB; on the command line, --state URL)"
-            )
-        try:
-            parse_server_url(state.url)
-        except ConfigError as error:
-            raise ConfigError(f"state.url: {error}") from None
-    elif state.url:
-        raise ConfigError(
-            f"state.url is {state.url!r} but state.backend is {state.backend!r}: set "
-            "state.backend to redis for a shared crawl (or --state URL)"
-        )
-    if not state.key_prefix or any(c.isspace() for c in state.key_prefix):
-        raise ConfigError(
-            f"state.key_prefix must be a non-empty string without spaces, not {state.key_prefix!r}"
-        )
 
 
 # --- files and overrides -------------------------------------------------------------------------
@@ -373,6 +221,11 @@ def read_user_text(
         raise error(f"{path} line {line}: not UTF-8 text ({failure.reason})") from failure
 
 
+def _is_file(path: str) -> bool:
+    """Whether `path` names a file, for fetch.ca_bundle's check (crawler.config.checks)."""
+    return Path(path).is_file()
+
+
 def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Config:
     """Read, override and validate a configuration; ConfigError says what is wrong and where."""
     raw: dict[str, Any] = {}
@@ -406,6 +259,6 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Conf
         for override in overrides:
             lines.pop(override.partition("=")[0].strip(), None)
     try:
-        return _from_mapping(raw)
+        return from_mapping(raw, is_file=_is_file)
     except ConfigError as error:
         raise _located(str(path), where, lines, error) from error
