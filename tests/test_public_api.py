@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import types
+from pathlib import Path
 
 import pytest
 
 import crawler
+import crawler.config
 
 FACES = (
     "crawler",
+    "crawler.config",
     "crawler.robots",
     "crawler.page",
     "crawler.http",
@@ -50,6 +54,22 @@ def test_every_package_face_exports_what_it_names_and_names_what_it_exports(name
         if not key.startswith("_") and not isinstance(value, types.ModuleType)
     }
     assert public == set(exported)
+
+
+def test_config_exports_every_name_the_repository_imports_from_it() -> None:
+    """crawler.config is a package of modules now; every `from crawler.config import X` in the
+    package, the tests, the scripts and the benchmarks names one of its exports, not a module's."""
+    root = Path(__file__).resolve().parents[1]
+    imported = {
+        alias.name
+        for folder in ("crawler", "tests", "scripts", "benchmarks")
+        for path in (root / folder).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "crawler.config"
+        for alias in node.names
+    }
+    assert "Config" in imported
+    assert imported <= set(crawler.config.__all__)
 
 
 def test_the_documented_imports_work() -> None:

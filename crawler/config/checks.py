@@ -1,0 +1,103 @@
+"""Checks on a built `Config` that no field's type can make: keys against each other (a recrawl
+needs the SQLite state, a WARC the http1 client), and values of a form (patterns, extensions, host
+maps, the server URL, the From address)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Sequence
+
+from crawler.config.schema import Config, StateConfig
+from crawler.config.values import EMAIL_ADDRESS, parse_server_url
+from crawler.errors import ConfigError
+from crawler.robots.txt import validate_product_token
+
+
+def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
+    """Raise ConfigError at the first check `config` fails. The order is fixed: a config with
+    several faults is always told the same one. `is_file(path)`: whether a file is there."""
+    config.robots.options()
+    validate_product_token(config.product_token)
+    for key in ("allow", "deny"):
+        for pattern in getattr(config.scope, key):
+            try:
+                re.compile(pattern)
+            except re.error as error:
+                raise ConfigError(
+                    f"scope.{key}: {pattern!r} is not a valid regular expression ({error})"
+                ) from error
+    for extension in config.scope.skip_extensions:
+        if not re.fullmatch(r"\.?[A-Za-z0-9][A-Za-z0-9.+_-]*", extension):
+            raise ConfigError(
+                f"scope.skip_extensions: {extension!r} is not a file name extension "
+                "(letters and digits, like pdf or tar.gz)"
+            )
+    _check_state(config.state)
+    if config.recrawl.enabled and config.state.backend != "sqlite":
+        raise ConfigError(
+            "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "
+            "(state.backend redis) cannot recrawl yet"
+        )
+    if config.politeness.per_server and config.state.backend != "sqlite":
+        raise ConfigError(
+            "politeness.per_server paces the servers of one process; a shared crawl "
+            "(state.backend redis) cannot group hosts by server yet"
+        )
+    if config.recrawl.enabled and not config.state.durable:
+        raise ConfigError(
+            "recrawl.enabled (--recrawl) needs state.durable true: a recrawl reads what the "
+            "crawl's state kept of every fetch"
+        )
+    if config.output.warc and config.fetch.client == "aiohttp":
+        raise ConfigError(
+            "output.warc needs fetch.client http1 or auto: only the http1 client keeps the "
+            "bytes of each answer as they came, which a WARC record holds"
+        )
+    bundle = config.fetch.ca_bundle
+    # Whether it is a file is the loader's question to answer (is_file): this module does no I/O.
+    if bundle and not is_file(bundle):
+        raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
+    _check_resolve(config.fetch.resolve)
+    address = config.fetch.from_address
+    if address and not (len(address) <= 254 and EMAIL_ADDRESS.fullmatch(address)):
+        raise ConfigError(
+            f"fetch.from_address must be an e-mail address (like crawler-admin@example.org), "
+            f"or empty for no From header; not {address!r}"
+        )
+
+
+def _check_resolve(entries: Sequence[str]) -> None:
+    for entry in entries:
+        host, equals, address = (part.strip() for part in entry.partition("="))
+        expected = "expected HOST=ADDRESS, like staging.example.org=10.0.0.5"
+        if not equals or not host or any(c in host for c in " /:@[]"):
+            raise ConfigError(f"fetch.resolve: {entry!r} names no host name; {expected}")
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            raise ConfigError(
+                f"fetch.resolve: {host} maps to {address!r}, not an IP address; {expected}"
+            ) from None
+
+
+def _check_state(state: StateConfig) -> None:
+    if state.backend == "redis":
+        if not state.url:
+            raise ConfigError(
+                "state.url: a server is needed with state.backend redis (expected "
+                "redis://HOST:PORT/DB; on the command line, --state URL)"
+            )
+        try:
+            parse_server_url(state.url)
+        except ConfigError as error:
+            raise ConfigError(f"state.url: {error}") from None
+    elif state.url:
+        raise ConfigError(
+            f"state.url is {state.url!r} but state.backend is {state.backend!r}: set "
+            "state.backend to redis for a shared crawl (or --state URL)"
+        )
+    if not state.key_prefix or any(c.isspace() for c in state.key_prefix):
+        raise ConfigError(
+            f"state.key_prefix must be a non-empty string without spaces, not {state.key_prefix!r}"
+        )

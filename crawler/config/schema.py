@@ -1,0 +1,313 @@
+"""The schema: each config key a field of a frozen dataclass, one class per section, `Config`
+holding them all. A field's type annotation, `_spec` bounds and docstring are all there is to know
+about a key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from crawler.config.extensions import SKIP_EXTENSIONS
+from crawler.robots.rules import AgentMatch, Precedence
+from crawler.robots.txt import RobotsOptions, product_token_from_user_agent
+
+OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
+Stemming: TypeAlias = Literal["none", "english"]
+StateBackend: TypeAlias = Literal["sqlite", "redis"]
+
+DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
+
+
+def _spec(
+    default: Any, *, minimum: float | None = None, duration: bool = False, pairs: bool = False
+) -> Any:
+    """A field with its validation rules beside its default. A field's choices are its
+    `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w.
+    `pairs`: a list of KEY=VALUE strings, also written as a mapping. `values.coerce` reads
+    these rules."""
+    return field(
+        default=default, metadata={"minimum": minimum, "duration": duration, "pairs": pairs}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsConfig:
+    """How robots.txt files are read, cached, and what their fetch outcomes mean."""
+
+    token: str = ""
+    """Product token matched against User-agent lines; empty: the first product of user_agent."""
+    agent_match: AgentMatch = "rfc"
+    precedence: Precedence = "longest-match"
+    case_insensitive_paths: bool = False
+    split_values: bool = False
+    auth_disallows: bool = False
+    """Read a robots.txt answered 401/403 as disallow-all (1996) instead of allow-all (RFC 9309)."""
+    cache_ttl: float = _spec(86_400.0, minimum=0)
+    """Seconds a fetched robots.txt stays fresh."""
+    retry_initial: float = _spec(60.0, minimum=0)
+    """First wait before asking an unreachable origin for its robots.txt again; doubles."""
+    retry_max: float = _spec(3_600.0, minimum=0)
+    give_up_after: float = _spec(300.0, minimum=0)
+    """Seconds an origin's robots.txt may stay unanswered before the crawl gives the origin up;
+    a name that does not resolve or a certificate that fails verification: after two tries."""
+
+    def options(self) -> RobotsOptions:
+        return RobotsOptions(
+            agent_match=self.agent_match,
+            precedence=self.precedence,
+            case_insensitive_paths=self.case_insensitive_paths,
+            split_values=self.split_values,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PolitenessConfig:
+    """When the next request to a host may start (SPEC section 6)."""
+
+    min_delay: float = _spec(1.0, minimum=0)
+    max_crawl_delay: float = _spec(30.0, minimum=0)
+    over_max_crawl_delay: Literal["cap", "skip"] = "cap"
+    """A Crawl-delay above max_crawl_delay: crawl the host at the cap, or skip the host."""
+    max_wait: float = _spec(600.0, minimum=0)
+    """When every host left waits longer than this, the crawl stops and reports them."""
+    per_host_concurrency: int = _spec(1, minimum=1)
+    backoff_initial: float = _spec(10.0, minimum=0)
+    """Wait after a 429/503 without Retry-After, or an error; doubles per repeat."""
+    backoff_max: float = _spec(3_600.0, minimum=0)
+    """Longest backoff, a Retry-After's included: a server asking for longer (a year, 1e12 s) is
+    asked again after this long."""
+    per_server: bool = False
+    """Origins whose host names resolve to one IP address share a pacing group on top of each
+    host's own pace: a start server_min_delay after the server's last answer, at most
+    server_concurrency in flight. For many names on one server (subdomains, shared hosting)."""
+    server_min_delay: float = _spec(1.0, minimum=0)
+    """With per_server: least seconds from a server's last answer (or start, if later) to its
+    next request start."""
+    server_concurrency: int = _spec(1, minimum=1)
+    """With per_server: requests in flight to one server address, across its host names."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchConfig:
+    """The HTTP client: timeouts, size cap, redirects, retries, and where a name connects."""
+
+    connect_timeout: float = _spec(10.0, minimum=0.001)
+    read_timeout: float = _spec(30.0, minimum=0.001)
+    total_timeout: float = _spec(60.0, minimum=0.001)
+    """Deadline of a whole answer (robots.txt included), from the connect's start to the last
+    body byte: a server dripping bytes just under read_timeout holds a request no longer."""
+    max_body_bytes: int = _spec(5 * 1024 * 1024, minimum=1)
+    """Cap on a page's decoded (decompressed) body; the rest is not read."""
+    html_only: bool = True
+    """Read only HTML bodies of pages; others' bodies are not downloaded. false reads every
+    body (up to max_body_bytes), so that output.warc archives PDFs, images and the rest too
+    (scope.skip_extensions still says which links are fetched); links come from HTML only."""
+    max_redirects: int = _spec(5, minimum=0)
+    max_retries: int = _spec(3, minimum=0)
+    """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
+    client: Literal["auto", "http1", "aiohttp"] = "auto"
+    """The HTTP client: http1 (crawler.http.http1, on httptools), aiohttp, or auto: http1 where
+    httptools is installed, else aiohttp."""
+    verify_tls: bool = True
+    """Verify servers' certificates and host names; false only for sites you control."""
+    ca_bundle: str = ""
+    """A PEM file of the certificate authorities to trust instead of the system's."""
+    slow_after: float = _spec(10.0, minimum=0.001)
+    """A request running longer than this no longer counts against `concurrency` (up to
+    `concurrency` such requests): slow servers cannot take every slot of the crawl."""
+    block_private_addresses: bool = False
+    """Refuse to connect to loopback, private, link-local (cloud metadata), multicast, reserved
+    and unspecified addresses, checked on the resolved address at connect time. Off for the
+    command line's loopback uses; on for a service that crawls URLs its users give it."""
+    from_address: str = ""
+    """An e-mail address sent as the From header of every request, robots.txt's included (RFC
+    9110 10.1.2): whom a site's operator can write to about the crawl. Empty: no From header."""
+    resolve: tuple[str, ...] = _spec((), pairs=True)
+    """Host names and the address to connect to for each, as curl's --resolve: a mapping
+    (`{staging.example.org: 10.0.0.5}`) or HOST=ADDRESS strings. The URL, the Host header, TLS
+    and robots.txt stay the name's; only the connection goes to the address, whatever DNS says."""
+
+    def pinned(self) -> dict[str, str]:
+        """`resolve` as a map from host name (lower case) to IP address."""
+        return {
+            host.strip().lower(): address.strip()
+            for host, _, address in (entry.partition("=") for entry in self.resolve)
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    """Where the crawl stops growing, and the traps it does not walk into. null: no limit."""
+
+    max_pages: int | None = _spec(None, minimum=0)
+    max_depth: int | None = _spec(None, minimum=0)
+    """Links from a seed: seeds are depth 0."""
+    max_pages_per_host: int | None = _spec(100_000, minimum=0)
+    """Pages fetched per host (origin): a trap (an endless calendar, a session id in every link)
+    ends here. Past it, a host's URLs stay queued for a run with a greater limit."""
+    max_url_length: int = _spec(2083, minimum=20)
+    """Longer URLs, from links, redirects or seeds, are skips: Scrapy's and Heritrix's limit
+    (and Internet Explorer's, so few real sites use longer ones)."""
+    max_path_repeats: int = _spec(2, minimum=1)
+    """A URL whose path has a segment, or a group of up to three, more times in a row than this
+    (`/a/a/a/`, `/x/y/x/y/x/y/`) is a skip: relative links that grow a path without end."""
+    max_path_segments: int = _spec(30, minimum=1)
+    """A URL with more path segments than this is a skip (Heritrix's default is 20)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeConfig:
+    """Which URLs belong to the crawl. By default: the seeds' hosts."""
+
+    seed_hosts: bool = True
+    """The hosts of the seeds are in scope (any scheme and port)."""
+    include_subdomains: bool = False
+    """Subdomains of the seeds' hosts are in scope too."""
+    allow_domains: tuple[str, ...] = ()
+    """More domains in scope, each with its subdomains."""
+    allow: tuple[str, ...] = ()
+    """Regular expressions; when any is given, a URL must match one (searched anywhere)."""
+    deny: tuple[str, ...] = ()
+    """Regular expressions; a URL matching any is out of scope. Deny wins over allow."""
+    skip_extensions: tuple[str, ...] = SKIP_EXTENSIONS
+    """Links whose path ends in one of these extensions (case aside) are not fetched: images,
+    archives, media, fonts, documents and programs, not pages. Empty: every link is tried."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageConfig:
+    """What the crawl takes from a fetched page. META robots, X-Robots-Tag and in-page exclusion
+    sections are always obeyed."""
+
+    follow_rel_nofollow: bool = False
+    """Follow links marked rel="nofollow", "ugc" or "sponsored"; by default they are not."""
+    reader: Literal["auto", "process", "loop"] = "auto"
+    """Where pages are read: in a process of the crawl's own, beside the event loop (process),
+    on the loop (loop), or auto: in the process once 100 hosts or more answer within a second,
+    on a machine of two cores or more (crawler.crawl.page_reader)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapsConfig:
+    """Sitemaps (sitemaps.org): the URLs a site lists, read from the sitemaps its robots.txt
+    names. Each is a request to its host like any other (robots.txt, politeness, scope)."""
+
+    enabled: bool = True
+    """Read the sitemaps that the robots.txt of each origin crawled names."""
+    try_default: bool = False
+    """Also try /sitemap.xml on an origin whose robots.txt names no sitemap."""
+    max_depth: int = _spec(3, minimum=1)
+    """Sitemap levels read: 1 is a sitemap robots.txt names; each sitemap index adds one. A
+    sitemap listed deeper is skipped."""
+    max_files: int = _spec(1000, minimum=1)
+    """Sitemap files read per origin (of the robots.txt that named them) in one run; the rest
+    are skipped."""
+    max_urls: int = _spec(50_000, minimum=1)
+    """Entries read from one sitemap file (the protocol's cap); the rest are not read."""
+    max_bytes: int = _spec(50 * 1024 * 1024, minimum=1024)
+    """Bytes of one sitemap file, uncompressed (the protocol's cap): a gzipped file is
+    decompressed no further, and the download stops there."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecrawlConfig:
+    """Going over a crawl again (`crawl --recrawl`): pages fetched long enough ago are asked for
+    again, conditionally (If-None-Match, If-Modified-Since), at the hosts' usual pace."""
+
+    enabled: bool = False
+    """Recrawl: queue again every URL fetched longer ago than `after` (the command line's
+    --recrawl sets it). Needs the durable SQLite state (the default)."""
+    after: float = _spec(86_400.0, minimum=0, duration=True)
+    """Seconds after its last fetch a URL is due again: 86400, or 12h, 7d. A sitemap that
+    lists it with a lastmod no later than that fetch keeps it from being due."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputConfig:
+    """What the crawl writes into its data directory."""
+
+    data_dir: str = "crawl-data"
+    """Used when the command line gives no --data."""
+    format: OutputFormat = "index"
+    """index: DIR/index.sqlite, a full-text index for `crawl search` and `crawl export`.
+    jsonl: DIR/pages.jsonl, one object per fetched URL, and DIR/skips.jsonl. both: the two."""
+    progress_interval: float = _spec(10.0, minimum=0.1)
+    """Seconds between progress log lines when the output is not a terminal."""
+    warc: bool = False
+    """Also archive every answer, robots.txt and sitemaps included, as it came over the wire in
+    DIR/warc/*.warc.gz (WARC 1.1, a gzip member per record): request and response records,
+    revisits for a 304 or a payload archived before, and a metadata record of our robots
+    decisions per page. Needs the http1 client (fetch.client http1 or auto)."""
+    warc_file_bytes: int = _spec(1_000_000_000, minimum=1_000_000)
+    """A WARC file past this many (compressed) bytes is closed and the next one begun."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexConfig:
+    """How the full-text index (DIR/index.sqlite) reads words: chosen when the index is created,
+    and kept in it."""
+
+    stemming: Stemming = "none"
+    """english: English words are indexed and searched by their stem (Porter's), so `crawl
+    search connect` also finds connected, connecting and connection. none: words as written
+    (diacritics folded). A crawl into an index created with the other choice stops with an
+    error before it writes."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateConfig:
+    """The crawl state a crawl with a data directory keeps in DIR/state.sqlite, so that it can
+    stop, be killed, and resume (crawler.state)."""
+
+    durable: bool = True
+    """Keep the state in the data directory; false: in memory, gone when the crawl ends."""
+    commit_interval: float = _spec(0.5, minimum=0.01)
+    """Seconds between commits of the state (and flushes of the output). After a kill, the URLs
+    finished within about this long before it are fetched again."""
+    working_set: int = _spec(32, minimum=1)
+    """URLs per host held in memory; the rest of the queue waits on disk."""
+    stop_grace: float = _spec(3.0, minimum=0)
+    """After a stop (Ctrl-C, SIGTERM), seconds requests in flight get to finish; then they are
+    cancelled and their URLs go back to the queue."""
+    backend: StateBackend = "sqlite"
+    """sqlite: the crawl's own DIR/state.sqlite, one process. redis: one worker of a crawl shared
+    by workers on any number of machines, its state in the Valkey or Redis server `state.url`
+    names (the command line's --state URL sets both)."""
+    url: str = ""
+    """The shared state's server, redis://HOST:PORT/DB (or valkey://; a password as
+    redis://:PASSWORD@HOST:PORT/DB); with state.backend redis."""
+    key_prefix: str = "crawl:"
+    """The shared crawl's keys begin with this: workers given the same server and prefix share
+    one crawl; another prefix is another crawl in the same database."""
+    heartbeat: float = _spec(3.0, minimum=0.5)
+    """Seconds a shared crawl's worker is taken for alive after its last heartbeat (renewed
+    three times as often). Past it, another worker gives its hosts and URLs back: each of its
+    hosts waits one interval first."""
+    claim_lease: float = _spec(300.0, minimum=1)
+    """Longest seconds a worker holds a host for one request before the others may take it
+    back; more than fetch.total_timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    user_agent: str = DEFAULT_USER_AGENT
+    concurrency: int = _spec(64, minimum=1)
+    """Requests in flight across all hosts."""
+    robots: RobotsConfig = field(default_factory=RobotsConfig)
+    politeness: PolitenessConfig = field(default_factory=PolitenessConfig)
+    fetch: FetchConfig = field(default_factory=FetchConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    scope: ScopeConfig = field(default_factory=ScopeConfig)
+    page: PageConfig = field(default_factory=PageConfig)
+    sitemaps: SitemapsConfig = field(default_factory=SitemapsConfig)
+    recrawl: RecrawlConfig = field(default_factory=RecrawlConfig)
+    output: OutputConfig = field(default_factory=OutputConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    state: StateConfig = field(default_factory=StateConfig)
+
+    @property
+    def product_token(self) -> str:
+        """The token robots.txt groups are matched against: robots.token, else from user_agent."""
+        if self.robots.token:
+            return self.robots.token
+        return product_token_from_user_agent(self.user_agent)
