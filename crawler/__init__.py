@@ -2,14 +2,15 @@
 
 The package is laid out by concern, the pure core at the bottom and the I/O shell on top:
 
-    errors, config, urls, frontier, politeness, stats   small shared pieces (all pure but config)
+    errors, urls, frontier, politeness, stats   small shared pieces (all pure)
+    config/     the typed, validated configuration: schema, checks (pure), the YAML loader
     identity    who the crawl says it is: the placeholder User-Agent's notice
     robots/     the robots.txt engine: pure, never raises
     page/       the page step: bytes and headers in, a Page out; pure (plus the compiled walk)
     http/       GET -> Response | FetchFailure; never raises
     output/     what a crawl writes (index, JSONL) and reading it back (search, export)
     state/      what survives a stop, a kill or a reboot
-    crawl/      the shell: the Crawler, its launch loop, a request's work, the decisions
+    crawl/      the shell: the Crawler, its launch loop, a request's parts, the decisions
     cli/        `crawl` and its subcommands
     runtime     process-wide settings: event loop, allocator, garbage collector, open files
     child       processes of the crawl's own (page reader, WARC writer): start, death, pipes
