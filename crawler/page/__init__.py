@@ -3,6 +3,7 @@
 read.py         read_page: META robots, X-Robots-Tag and in-page sections decide what the page
                 lets the crawl index and follow
 walk.py         the walk over a parsed page, in Python (the reference), and its links
+tree.py         what the Python walk asks of selectolax's tree (children, body, ancestry)
 compiled.py     the same walk in C (_pagescan.c): loaded, checked, trusted or not, and chosen
 exclusion.py    directive words; in-page section markers and stretches
 charset.py      the HTML encoding sniff; labels as the WHATWG Encoding Standard reads them
