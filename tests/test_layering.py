@@ -18,6 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "crawler._version",
         "crawler.errors",
+        "crawler.canonical_urls",
         "crawler.urls",
         "crawler.frontier",
         "crawler.stats",
@@ -39,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 PURE = (
     "crawler.robots",
     "crawler.page",
+    "crawler.canonical_urls",
     "crawler.urls",
     "crawler.politeness",
     "crawler.frontier",

@@ -1,16 +1,17 @@
 """`crawl`, the command line.
 
-main.py      arguments and dispatch; the console script's `main`
-crawling.py  `crawl SEEDS`: lock, resume, signals, progress, summary
-commands.py  `crawl robots`, `crawl search`, `crawl export`
-report.py    the progress line, the summary, the resume note, `--version`
-summary_file.py  DIR/summary.json: written through a run, read by `crawl status`
-status.py    `crawl status`
-text.py      counts in English, lines that fit the terminal
-seeds.py     the seeds: files, URLs, `-` for standard input
-options.py   the flags that stand for an -s (--max-pages, ...); the data directory
-logs.py      where the log goes: stderr or --log-file, text or JSON lines
-exits.py     exit statuses
+main.py              arguments and dispatch; the console script's `main`
+crawling.py          `crawl SEEDS`: lock, resume, signals, progress, summary
+commands.py          `crawl robots`, `crawl search`, `crawl export`
+report.py            the progress line, the summary, the resume note, `--version`
+summary_file.py      DIR/summary.json: written through a run, read by `crawl status`
+summary_document.py  what summary.json holds: a run's figures as a document, and back
+status.py            `crawl status`
+text.py              counts in English, lines that fit the terminal
+seeds.py             the seeds: files, URLs, `-` for standard input
+options.py           the flags that stand for an -s (--max-pages, ...); the data directory
+logs.py              where the log goes: stderr or --log-file, text or JSON lines
+exits.py             exit statuses
 """
 
 from crawler.cli.main import main

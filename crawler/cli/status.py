@@ -26,15 +26,14 @@ from typing import Any
 from crawler.cli.cluster import cluster_status_command
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.report import summary
-from crawler.cli.summary_file import (
+from crawler.cli.summary_document import (
     SUMMARY_FORMAT,
-    SUMMARY_NAME,
     deferred_part,
     epoch_of,
-    read_summary,
     report_from_document,
     stats_parts,
 )
+from crawler.cli.summary_file import SUMMARY_NAME, read_summary
 from crawler.cli.text import fit_for
 from crawler.config import load_config
 from crawler.errors import StateError

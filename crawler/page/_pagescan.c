@@ -1263,7 +1263,7 @@ enum {
     IN_FOREIGN = 1 << 30,        /* on the model's stack only: in SVG or MathML */
 };
 
-/* As crawler.page.bounds.BREAKOUT_TAGS and INTEGRATION_POINTS; NULL ends each. */
+/* As crawler.page.tag_classes.BREAKOUT_TAGS and INTEGRATION_POINTS; NULL ends each. */
 static const char *const BREAKOUT_TAGS[] = {
     "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em",
     "embed", "font", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li",
@@ -1281,7 +1281,7 @@ typedef struct {
     unsigned stops;  /* the IS_* of an open element the search for those stops at */
 } tag_class;
 
-/* The same table as crawler.page.bounds.TAG_CLASSES (a test compares them). */
+/* The same table as crawler.page.tag_classes.TAG_CLASSES (a test compares them). */
 static const tag_class TAG_CLASSES[] = {
     {"script", IS_RAW_TEXT, 0, 0},
     {"style", IS_RAW_TEXT, 0, 0},

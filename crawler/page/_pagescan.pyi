@@ -5,7 +5,7 @@ from collections.abc import Callable
 LEXBOR_LAYOUT: str
 SELECTOLAX: str
 TAG_CLASSES: dict[str, tuple[int, int, int]]
-"""crawler.page.bounds.TAG_CLASSES, as the C prescan has it."""
+"""crawler.page.tag_classes.TAG_CLASSES, as the C prescan has it."""
 
 def scan(
     document_address: int,

@@ -47,6 +47,14 @@ from crawler.page.exclusion import (
     marker_of,
     stretches_of,
 )
+from crawler.page.tree import (
+    body_of,
+    children,
+    in_document_order,
+    inside,
+    outermost_in_body,
+    text_of,
+)
 from crawler.urls import InvalidUrlError, LinkResolver
 
 __all__ = ["Links", "PageFacts", "link_resolver", "python_links", "python_walk"]
@@ -212,7 +220,7 @@ class _Scan:
 
 def _held(anchor: LexborNode, roots: set[int], opened: set[int]) -> bool:
     """Inside a nofollow stretch: in one of its subtrees, or opened inside it."""
-    return anchor.mem_id in opened or _inside(anchor, roots)
+    return anchor.mem_id in opened or inside(anchor, roots)
 
 
 def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
@@ -239,62 +247,9 @@ def _anchors(nodes: list[LexborNode], stretches: list[Stretch]) -> list[Anchor]:
     return anchors
 
 
-def _children(node: LexborNode) -> list[LexborNode]:
-    children = []
-    child = node.child
-    while child is not None:
-        children.append(child)
-        child = child.next
-    return children
-
-
-def _is_child(node: LexborNode, parent: LexborNode) -> bool:
-    above = node.parent
-    return above is not None and above.mem_id == parent.mem_id
-
-
-def _body(tree: LexborHTMLParser, root: LexborNode | None) -> LexborNode | None:
-    body = tree.body
-    # A <frameset> takes the place of a body the parser made: lexbor still names that one.
-    if body is not None and (root is None or not _is_child(body, root)):
-        return None
-    return body
-
-
 def _is_navigation(role: str | None) -> bool:
     """role="navigation", ASCII case-insensitively (as the C walk compares it)."""
     return role is not None and role.isascii() and role.lower() == "navigation"
-
-
-def _kept(nodes: list[LexborNode], body: LexborNode, gone: set[int]) -> list[LexborNode]:
-    """Those of `nodes` that are in `body` (or are it), in no subtree whose root is in `gone`
-    (or is it), and inside none of the others, in the order given."""
-    body_id = body.mem_id
-    others = {node.mem_id for node in nodes}
-    kept = []
-    for node in nodes:
-        at = node.mem_id
-        in_body = at == body_id
-        above: LexborNode | None = node
-        while above is not None and (at := above.mem_id) not in gone:
-            if above is not node and at in others:
-                break
-            in_body = in_body or at == body_id
-            above = above.parent
-        if above is None and in_body:
-            kept.append(node)
-    return kept
-
-
-def _in_document_order(nodes: list[LexborNode], document: LexborNode) -> list[LexborNode]:
-    wanted = {node.mem_id for node in nodes}
-    position: dict[int, int] = {}
-    for at, node in enumerate(document.traverse(include_text=True)):
-        if node.mem_id in wanted:
-            position[node.mem_id] = at
-            if len(position) == len(wanted):
-                break
-    return sorted(nodes, key=lambda node: position[node.mem_id])
 
 
 def _apart(
@@ -316,29 +271,15 @@ def _apart(
     found = {node.mem_id: node for node in scan.boilerplate + navigation}
     # Boilerplate that is a nosnippet subtree, or in one, is read with it.
     gone = noindex | {node.mem_id for node in nosnippet}
-    boilerplate = _kept(list(found.values()), body, gone)
+    boilerplate = outermost_in_body(list(found.values()), body, gone)
     if not boilerplate:
         return nosnippet
     held = {node.mem_id for node in boilerplate}
-    nosnippet = [node for node in nosnippet if not _inside(node, held)]
+    nosnippet = [node for node in nosnippet if not inside(node, held)]
     # Each list is in document order; together they need sorting.
     if (nosnippet or (scan.boilerplate and navigation)) and document is not None:
-        return _in_document_order(nosnippet + boilerplate, document)
+        return in_document_order(nosnippet + boilerplate, document)
     return boilerplate
-
-
-def _inside(node: LexborNode, roots: set[int]) -> bool:
-    """`node` is one of `roots` or in one of their subtrees."""
-    above: LexborNode | None = node
-    while above is not None:
-        if above.mem_id in roots:
-            return True
-        above = above.parent
-    return False
-
-
-def _text(node: LexborNode) -> str:
-    return node.text(separator=" ", strip=True, skip_empty=True)
 
 
 def python_walk(tree: LexborHTMLParser) -> PageFacts:
@@ -348,7 +289,7 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
     for node in scan.drops:
         if node.tag_id == _IFRAME_ID:
             # Kept, empty: its src is a link, read below with the sections it is in.
-            for child in _children(node):
+            for child in children(node):
                 child.decompose()
         else:
             node.decompose()
@@ -378,22 +319,22 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
             nosnippet.extend(stretch.subtrees)
     # What is read apart, and which headings count, is decided before anything is cut: after,
     # a node in a cut subtree must not be touched.
-    body = _body(tree, root)
+    body = body_of(tree, root)
     apart = _apart(scan, root.parent if root is not None else None, body, noindex, nosnippet)
     headings: list[LexborNode] = []
     if body is not None and scan.headings:
-        headings = _kept(scan.headings, body, noindex | {node.mem_id for node in apart})
+        headings = outermost_in_body(scan.headings, body, noindex | {node.mem_id for node in apart})
     for stretch in stretches:
         if stretch.flags & NOINDEX:
             for node in stretch.subtrees:
                 node.decompose()
     parts = []
     for node in apart:
-        parts.append(_text(node))
+        parts.append(text_of(node))
         node.decompose()
     # Again: the body itself may have been cut.
-    body = _body(tree, root)
-    text = _text(body) if body is not None else ""
+    body = body_of(tree, root)
+    text = text_of(body) if body is not None else ""
     return PageFacts(
         anchors=anchors,
         metas=metas,
@@ -402,7 +343,7 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
         lang=lang,
         text=text,
         nosnippet_text=" ".join(part for part in parts if part),
-        headings=" ".join(part for part in map(_text, headings) if part),
+        headings=" ".join(part for part in map(text_of, headings) if part),
         sections=sections,
         yandex_elements=scan.yandex_elements,
     )

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from crawler.urls import utf8_bytes
+from crawler.canonical_urls import utf8_bytes
 
 MAX_BODY_BYTES: Final = 500 * 1024
 # The reference parser's line buffer: 2083 * 8 bytes, one of them for the terminating NUL.

@@ -2,7 +2,7 @@
 
 RobotsOptions says how groups are chosen and rules ranked; `AgentView` holds the rules of the
 groups that apply to one agent, compiled once, and answers `first_match(path)` for each URL.
-Patterns and paths are compared in canonical form (see `crawler.urls`).
+Patterns and paths are compared in canonical form (see `crawler.canonical_urls`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from crawler.canonical_urls import CANONICAL_CHARS, canonical_pattern
 from crawler.errors import InvalidRobotsOptionError
 from crawler.robots.lines import WHITESPACE, Group
-from crawler.urls import CANONICAL_CHARS, canonical_pattern
 
 AgentMatch = Literal["rfc", "substring"]
 Precedence = Literal["longest-match", "first-match"]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from crawler.canonical_urls import match_target
 from crawler.errors import InvalidProductTokenError, InvalidRobotsOptionError
 from crawler.robots.lines import (
     CRAWL_DELAY,
@@ -44,7 +45,6 @@ from crawler.robots.rates import (
     second_of_day,
 )
 from crawler.robots.rules import DEFAULT_OPTIONS, AgentView, Names, RobotsOptions, Substrings
-from crawler.urls import match_target
 
 __all__ = [
     "MAX_BODY_BYTES",

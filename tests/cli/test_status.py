@@ -1,6 +1,6 @@
-"""crawler.cli.summary_file and crawler.cli.status, the pure parts: the summary.json document holds
-the figures, reads back into the same summary, and `crawl status` says which run it was, whether
-it goes on, and how it ended."""
+"""crawler.cli.summary_document, summary_file and crawler.cli.status, the pure parts: the
+summary.json document holds the figures, reads back into the same summary, and `crawl status`
+says which run it was, whether it goes on, and how it ended."""
 
 from __future__ import annotations
 
