@@ -1,10 +1,13 @@
 """What a crawl writes, and reading it back.
 
-records.py  PageRecord and Skip: what a crawl produces, plain values
-sinks.py    the PageSink interface; the sinks `output.format` names
-jsonl.py    JsonlSink: DIR/pages.jsonl and DIR/skips.jsonl
-index.py    IndexSink: the full-text index, DIR/index.sqlite, written off the event loop
-search.py   search and export_pages: reading the index
+records.py       PageRecord and Skip: what a crawl produces, plain values
+sinks.py         the PageSink interface; the sinks `output.format` names
+jsonl.py         JsonlSink: DIR/pages.jsonl and DIR/skips.jsonl
+index.py         IndexSink: the full-text index, DIR/index.sqlite, written off the event loop
+index_schema.py  the index's tables, columns and versions
+index_open.py    the index opened for writing: created, migrated, checked
+index_writes.py  what the writer stores for a batch, and FTS5's entries made after
+search.py        search and export_pages: reading the index
 """
 
 from crawler.output.index import IndexSink

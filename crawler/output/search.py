@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.output.cjk import has_cjk, unmarked
-from crawler.output.index import (
+from crawler.output.index_schema import (
     BOOL_COLUMNS,
     HISTORY_COLUMNS,
     INDEX_NAME,
