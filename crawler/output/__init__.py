@@ -7,13 +7,16 @@ index.py         IndexSink: the full-text index, DIR/index.sqlite, written off t
 index_schema.py  the index's tables, columns and versions
 index_open.py    the index opened for writing: created, migrated, checked
 index_writes.py  what the writer stores for a batch, and FTS5's entries made after
-search.py        search and export_pages: reading the index
+index_read.py    the index opened for reading: its version's layout, its errors
+search.py        search: the pages best matching a query
+export.py        export: the pages, the changes or the skips, as JSON lines or CSV
 """
 
+from crawler.output.export import export_pages
 from crawler.output.index import IndexSink
 from crawler.output.jsonl import JsonlSink
 from crawler.output.records import PageRecord, Skip
-from crawler.output.search import SearchHit, export_pages, search
+from crawler.output.search import SearchHit, search
 from crawler.output.sinks import PageSink, open_sinks, output_files
 
 __all__ = [
