@@ -46,6 +46,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from unittest import mock
 
@@ -57,7 +58,17 @@ from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord
 from crawler.page.read import PageRules, read_page
 
+try:
+    from crawler.output import index_open, index_writes
+except ImportError:  # an older build: the writer in one module, its functions private
+    index_open = index_writes = index_module
+
 Records = Sequence[PageRecord]
+
+
+def writer_function(name: str) -> str:
+    """The name index_module calls the writer's function `name` by: `_name` in an older build."""
+    return name if hasattr(index_module, name) else f"_{name}"
 
 
 def make_records(count: int, seed: int) -> tuple[list[PageRecord], float]:
@@ -103,27 +114,28 @@ def write(records: Records, directory: Path, **options: Any) -> float:
 @contextlib.contextmanager
 def fts_option(name: str, value: int) -> Iterator[None]:
     """Every index opened meanwhile gets the FTS5 option `name` = `value` after its own tuning."""
-    tune = index_module._tune_fts
+    tune = index_open._tune_fts
 
     def tuned(connection: sqlite3.Connection) -> None:
         tune(connection)
         connection.execute("INSERT INTO pages_fts (pages_fts, rank) VALUES (?, ?)", (name, value))
 
-    with mock.patch.object(index_module, "_tune_fts", tuned):
+    with mock.patch.object(index_open, "_tune_fts", tuned):
         yield
 
 
 @contextlib.contextmanager
 def pragma(name: str, value: int | str) -> Iterator[None]:
     """Every index opened meanwhile gets `PRAGMA name = value` once open."""
-    open_for_writing = index_module._open_for_writing
+    name = writer_function("open_for_writing")
+    open_for_writing = getattr(index_module, name)
 
     def opened(*args: Any) -> sqlite3.Connection:
         connection = open_for_writing(*args)
         connection.execute(f"PRAGMA {name} = {value}")
         return connection
 
-    with mock.patch.object(index_module, "_open_for_writing", opened):
+    with mock.patch.object(index_module, name, opened):
         yield
 
 
@@ -135,7 +147,7 @@ def option_runs() -> dict[str, Callable[[Records, Path], float]]:
         return write([replace(record, index=False) for record in records], directory)
 
     def no_marks(records: Records, directory: Path) -> float:
-        with mock.patch.object(index_module, "marked", lambda text: text):
+        with mock.patch.object(index_writes, "marked", lambda text: text):
             return write(records, directory)
 
     def with_option(name: str, value: int) -> Callable[[Records, Path], float]:
@@ -167,7 +179,7 @@ def option_runs() -> dict[str, Callable[[Records, Path], float]]:
         "checkpoint 10000": with_pragma("wal_autocheckpoint", 10000),
         "stemming": stemming,
     }
-    if not hasattr(index_module, "marked"):  # an older build: neither marks nor stemming
+    if not hasattr(index_writes, "marked"):  # an older build: neither marks nor stemming
         del runs["no CJK marks"], runs["stemming"]
     return runs
 
@@ -175,7 +187,7 @@ def option_runs() -> dict[str, Callable[[Records, Path], float]]:
 def stages(records: Records, directory: Path) -> dict[str, float]:
     """Seconds spent in each kind of statement of the shipped writer, and in marking."""
     spent: dict[str, float] = {}
-    run_statement = index_module.write_rows
+    run_statement = index_writes.write_rows
 
     def timed_rows(connection: sqlite3.Connection, sql: str, rows: Any, width: int) -> None:
         kind = sql.split()[0] + " " + sql.split()[2]  # "INSERT pages", "DELETE pages_fts", ...
@@ -185,9 +197,9 @@ def stages(records: Records, directory: Path) -> dict[str, float]:
         finally:
             spent[kind] = spent.get(kind, 0.0) + time.perf_counter() - started
 
-    def timed(name: str, kind: str) -> Callable[..., Any]:
-        """index_module's `name`, its seconds added to `spent[kind]`."""
-        function = getattr(index_module, name)
+    def timed(module: ModuleType, name: str, kind: str) -> Callable[..., Any]:
+        """`module`'s `name`, its seconds added to `spent[kind]`."""
+        function = getattr(module, name)
 
         def run(*args: Any) -> Any:
             started = time.perf_counter()
@@ -199,12 +211,17 @@ def stages(records: Records, directory: Path) -> dict[str, float]:
         return run
 
     with contextlib.ExitStack() as patches:
-        patches.enter_context(mock.patch.object(index_module, "write_rows", timed_rows))
-        whole = timed("_write_batch", "whole batches")
-        patches.enter_context(mock.patch.object(index_module, "_write_batch", whole))
-        if hasattr(index_module, "marked"):  # an older build has neither
-            for name, kind in (("marked", "CJK marks"), ("_index_chunk", "FTS5 entries (later)")):
-                patches.enter_context(mock.patch.object(index_module, name, timed(name, kind)))
+        patches.enter_context(mock.patch.object(index_writes, "write_rows", timed_rows))
+        write_batch = writer_function("write_batch")
+        whole = timed(index_module, write_batch, "whole batches")
+        patches.enter_context(mock.patch.object(index_module, write_batch, whole))
+        if hasattr(index_writes, "marked"):  # an older build has neither
+            index_chunk = writer_function("index_chunk")
+            for module, name, kind in (
+                (index_writes, "marked", "CJK marks"),
+                (index_module, index_chunk, "FTS5 entries (later)"),
+            ):
+                patches.enter_context(mock.patch.object(module, name, timed(module, name, kind)))
         spent["all"] = write(records, directory)
     accounted = sum(
         value

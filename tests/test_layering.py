@@ -61,6 +61,7 @@ PURE = (
     "crawler.state.codec",
     "crawler.output.query",
     "crawler.output.cjk",
+    "crawler.output.index_schema",
 )
 """Modules (or packages) that decide without doing: no I/O, no threads, no clock."""
 IMPURE_EXCEPTIONS = {

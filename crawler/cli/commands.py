@@ -20,14 +20,9 @@ from crawler.cli.options import data_directory
 from crawler.cli.text import counted
 from crawler.config import load_config, parse_duration
 from crawler.errors import ConfigError, OutputError
-from crawler.output.search import (
-    export_changes,
-    export_pages,
-    export_skips,
-    find_index,
-    not_yet_searchable,
-    search_shards,
-)
+from crawler.output.export import export_changes, export_pages, export_skips
+from crawler.output.index_read import find_index
+from crawler.output.search import not_yet_searchable, search_shards
 from crawler.output.warc_index import cdx_lines
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt

@@ -41,7 +41,7 @@ from crawler.cli.report import version_text
 from crawler.cli.status import status_command
 from crawler.config import load_config
 from crawler.errors import CrawlerError
-from crawler.output.search import EXPORT_FORMATS
+from crawler.output.export import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.stats import SkipReason
 

@@ -1,43 +1,32 @@
-"""Reading the crawl's full-text index (DIR/index.sqlite, written by crawler.output.index):
-`search`, `export_pages` and `export_skips`. Read-only connections: WAL lets them read while a
-crawl writes.
-
-An export is JSON lines (one object per page, its fields named as `PageRecord` names them), or CSV:
-a header row, then a row per page of its single-valued fields (`CSV_PAGE_FIELDS`). CSV leaves the
-links and the text out: lists do not fit a cell, and a page's text, long and of many lines, makes a
-file spreadsheets open badly; the title and description say what a page is.
+"""Searching the crawl's full-text index (DIR/index.sqlite, written by crawler.output.index,
+opened by crawler.output.index_read): `search`, over one data directory or the shards of a shared
+crawl, and how many pages wait to be searchable. The query is read by crawler.output.query.
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import json
 import re
 import reprlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
 
-from crawler.errors import ConfigError, OutputError, SearchError
+from crawler.errors import ConfigError, SearchError
 from crawler.output.cjk import has_cjk, unmarked
-from crawler.output.index import (
-    BOOL_COLUMNS,
-    HISTORY_COLUMNS,
-    INDEX_NAME,
-    JSON_COLUMNS,
-    PAGE_COLUMNS,
-    READABLE_VERSIONS,
-    version_message,
+from crawler.output.export import (
+    CSV_PAGE_FIELDS,
+    CSV_SKIP_FIELDS,
+    EXPORT_FORMATS,
+    export_changes,
+    export_pages,
+    export_skips,
 )
-from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
+from crawler.output.index_read import ELLIPSIS, find_index, reading
 from crawler.output.query import fts_query, names_a_column, single_phrase
-from crawler.output.records import compact_json
 
+# The export's names, and find_index, stay importable from here, where they were first.
 __all__ = [
     "CSV_PAGE_FIELDS",
     "CSV_SKIP_FIELDS",
@@ -57,17 +46,8 @@ __all__ = [
     "search_shards",
 ]
 
-EXPORT_FORMATS = ("jsonl", "csv")
-_EXPORT_NAMES = {"indexed": "index"}
-"""Table columns whose export name differs: `index` is an SQL keyword, so the table says
-`indexed`; an export says `index`, as `PageRecord` and pages.jsonl do."""
-_CSV_COLUMNS = tuple(column for column in PAGE_COLUMNS if column not in JSON_COLUMNS)
-CSV_PAGE_FIELDS = tuple(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS)
-"""The columns of `crawl export --format csv`: a page's fields that hold one value."""
-CSV_SKIP_FIELDS = ("url", "reason", "detail")
 HIGHLIGHT = ("[", "]")
 """Snippet markers around each matched token."""
-ELLIPSIS = "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +64,6 @@ class SearchHit:
     tier: int = 0
     """Which tier of the results the page is in, higher first: its title begins with the query,
     its title or headings hold it, or neither (0); `score` orders the pages within a tier."""
-
-
-def find_index(directory: Path) -> Path:
-    """The index file in `directory`; OutputError if there is none."""
-    path = directory / INDEX_NAME
-    if not path.is_file():
-        hint = "crawl with output.format index first"
-        if (directory / SKIPS_NAME).is_file():
-            hint += f"; this crawl wrote JSONL: {directory / PAGES_NAME}, {directory / SKIPS_NAME}"
-        raise OutputError(f"no index in {directory} ({hint})")
-    return path
 
 
 MAX_QUERY_CHARS = 1_000
@@ -114,92 +83,6 @@ _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 CJK_SNIPPET_FACTOR = 3
 """Snippet tokens for a query with CJK characters, per token asked: there a token is a
 character."""
-_BRIEF = 200
-"""Characters of an SQLite error kept in a message: a damaged row's error quotes the row."""
-
-
-def _brief(error: BaseException) -> str:
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text if len(text) <= _BRIEF else text[:_BRIEF] + ELLIPSIS
-
-
-def _damaged(path: Path, error: BaseException) -> OutputError:
-    return OutputError(
-        f"index {path} is damaged or is not an index a crawl wrote ({_brief(error)}); "
-        "crawl again with --fresh to start over (it deletes the index and the crawl state)"
-    )
-
-
-def _unreadable(path: Path, error: sqlite3.Error) -> OutputError:
-    """The error to raise for `error`, met reading the index at `path`."""
-    name = getattr(error, "sqlite_errorname", "") or ""
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "decode" in str(error):
-        return _damaged(path, error)
-    return OutputError(f"cannot read index {path}: {_brief(error)}")
-
-
-@dataclass(frozen=True, slots=True)
-class _Layout:
-    """Where a schema version keeps what a search reads."""
-
-    snippet_column: int
-    """The text column's number in pages_fts."""
-    weights: str
-    """bm25's weights, one a column (see `RANK_WEIGHTS`)."""
-    texts: str
-    """The table a page's texts are in, its rows' id the page's."""
-    headings: str
-    """The SQL of a page's headings in `texts`."""
-    named_in: str
-    """The FTS5 column filter of the columns that name what a page is about."""
-    version: int
-    """The schema version: from 2, CJK characters are tokens of their own (crawler.output.cjk),
-    and stored pages wait in `unindexed` until they are searchable."""
-
-
-RANK_WEIGHTS = {"title": 10.0, "headings": 5.0, "text": 1.0, "nosnippet_text": 1.0}
-"""How much a match in each column counts toward a page's BM25 score."""
-_LAYOUTS = {
-    # Version 1 kept its texts in the FTS table itself, whose rowid is the page's id.
-    1: _Layout(1, "10.0, 1.0, 1.0", "(SELECT rowid AS id, * FROM pages_fts)", "''", "title", 1),
-    2: _Layout(
-        2,
-        ", ".join(str(weight) for weight in RANK_WEIGHTS.values()),
-        "texts",
-        "texts.headings",
-        "{title headings}",
-        2,
-    ),
-}
-# Version 3 adds each page's history beside it; what a search reads is as in version 2.
-_LAYOUTS[3] = dataclasses.replace(_LAYOUTS[2], version=3)
-
-
-@contextmanager
-def _reading(directory: Path) -> Iterator[tuple[sqlite3.Connection, _Layout]]:
-    path = find_index(directory)
-    wal = path.with_name(path.name + "-wal")
-    if path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0):
-        raise OutputError(
-            f"index {path} is empty (0 bytes): not an index a crawl wrote; "
-            "crawl again with --fresh to start over (it deletes the index and the crawl state)"
-        )
-    try:
-        # Read-only, so a search never takes a write lock from a crawl writing the same file.
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise _unreadable(path, error) from error
-    try:
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version not in READABLE_VERSIONS:
-            raise OutputError(version_message(path, version))
-        yield connection, _LAYOUTS[version]
-    except sqlite3.Error as error:
-        raise _unreadable(path, error) from error
-    except (ValueError, TypeError) as error:  # a row of the wrong shape: JSON, a type
-        raise _damaged(path, error) from error
-    finally:
-        connection.close()
 
 
 def _check_query(query: str) -> None:
@@ -255,7 +138,7 @@ def search(
     if has_cjk(query):
         # The index makes each CJK character a token: a few words' worth is a few more tokens.
         tokens = min(64, tokens * CJK_SNIPPET_FACTOR)
-    with _reading(directory) as (connection, layout):
+    with reading(directory) as (connection, layout):
         match = query if fts else fts_query(query, cjk=layout.version >= 2)
         # Tiers: the pages whose title begins with a one-word (or one-phrase) query, then those
         # whose title or headings hold the whole query (the pages about it), then the pages that
@@ -300,7 +183,7 @@ def search(
 def not_yet_searchable(directory: Path) -> int:
     """Pages of the index in `directory` stored and not yet searchable (crawler.output.index:
     made so by the crawl writing it, or by the next one after a kill)."""
-    with _reading(directory) as (connection, layout):
+    with reading(directory) as (connection, layout):
         if layout.version < 2:
             return 0
         return int(connection.execute("SELECT count(*) FROM unindexed").fetchone()[0])
@@ -332,146 +215,3 @@ def search_shards(
     for hit in sorted(hits, key=lambda hit: (-hit.tier, -hit.score)):
         best.setdefault(hit.url, hit)
     return list(best.values())[:limit]
-
-
-def _check_format(format: str) -> None:
-    if format not in EXPORT_FORMATS:
-        raise ConfigError(f"unknown export format {format!r} (known: {', '.join(EXPORT_FORMATS)})")
-
-
-def export_pages(
-    directory: Path, out: TextIO, *, format: str = "jsonl", header: bool = True
-) -> int:
-    """Write every fetched page to `out`, in fetch order; returns the count. jsonl: one JSON object
-    a line, `text` and `nosnippet_text` null unless the page is indexed. csv: a header row of
-    `CSV_PAGE_FIELDS` (unless not `header`), then a row a page (true/false for booleans, empty for
-    null)."""
-    _check_format(format)
-    count = 0
-    with _reading(directory) as (connection, layout):
-        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ())
-        columns = ", ".join(f"pages.{column}" for column in names)
-        sql = (
-            f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings} "
-            f"FROM pages LEFT JOIN {layout.texts} AS texts ON texts.id = pages.id "
-            "ORDER BY pages.fetched_at, pages.id"
-        )
-        if format == "csv":  # neither text nor lists: no need to read them
-            columns = ", ".join(f"pages.{column}" for column in _CSV_COLUMNS)
-            sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
-        rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
-        if format == "csv":
-            writer = csv.writer(out)
-            if header:
-                writer.writerow(CSV_PAGE_FIELDS)
-            for row in rows:
-                page = _export_object(row, _CSV_COLUMNS)
-                writer.writerow([_csv_cell(page[field]) for field in CSV_PAGE_FIELDS])
-                count += 1
-            return count
-        for row in rows:
-            out.write(compact_json(_export_object(row, names)) + "\n")
-            count += 1
-    return count
-
-
-def export_changes(directory: Path, out: TextIO, since: float) -> int:
-    """Write every page that appeared, changed or went away at `since` (epoch seconds) or later
-    to `out`, one JSON object a line, in the order of those changes: url, change (new, changed or
-    gone: its last change), at (when its last fetch saw it), first_seen, status, title. Returns
-    the count. OutputError for an index older than the page history (schema version 3)."""
-    count = 0
-    with _reading(directory) as (connection, layout):
-        if layout.version < 3:
-            raise OutputError(
-                f"index {find_index(directory)} keeps no page history (schema version "
-                f"{layout.version}, from an older crawler): the next crawl into it adds one"
-            )
-        rows = connection.execute(
-            "SELECT url, gone, first_seen, last_changed, status, title FROM pages "
-            "WHERE last_changed >= ? ORDER BY last_changed, id",
-            (since,),
-        )
-        for url, gone, first_seen, last_changed, status, title in rows:
-            change = "gone" if gone else "new" if first_seen >= since else "changed"
-            line = {
-                "url": url,
-                "change": change,
-                "at": _iso(last_changed),
-                "first_seen": _iso(first_seen),
-                "status": status,
-                "title": title,
-            }
-            out.write(compact_json(line) + "\n")
-            count += 1
-    return count
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
-
-
-def export_skips(
-    directory: Path,
-    out: TextIO,
-    *,
-    reason: str | None = None,
-    format: str = "jsonl",
-    header: bool = True,
-) -> int:
-    """Write every URL the crawl met and did not fetch to `out`, in the order first skipped: one
-    JSON object a line (url, reason, detail), or with format csv a header row (unless not
-    `header`) and a row each; only those skipped for `reason` when given. Returns the count."""
-    _check_format(format)
-    sql = "SELECT url, reason, detail FROM skips"
-    parameters: tuple[str, ...] = ()
-    if reason is not None:
-        sql += " WHERE reason = ?"
-        parameters = (reason,)
-    count = 0
-    with _reading(directory) as (connection, _):
-        rows = connection.execute(sql + " ORDER BY id", parameters)
-        if format == "csv":
-            writer = csv.writer(out)
-            if header:
-                writer.writerow(CSV_SKIP_FIELDS)
-            for row in rows:
-                writer.writerow(row)
-                count += 1
-            return count
-        for url, why, detail in rows:
-            out.write(compact_json({"url": url, "reason": why, "detail": detail}) + "\n")
-            count += 1
-    return count
-
-
-def _csv_cell(value: object) -> object:
-    """A value as a CSV cell: booleans as JSON writes them, null as an empty cell."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else value
-
-
-def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) -> dict[str, Any]:
-    """A page row (`columns`, then its text, nosnippet text and headings if selected) as
-    exported."""
-    page: dict[str, Any] = {}
-    for column, value in zip(columns, row, strict=False):
-        name = _EXPORT_NAMES.get(column, column)
-        if column in JSON_COLUMNS:
-            page[name] = json.loads(value)
-        elif column in BOOL_COLUMNS:
-            page[name] = bool(value)
-        elif column in ("fetched_at", "first_seen", "last_changed"):
-            page[name] = round(value, 3)
-        else:
-            page[name] = value
-    if len(row) > len(columns):
-        text, nosnippet_text, headings = row[len(columns) :]
-        indexed = page["index"]
-        page["text"] = unmarked(text) if indexed and text is not None else None
-        page["nosnippet_text"] = (
-            unmarked(nosnippet_text) if indexed and nosnippet_text is not None else None
-        )
-        page["headings"] = unmarked(headings) if indexed and headings is not None else None
-    return page

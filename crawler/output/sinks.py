@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from crawler.config import OutputFormat, Stemming
-from crawler.output.index import INDEX_NAME, IndexSink, check_index
+from crawler.output.index import IndexSink
+from crawler.output.index_open import check_index
+from crawler.output.index_schema import INDEX_NAME
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME, JsonlSink
 from crawler.output.records import PageRecord, Skip, Unskip
 from crawler.output.warc import WARC_DIR, Exchange, WarcSink

@@ -431,9 +431,8 @@ ODD_TEXTS = [
 
 @pytest.mark.parametrize("text", ODD_TEXTS)
 def test_every_value_comes_back_as_written(tmp_path: Path, text: str) -> None:
-    """A batch reaches SQLite as JSON (crawler/output/index.py): no value may come back changed, not
-    even
-    a string that is itself JSON."""
+    """A batch reaches SQLite as JSON (crawler/output/index_writes.py): no value may come back
+    changed, not even a string that is itself JSON."""
     write(
         tmp_path,
         record(
@@ -517,14 +516,14 @@ def test_a_slow_writer_fills_the_bounded_queue(
 ) -> None:
     release = threading.Event()
     writing = threading.Event()
-    write_batch = crawler.output.index._write_batch
+    write_batch = crawler.output.index.write_batch
 
     def slow(connection: sqlite3.Connection, batch: list[PageRecord | Skip]) -> None:
         writing.set()
         release.wait(timeout=10)
         write_batch(connection, batch)
 
-    monkeypatch.setattr(crawler.output.index, "_write_batch", slow)
+    monkeypatch.setattr(crawler.output.index, "write_batch", slow)
     sink = IndexSink(tmp_path, batch_size=1, max_batches=2)
     sink.page(record("https://a.test/0", "zero"))
     assert writing.wait(timeout=10)  # the writer holds batch 0

@@ -1,0 +1,184 @@
+"""Exporting the crawl's full-text index (DIR/index.sqlite, opened by crawler.output.index_read):
+`export_pages`, `export_changes` and `export_skips`.
+
+An export is JSON lines (one object per page, its fields named as `PageRecord` names them), or CSV:
+a header row, then a row per page of its single-valued fields (`CSV_PAGE_FIELDS`). CSV leaves the
+links and the text out: lists do not fit a cell, and a page's text, long and of many lines, makes a
+file spreadsheets open badly; the title and description say what a page is.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from crawler.errors import ConfigError, OutputError
+from crawler.output.cjk import unmarked
+from crawler.output.index_read import find_index, reading
+from crawler.output.index_schema import BOOL_COLUMNS, HISTORY_COLUMNS, JSON_COLUMNS, PAGE_COLUMNS
+from crawler.output.records import compact_json
+
+__all__ = [
+    "CSV_PAGE_FIELDS",
+    "CSV_SKIP_FIELDS",
+    "EXPORT_FORMATS",
+    "export_changes",
+    "export_pages",
+    "export_skips",
+]
+
+EXPORT_FORMATS = ("jsonl", "csv")
+_EXPORT_NAMES = {"indexed": "index"}
+"""Table columns whose export name differs: `index` is an SQL keyword, so the table says
+`indexed`; an export says `index`, as `PageRecord` and pages.jsonl do."""
+_CSV_COLUMNS = tuple(column for column in PAGE_COLUMNS if column not in JSON_COLUMNS)
+CSV_PAGE_FIELDS = tuple(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS)
+"""The columns of `crawl export --format csv`: a page's fields that hold one value."""
+CSV_SKIP_FIELDS = ("url", "reason", "detail")
+
+
+def _check_format(format: str) -> None:
+    if format not in EXPORT_FORMATS:
+        raise ConfigError(f"unknown export format {format!r} (known: {', '.join(EXPORT_FORMATS)})")
+
+
+def export_pages(
+    directory: Path, out: TextIO, *, format: str = "jsonl", header: bool = True
+) -> int:
+    """Write every fetched page to `out`, in fetch order; returns the count. jsonl: one JSON object
+    a line, `text` and `nosnippet_text` null unless the page is indexed. csv: a header row of
+    `CSV_PAGE_FIELDS` (unless not `header`), then a row a page (true/false for booleans, empty for
+    null)."""
+    _check_format(format)
+    count = 0
+    with reading(directory) as (connection, layout):
+        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ())
+        columns = ", ".join(f"pages.{column}" for column in names)
+        sql = (
+            f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings} "
+            f"FROM pages LEFT JOIN {layout.texts} AS texts ON texts.id = pages.id "
+            "ORDER BY pages.fetched_at, pages.id"
+        )
+        if format == "csv":  # neither text nor lists: no need to read them
+            columns = ", ".join(f"pages.{column}" for column in _CSV_COLUMNS)
+            sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
+        rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
+        if format == "csv":
+            writer = csv.writer(out)
+            if header:
+                writer.writerow(CSV_PAGE_FIELDS)
+            for row in rows:
+                page = _export_object(row, _CSV_COLUMNS)
+                writer.writerow([_csv_cell(page[field]) for field in CSV_PAGE_FIELDS])
+                count += 1
+            return count
+        for row in rows:
+            out.write(compact_json(_export_object(row, names)) + "\n")
+            count += 1
+    return count
+
+
+def export_changes(directory: Path, out: TextIO, since: float) -> int:
+    """Write every page that appeared, changed or went away at `since` (epoch seconds) or later
+    to `out`, one JSON object a line, in the order of those changes: url, change (new, changed or
+    gone: its last change), at (when its last fetch saw it), first_seen, status, title. Returns
+    the count. OutputError for an index older than the page history (schema version 3)."""
+    count = 0
+    with reading(directory) as (connection, layout):
+        if layout.version < 3:
+            raise OutputError(
+                f"index {find_index(directory)} keeps no page history (schema version "
+                f"{layout.version}, from an older crawler): the next crawl into it adds one"
+            )
+        rows = connection.execute(
+            "SELECT url, gone, first_seen, last_changed, status, title FROM pages "
+            "WHERE last_changed >= ? ORDER BY last_changed, id",
+            (since,),
+        )
+        for url, gone, first_seen, last_changed, status, title in rows:
+            change = "gone" if gone else "new" if first_seen >= since else "changed"
+            line = {
+                "url": url,
+                "change": change,
+                "at": _iso(last_changed),
+                "first_seen": _iso(first_seen),
+                "status": status,
+                "title": title,
+            }
+            out.write(compact_json(line) + "\n")
+            count += 1
+    return count
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
+
+
+def export_skips(
+    directory: Path,
+    out: TextIO,
+    *,
+    reason: str | None = None,
+    format: str = "jsonl",
+    header: bool = True,
+) -> int:
+    """Write every URL the crawl met and did not fetch to `out`, in the order first skipped: one
+    JSON object a line (url, reason, detail), or with format csv a header row (unless not
+    `header`) and a row each; only those skipped for `reason` when given. Returns the count."""
+    _check_format(format)
+    sql = "SELECT url, reason, detail FROM skips"
+    parameters: tuple[str, ...] = ()
+    if reason is not None:
+        sql += " WHERE reason = ?"
+        parameters = (reason,)
+    count = 0
+    with reading(directory) as (connection, _):
+        rows = connection.execute(sql + " ORDER BY id", parameters)
+        if format == "csv":
+            writer = csv.writer(out)
+            if header:
+                writer.writerow(CSV_SKIP_FIELDS)
+            for row in rows:
+                writer.writerow(row)
+                count += 1
+            return count
+        for url, why, detail in rows:
+            out.write(compact_json({"url": url, "reason": why, "detail": detail}) + "\n")
+            count += 1
+    return count
+
+
+def _csv_cell(value: object) -> object:
+    """A value as a CSV cell: booleans as JSON writes them, null as an empty cell."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) -> dict[str, Any]:
+    """A page row (`columns`, then its text, nosnippet text and headings if selected) as
+    exported."""
+    page: dict[str, Any] = {}
+    for column, value in zip(columns, row, strict=False):
+        name = _EXPORT_NAMES.get(column, column)
+        if column in JSON_COLUMNS:
+            page[name] = json.loads(value)
+        elif column in BOOL_COLUMNS:
+            page[name] = bool(value)
+        elif column in ("fetched_at", "first_seen", "last_changed"):
+            page[name] = round(value, 3)
+        else:
+            page[name] = value
+    if len(row) > len(columns):
+        text, nosnippet_text, headings = row[len(columns) :]
+        indexed = page["index"]
+        page["text"] = unmarked(text) if indexed and text is not None else None
+        page["nosnippet_text"] = (
+            unmarked(nosnippet_text) if indexed and nosnippet_text is not None else None
+        )
+        page["headings"] = unmarked(headings) if indexed and headings is not None else None
+    return page

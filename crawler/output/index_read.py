@@ -1,0 +1,124 @@
+"""DIR/index.sqlite (crawler.output.index_schema) opened for reading, by search
+(crawler.output.search) and export (crawler.output.export): the file found, its schema version's
+`Layout`, and SQLite's errors as OutputError. Read-only connections: WAL lets them read while a
+crawl writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from crawler.errors import OutputError
+from crawler.output.index_schema import INDEX_NAME, READABLE_VERSIONS, version_message
+from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
+
+__all__ = ["ELLIPSIS", "RANK_WEIGHTS", "Layout", "find_index", "reading"]
+
+ELLIPSIS = "…"
+"""What stands for text left out: of a snippet, or of an error quoted."""
+
+
+def find_index(directory: Path) -> Path:
+    """The index file in `directory`; OutputError if there is none."""
+    path = directory / INDEX_NAME
+    if not path.is_file():
+        hint = "crawl with output.format index first"
+        if (directory / SKIPS_NAME).is_file():
+            hint += f"; this crawl wrote JSONL: {directory / PAGES_NAME}, {directory / SKIPS_NAME}"
+        raise OutputError(f"no index in {directory} ({hint})")
+    return path
+
+
+_BRIEF = 200
+"""Characters of an SQLite error kept in a message: a damaged row's error quotes the row."""
+
+
+def _brief(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= _BRIEF else text[:_BRIEF] + ELLIPSIS
+
+
+def _damaged(path: Path, error: BaseException) -> OutputError:
+    return OutputError(
+        f"index {path} is damaged or is not an index a crawl wrote ({_brief(error)}); "
+        "crawl again with --fresh to start over (it deletes the index and the crawl state)"
+    )
+
+
+def _unreadable(path: Path, error: sqlite3.Error) -> OutputError:
+    """The error to raise for `error`, met reading the index at `path`."""
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "decode" in str(error):
+        return _damaged(path, error)
+    return OutputError(f"cannot read index {path}: {_brief(error)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a schema version keeps what a search reads."""
+
+    snippet_column: int
+    """The text column's number in pages_fts."""
+    weights: str
+    """bm25's weights, one a column (see `RANK_WEIGHTS`)."""
+    texts: str
+    """The table a page's texts are in, its rows' id the page's."""
+    headings: str
+    """The SQL of a page's headings in `texts`."""
+    named_in: str
+    """The FTS5 column filter of the columns that name what a page is about."""
+    version: int
+    """The schema version: from 2, CJK characters are tokens of their own (crawler.output.cjk),
+    and stored pages wait in `unindexed` until they are searchable."""
+
+
+RANK_WEIGHTS = {"title": 10.0, "headings": 5.0, "text": 1.0, "nosnippet_text": 1.0}
+"""How much a match in each column counts toward a page's BM25 score."""
+_LAYOUTS = {
+    # Version 1 kept its texts in the FTS table itself, whose rowid is the page's id.
+    1: Layout(1, "10.0, 1.0, 1.0", "(SELECT rowid AS id, * FROM pages_fts)", "''", "title", 1),
+    2: Layout(
+        2,
+        ", ".join(str(weight) for weight in RANK_WEIGHTS.values()),
+        "texts",
+        "texts.headings",
+        "{title headings}",
+        2,
+    ),
+}
+# Version 3 adds each page's history beside it; what a search reads is as in version 2.
+_LAYOUTS[3] = dataclasses.replace(_LAYOUTS[2], version=3)
+
+
+@contextmanager
+def reading(directory: Path) -> Iterator[tuple[sqlite3.Connection, Layout]]:
+    """A read-only connection to the index in `directory`, and its schema version's layout;
+    SQLite's errors met meanwhile, and rows of the wrong shape, raised as OutputError."""
+    path = find_index(directory)
+    wal = path.with_name(path.name + "-wal")
+    if path.stat().st_size == 0 and not (wal.is_file() and wal.stat().st_size > 0):
+        raise OutputError(
+            f"index {path} is empty (0 bytes): not an index a crawl wrote; "
+            "crawl again with --fresh to start over (it deletes the index and the crawl state)"
+        )
+    try:
+        # Read-only, so a search never takes a write lock from a crawl writing the same file.
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise _unreadable(path, error) from error
+    try:
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version not in READABLE_VERSIONS:
+            raise OutputError(version_message(path, version))
+        yield connection, _LAYOUTS[version]
+    except sqlite3.Error as error:
+        raise _unreadable(path, error) from error
+    except (ValueError, TypeError) as error:  # a row of the wrong shape: JSON, a type
+        raise _damaged(path, error) from error
+    finally:
+        connection.close()

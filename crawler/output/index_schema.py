@@ -1,0 +1,179 @@
+"""What DIR/index.sqlite holds: its tables and columns, its schema versions, its tokenizers, as
+the statements that make them (crawler.output.index_open runs them). Pure.
+
+Schema (version 3, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
+migrates it in one transaction):
+
+    pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
+               fetched_at, depth, content_type, title, description, language, size, truncated,
+               error, indexed, index_reason, follow, follow_reason, sections, and links,
+               nofollow_links, redirects as JSON arrays; and its history (`HISTORY_COLUMNS`):
+               etag, last_modified, digest, lastmod (a sitemap's), change (what the last fetch
+               found: new, changed, unchanged, gone, failed), first_seen, last_changed,
+               times_fetched, times_changed, gone. Indexes on fetched_at (export order) and
+               last_changed (`crawl export --changed-since`).
+    skips      one row per URL not fetched: url UNIQUE, reason, detail.
+    texts      an indexed page's words: id (= pages.id), title, headings, text, nosnippet_text,
+               the only copy of its text. Each column is marked for CJK (crawler.output.cjk: a
+               separator between Han, kana or Hangul characters, so each is a token); readers
+               take the marks out.
+    pages_fts  FTS5 over texts (external content: content='texts'), tokenizer `unicode61
+               remove_diacritics 2`, with `porter` before it when the index stems English
+               (`index.stemming`), rowid = texts.id. `snippet()` reads the text column alone, so
+               nosnippet_text is matched but never shown.
+    unindexed  id: the texts stored and not yet in pages_fts (crawler.output.index).
+    settings   key, value: what the index was created with (`stemming`: none or english). A crawl
+               asked for another stemming than its index has stops before it writes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "BOOL_COLUMNS",
+    "HISTORY_COLUMNS",
+    "HISTORY_SCHEMA",
+    "INDEX_NAME",
+    "JSON_COLUMNS",
+    "PAGE_COLUMNS",
+    "READABLE_VERSIONS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "SETTINGS_TABLE",
+    "STEMMING_CHOICES",
+    "TEXT_TABLES",
+    "fts_table",
+    "version_message",
+]
+
+INDEX_NAME = "index.sqlite"
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+"""Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
+STEMMING_CHOICES = ("none", "english")
+_TOKENIZERS = {
+    "none": "unicode61 remove_diacritics 2",
+    # porter stems what unicode61 gives it: English words; other words pass unchanged.
+    "english": "porter unicode61 remove_diacritics 2",
+}
+
+PAGE_COLUMNS = (
+    "url",
+    "final_url",
+    "status",
+    "fetched_at",
+    "depth",
+    "content_type",
+    "title",
+    "description",
+    "language",
+    "size",
+    "truncated",
+    "error",
+    "indexed",
+    "index_reason",
+    "follow",
+    "follow_reason",
+    "sections",
+    "links",
+    "nofollow_links",
+    "redirects",
+)
+HISTORY_COLUMNS = (
+    "etag",
+    "last_modified",
+    "digest",
+    "lastmod",
+    "change",
+    "first_seen",
+    "last_changed",
+    "times_fetched",
+    "times_changed",
+    "gone",
+)
+"""A page's history, from schema version 3 (crawler.output.records.Change)."""
+JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
+BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow", "gone"})
+HISTORY_SCHEMA = (
+    *(
+        f"ALTER TABLE pages ADD COLUMN {definition}"
+        for definition in (
+            "etag TEXT",
+            "last_modified TEXT",
+            "digest TEXT",
+            "lastmod REAL",
+            "change TEXT NOT NULL DEFAULT 'new'",
+            "first_seen REAL NOT NULL DEFAULT 0",
+            "last_changed REAL NOT NULL DEFAULT 0",
+            "times_fetched INTEGER NOT NULL DEFAULT 1",
+            "times_changed INTEGER NOT NULL DEFAULT 0",
+            "gone INTEGER NOT NULL DEFAULT 0",
+        )
+    ),
+    "UPDATE pages SET first_seen = fetched_at, last_changed = fetched_at",
+    "CREATE INDEX pages_last_changed ON pages (last_changed)",
+)
+"""Version 2 to 3 (a new index takes the same steps): the history columns, each page seen once,
+as of its fetch."""
+
+SETTINGS_TABLE = "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+SCHEMA = (
+    """CREATE TABLE pages (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        final_url TEXT NOT NULL,
+        status INTEGER,
+        fetched_at REAL NOT NULL,
+        depth INTEGER NOT NULL,
+        content_type TEXT,
+        title TEXT,
+        description TEXT,
+        language TEXT,
+        size INTEGER NOT NULL,
+        truncated INTEGER NOT NULL,
+        error TEXT,
+        indexed INTEGER NOT NULL,
+        index_reason TEXT,
+        follow INTEGER NOT NULL,
+        follow_reason TEXT,
+        sections INTEGER NOT NULL,
+        links TEXT NOT NULL,
+        nofollow_links TEXT NOT NULL,
+        redirects TEXT NOT NULL
+    )""",
+    "CREATE INDEX pages_fetched_at ON pages (fetched_at)",
+    """CREATE TABLE skips (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        reason TEXT NOT NULL,
+        detail TEXT NOT NULL
+    )""",
+    SETTINGS_TABLE,
+)
+TEXT_TABLES = (
+    """CREATE TABLE texts (
+        id INTEGER PRIMARY KEY,
+        title TEXT,
+        headings TEXT NOT NULL,
+        text TEXT NOT NULL,
+        nosnippet_text TEXT NOT NULL
+    )""",
+    "CREATE TABLE unindexed (id INTEGER PRIMARY KEY)",
+)
+
+
+def fts_table(stemming: str) -> str:
+    """The statement making pages_fts, its tokenizer the one `stemming` (STEMMING_CHOICES) names."""
+    return (
+        "CREATE VIRTUAL TABLE pages_fts USING fts5 (title, headings, text, nosnippet_text, "
+        f"content = 'texts', content_rowid = 'id', tokenize = '{_TOKENIZERS[stemming]}')"
+    )
+
+
+def version_message(path: Path, version: int) -> str:
+    readable = " and ".join(str(number) for number in READABLE_VERSIONS)
+    return (
+        f"index {path} has schema version {version}; this crawler reads versions {readable} "
+        "(a newer crawler wrote it?)"
+    )

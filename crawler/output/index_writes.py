@@ -1,0 +1,209 @@
+"""What the index's writer thread (crawler.output.index) does to DIR/index.sqlite: a batch of
+records stored in one transaction, rows made from them, and a chunk of stored texts made
+searchable after.
+
+A URL written again (a recrawl, or a rerun into the same directory) updates its row in place,
+keeping its id and first_seen: never a duplicate. A new or changed page replaces its text and its
+FTS entry (a change when its digest or status differs: times_changed, last_changed); an unchanged
+or failed fetch only counts itself (fetched_at, times_fetched, fresher validators), its text
+stays; a gone page (404, 410) keeps its row, marked gone, and leaves the FTS table: not found
+by a search.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from crawler._sqlite import bound_chunks, write_rows
+from crawler.output.cjk import marked
+from crawler.output.index_schema import HISTORY_COLUMNS, JSON_COLUMNS, PAGE_COLUMNS
+from crawler.output.records import PageRecord, Skip, Unskip, compact_json
+
+__all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "unindexed_count", "write_batch"]
+
+# A batch is written a few hundred rows to a statement, each statement's values bound in a
+# VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
+_SAME_PAGE = "pages.digest IS excluded.digest AND pages.status IS excluded.status"
+_UPSERT_PAGES = (
+    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS + HISTORY_COLUMNS)}) {{values}} "
+    "ON CONFLICT (url) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:])
+    + ", etag = excluded.etag, last_modified = excluded.last_modified, digest = excluded.digest, "
+    "lastmod = excluded.lastmod, times_fetched = pages.times_fetched + 1, gone = 0, "
+    # A page fetched again as it was (a URL fetched twice around a kill) is no change.
+    f"change = CASE WHEN {_SAME_PAGE} THEN 'unchanged' ELSE excluded.change END, "
+    f"times_changed = pages.times_changed + NOT ({_SAME_PAGE}), "
+    f"last_changed = CASE WHEN {_SAME_PAGE} THEN pages.last_changed ELSE excluded.fetched_at END"
+)
+# An unchanged or failed fetch: counted, validators freshened; what the page said stays.
+_FETCHED_AGAIN = (
+    "UPDATE pages SET fetched_at = row.column2, change = row.column3, error = row.column4, "
+    "etag = coalesce(row.column5, pages.etag), "
+    "last_modified = coalesce(row.column6, pages.last_modified), "
+    "times_fetched = pages.times_fetched + 1 "
+    "FROM ({values}) AS row WHERE pages.url = row.column1"
+)
+# Gone (404, 410): the row stays, marked, out of the FTS table.
+_GONE = (
+    "UPDATE pages SET fetched_at = row.column2, status = row.column3, error = row.column4, "
+    "index_reason = row.column5, change = 'gone', gone = 1, indexed = 0, "
+    "times_fetched = pages.times_fetched + 1, times_changed = pages.times_changed + 1, "
+    "last_changed = row.column2 FROM ({values}) AS row WHERE pages.url = row.column1"
+)
+_OLD_IDS = "SELECT id, url FROM pages WHERE url IN ({values})"
+# An external-content FTS5 table forgets a row only when told the words it indexed for it.
+_FORGET_INDEXED = (
+    "INSERT INTO pages_fts (pages_fts, rowid, title, headings, text, nosnippet_text) "
+    "SELECT 'delete', id, title, headings, text, nosnippet_text FROM texts "
+    "WHERE id IN ({values}) AND id NOT IN (SELECT id FROM unindexed)"
+)
+_DELETE_TEXTS = "DELETE FROM texts WHERE id IN ({values})"
+_DELETE_UNINDEXED = "DELETE FROM unindexed WHERE id IN ({values})"
+_INSERT_TEXTS = (
+    "INSERT INTO texts (id, title, headings, text, nosnippet_text) "
+    "SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5 "
+    "FROM ({values}) AS batch JOIN pages ON pages.url = batch.column1"
+)
+_QUEUE_TEXTS = (
+    "INSERT INTO unindexed (id) SELECT pages.id FROM ({values}) AS batch "
+    "JOIN pages ON pages.url = batch.column1"
+)
+_NEXT_UNINDEXED = "SELECT id FROM unindexed ORDER BY id LIMIT ?"
+_INDEX_CHUNK = (
+    "INSERT INTO pages_fts (rowid, title, headings, text, nosnippet_text) "
+    f"SELECT id, title, headings, text, nosnippet_text FROM texts WHERE id IN ({_NEXT_UNINDEXED})"
+)
+_DROP_CHUNK = f"DELETE FROM unindexed WHERE id IN ({_NEXT_UNINDEXED})"
+_ANY_UNINDEXED = "SELECT EXISTS (SELECT 1 FROM unindexed)"
+_COUNT_UNINDEXED = "SELECT count(*) FROM unindexed"
+INDEX_CHUNK_PAGES = 500
+"""Pages made searchable in one transaction: FTS5 writes a segment a transaction, and fewer,
+larger segments are merged less often; a chunk takes about 0.2 s, the longest a batch handed
+over meanwhile waits to be stored."""
+_UPSERT_SKIPS = (
+    "INSERT INTO skips (url, reason, detail) {values} "
+    "ON CONFLICT (url) DO UPDATE SET reason = excluded.reason, detail = excluded.detail"
+)
+
+_DELETE_SKIPS = "DELETE FROM skips WHERE url IN ({values})"
+
+_Batch = list[PageRecord | Skip | Unskip]
+
+
+def write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:
+    """Store a batch in one transaction: page rows, texts (in `unindexed`, for `index_chunk`),
+    skips."""
+    # The last record of a URL wins; two text rows for one id would be a constraint error.
+    records = {item.url: item for item in batch if isinstance(item, PageRecord)}
+    skips: dict[str, Skip] = {}
+    unskipped: dict[str, None] = {}
+    for item in batch:
+        if isinstance(item, Skip):
+            skips[item.url] = item
+            unskipped.pop(item.url, None)
+        elif isinstance(item, Unskip):
+            skips.pop(item.url, None)
+            unskipped[item.url] = None
+    skip_rows = [[skip.url, skip.reason, skip.detail] for skip in skips.values()]
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        _write_pages(connection, records)
+        if skip_rows:
+            write_rows(connection, _UPSERT_SKIPS, skip_rows, 3)
+        if unskipped:
+            write_rows(connection, _DELETE_SKIPS, [(url,) for url in unskipped], 1)
+        connection.execute("COMMIT")
+    except BaseException:
+        # SQLite may have rolled back already (a full disk, say); a second ROLLBACK would fail.
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord]) -> None:
+    """The batch's page records, inside its transaction (see the module doc)."""
+    if not records:
+        return
+    urls = [(url,) for url in records]
+    old = dict(
+        (url, row_id)
+        for values, parameters in bound_chunks(connection, urls, 1)
+        for row_id, url in connection.execute(_OLD_IDS.format(values=values), parameters)
+    )
+    pages: dict[str, PageRecord] = {}
+    again: list[list[Any]] = []
+    gone: list[list[Any]] = []
+    for url, record in records.items():
+        if url not in old or record.change in ("new", "changed"):
+            pages[url] = record
+        elif record.change == "gone":
+            gone.append([url, record.fetched_at, record.status, record.error, record.index_reason])
+        else:
+            fetched = [url, record.fetched_at, record.change, record.error]
+            again.append([*fetched, record.etag, record.last_modified])
+    if again:
+        write_rows(connection, _FETCHED_AGAIN, again, 6)
+    if gone:
+        forget = [(old[row[0]],) for row in gone]
+        for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
+            write_rows(connection, statement, forget, 1)
+        write_rows(connection, _GONE, gone, 5)
+    if not pages:
+        return
+    page_rows = [_page_row(record) for record in pages.values()]
+    texts = [
+        [
+            record.url,
+            None if record.title is None else marked(record.title),
+            marked(record.headings),
+            marked(record.text),
+            marked(record.nosnippet_text),
+        ]
+        for record in pages.values()
+        if record.index
+    ]
+    replaced = [(old[url],) for url in pages if url in old]
+    if replaced:  # fetched before: these URLs' old words and texts go first
+        for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
+            write_rows(connection, statement, replaced, 1)
+    width = len(PAGE_COLUMNS) + len(HISTORY_COLUMNS)
+    write_rows(connection, _UPSERT_PAGES, page_rows, width)
+    if texts:
+        write_rows(connection, _INSERT_TEXTS, texts, 5)
+        write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
+
+
+def index_chunk(connection: sqlite3.Connection) -> bool:
+    """Make up to INDEX_CHUNK_PAGES stored texts searchable, in one transaction; whether any are
+    left."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(_INDEX_CHUNK, (INDEX_CHUNK_PAGES,))
+        connection.execute(_DROP_CHUNK, (INDEX_CHUNK_PAGES,))
+        left = bool(connection.execute(_ANY_UNINDEXED).fetchone()[0])
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return left
+
+
+def _page_row(record: PageRecord) -> list[Any]:
+    # The record's own JSON form names every field once; the table calls `index` `indexed`, and
+    # keeps the lists as JSON text. As a first fetch: the upsert keeps an existing row's history.
+    fields = record.to_json()
+    fields["indexed"] = fields["index"]
+    for column in JSON_COLUMNS:
+        fields[column] = compact_json(fields[column])
+    fetched_at = record.fetched_at
+    fields.update(
+        first_seen=fetched_at, last_changed=fetched_at, times_fetched=1, times_changed=0, gone=0
+    )
+    return [fields[column] for column in PAGE_COLUMNS + HISTORY_COLUMNS]
+
+
+def unindexed_count(connection: sqlite3.Connection) -> int:
+    """Pages stored and not yet searchable."""
+    return int(connection.execute(_COUNT_UNINDEXED).fetchone()[0])
