@@ -1,7 +1,7 @@
-"""The package's imports point down: no circle, no layer importing one above it, and no pure
-module importing I/O or the clock. Read from the source with `ast`, every import counted: at
-the top, inside functions, and under `if TYPE_CHECKING` (which none may use: a circle hidden
-from the runtime is still a circle)."""
+"""The package's shape: its imports point down (no circle, no layer importing one above it, no
+pure module importing I/O or the clock), and no module is over 450 lines. Read from the source
+with `ast`, every import counted: at the top, inside functions, and under `if TYPE_CHECKING`
+(which none may use: a circle hidden from the runtime is still a circle)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,9 @@ FORBIDDEN_IN_PURE = frozenset(
     }
 )
 CLOCK_CALLS = frozenset({"now", "utcnow", "today", "monotonic", "perf_counter"})
+MAX_MODULE_LINES = 450
+"""A module past this is asking to be split along a seam (shared/STYLE.md). Python modules only:
+the compiled walk (page/_pagescan.c) is one C file on purpose."""
 
 
 # --- reading the source --------------------------------------------------------------------------
@@ -209,6 +212,15 @@ def impurities(name: str, source: str, known: Mapping[str, str]) -> list[str]:
     return found
 
 
+def oversized(sources: Mapping[str, str]) -> list[str]:
+    """Modules over MAX_MODULE_LINES lines, with their length."""
+    return [
+        f"{name}: {lines} lines"
+        for name, source in sorted(sources.items())
+        if (lines := len(source.splitlines())) > MAX_MODULE_LINES
+    ]
+
+
 def type_checking_blocks(source: str) -> list[int]:
     return [
         node.lineno
@@ -233,6 +245,10 @@ def test_no_import_circle() -> None:
 
 def test_imports_point_down() -> None:
     assert upward_imports(SOURCES) == []
+
+
+def test_no_module_is_over_450_lines() -> None:
+    assert oversized(SOURCES) == []
 
 
 @pytest.mark.parametrize("name", sorted(name for name in SOURCES if is_pure(name)))
@@ -265,6 +281,14 @@ def test_nothing_hides_behind_type_checking() -> None:
 
 
 # --- the checks themselves fail where they must --------------------------------------------------
+
+
+def test_a_module_over_the_limit_is_found() -> None:
+    sources = {
+        "crawler.crawl.grown": "x = 1\n" * (MAX_MODULE_LINES + 1),
+        "crawler.crawl.kept": "x = 1\n" * MAX_MODULE_LINES,
+    }
+    assert oversized(sources) == [f"crawler.crawl.grown: {MAX_MODULE_LINES + 1} lines"]
 
 
 def test_a_circle_is_found_through_a_lazy_import() -> None:
