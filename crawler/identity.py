@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from crawler.config import DEFAULT_USER_AGENT, Config
 
-__all__ = ["is_loopback_host", "placeholder_user_agent_notice"]
+__all__ = ["agent_line", "is_loopback_host", "placeholder_user_agent_notice"]
 
 
 def is_loopback_host(host: str) -> bool:
@@ -71,3 +71,10 @@ def placeholder_user_agent_notice(config: Config, targets: Iterable[str]) -> str
         "  product, MyBot, becomes the robots.txt token; -s fetch.from_address=you@mysite.example\n"
         "  adds a From header with an address to write to."
     )
+
+
+def agent_line(config: Config) -> str:
+    """What the crawl says at its start of the name it obeys rules as: a site's operator writes
+    robots.txt groups for it, and a crawl matched with the wrong token obeys the wrong ones."""
+    agent = config.agent_token
+    return f"obeying robots.txt, META robots and X-Robots-Tag as {agent.token} ({agent.source})"

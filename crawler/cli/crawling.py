@@ -26,7 +26,7 @@ from crawler.cli.workers import run_workers
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, StateError
-from crawler.identity import placeholder_user_agent_notice
+from crawler.identity import agent_line, placeholder_user_agent_notice
 from crawler.output.sinks import check_outputs, output_files
 from crawler.output.warc import WARC_DIR, warc_files
 from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
@@ -104,6 +104,8 @@ async def _crawl_state(
     durable = state is not None and state.durable
     signalled: int | None = None
     async with Crawler(config, data_dir=data_dir, state=state) as crawler:
+        # Said once everything opened: a crawl refused for its input says only why.
+        print(fit_for(sys.stderr, f"crawl: {agent_line(config)}"), file=sys.stderr)
         loop = asyncio.get_running_loop()
         main_task = asyncio.current_task()
 

@@ -10,15 +10,15 @@ from collections.abc import Callable, Sequence
 
 from crawler.config.schema import Config, StateConfig
 from crawler.config.values import EMAIL_ADDRESS, parse_server_url
-from crawler.errors import ConfigError
-from crawler.robots.txt import validate_product_token
+from crawler.errors import ConfigError, InvalidProductTokenError
+from crawler.robots.agent import browser_token_refusal, validate_product_token
 
 
 def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
     """Raise ConfigError at the first check `config` fails. The order is fixed: a config with
     several faults is always told the same one. `is_file(path)`: whether a file is there."""
     config.robots.options()
-    validate_product_token(config.product_token)
+    _check_token(config)
     for key in ("allow", "deny"):
         for pattern in getattr(config.scope, key):
             try:
@@ -79,6 +79,20 @@ def _check_resolve(entries: Sequence[str]) -> None:
             raise ConfigError(
                 f"fetch.resolve: {host} maps to {address!r}, not an IP address; {expected}"
             ) from None
+
+
+def _check_token(config: Config) -> None:
+    """Our product token can be named by robots.txt files, and is no browser's."""
+    key = "robots.token" if config.robots.token else "user_agent"
+    try:
+        token = validate_product_token(config.product_token)
+    except InvalidProductTokenError as error:
+        raise InvalidProductTokenError(f"{key}: {error}") from None
+    refusal = browser_token_refusal(token)
+    if refusal is not None:
+        raise InvalidProductTokenError(
+            f"{key}: {refusal}; give the crawler's own name (letters, '-' and '_')"
+        )
 
 
 def _check_state(state: StateConfig) -> None:

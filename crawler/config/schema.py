@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from crawler.config.extensions import SKIP_EXTENSIONS
+from crawler.robots.agent import AgentToken, agent_token_of
 from crawler.robots.rules import AgentMatch, Precedence
-from crawler.robots.txt import RobotsOptions, product_token_from_user_agent
+from crawler.robots.txt import RobotsOptions
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 Stemming: TypeAlias = Literal["none", "english"]
@@ -35,7 +36,9 @@ class RobotsConfig:
     """How robots.txt files are read, cached, and what their fetch outcomes mean."""
 
     token: str = ""
-    """Product token matched against User-agent lines; empty: the first product of user_agent."""
+    """Product token matched against User-agent lines (and META robots, X-Robots-Tag); empty:
+    the one user_agent names: its first product, or after a browser's prefix, the product after
+    `compatible;` (`Mozilla/5.0 (compatible; YourBot/1.0; +https://...)` gives YourBot)."""
     agent_match: AgentMatch = "rfc"
     precedence: Precedence = "longest-match"
     case_insensitive_paths: bool = False
@@ -306,8 +309,13 @@ class Config:
     state: StateConfig = field(default_factory=StateConfig)
 
     @property
-    def product_token(self) -> str:
-        """The token robots.txt groups are matched against: robots.token, else from user_agent."""
+    def agent_token(self) -> AgentToken:
+        """The token robots.txt groups, META robots and X-Robots-Tag are matched with, and where
+        it was read: robots.token, else the one user_agent names (crawler.robots.agent)."""
         if self.robots.token:
-            return self.robots.token
-        return product_token_from_user_agent(self.user_agent)
+            return AgentToken(self.robots.token, "robots.token")
+        return agent_token_of(self.user_agent)
+
+    @property
+    def product_token(self) -> str:
+        return self.agent_token.token

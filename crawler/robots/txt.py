@@ -6,8 +6,8 @@ The public face of the engine (SPEC sections 1 to 5):
 - Defaults follow RFC 9309: groups apply by exact product token, else the `*` groups, else none;
   the longest pattern wins, Allow on a tie; `/robots.txt` is always allowed. The legacy options
   from the seeds (`RobotsOptions`) each change exactly one of these decisions.
-- `validate_product_token` says why a token cannot be matched. What a fetch outcome means is
-  crawler.robots.outcome's.
+- `validate_product_token` says why a token cannot be matched, and crawler.robots.agent which
+  token a User-Agent string names. What a fetch outcome means is crawler.robots.outcome's.
 
 How the work is split, for speed: `lines` sorts lines into groups at parse time; `rules`
 compiles the rules of the groups that apply to an agent on the first question about it, and
@@ -16,13 +16,13 @@ keeps them; `rates` reads the rate and time extensions.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from crawler.canonical_urls import match_target
-from crawler.errors import InvalidProductTokenError, InvalidRobotsOptionError
+from crawler.errors import InvalidRobotsOptionError
+from crawler.robots.agent import product_token_from_user_agent, validate_product_token
 from crawler.robots.lines import (
     CRAWL_DELAY,
     MAX_BODY_BYTES,
@@ -57,29 +57,6 @@ __all__ = [
 ]
 
 Agent = str | Sequence[str]
-_VALID_TOKEN = re.compile(r"[A-Za-z_-]+")
-
-
-# --- product tokens ------------------------------------------------------------------------------
-
-
-def validate_product_token(token: str) -> str:
-    """Return `token` if robots.txt files can name it, else raise InvalidProductTokenError."""
-    if _VALID_TOKEN.fullmatch(token):
-        return token
-    seen_as = product_token_of(token)
-    hint = f" (a robots.txt line 'User-agent: {token}' is read as '{seen_as}')" if seen_as else ""
-    raise InvalidProductTokenError(
-        f"product token {token!r} is not valid: it must be one or more of the letters A-Z, a-z, "
-        f"'-' and '_' (RFC 9309 section 2.2.1){hint}"
-    )
-
-
-def product_token_from_user_agent(user_agent: str) -> str:
-    """The product token of a User-Agent string: `PoliteBot/1.0 (+https://x.org/bot)` gives
-    `PoliteBot`."""
-    first_product = user_agent.strip().split(" ", 1)[0]
-    return validate_product_token(first_product.split("/", 1)[0])
 
 
 # --- the public face -----------------------------------------------------------------------------

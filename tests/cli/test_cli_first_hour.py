@@ -10,12 +10,11 @@ import csv
 import io
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from aiohttp import web
-from support.commands import crawl_command
+from support.commands import crawl_beside_servers, crawl_command
 from support.loopback import LoopbackWeb
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
@@ -30,23 +29,6 @@ NO_FETCH = ("-s", "limits.max_pages=0")
 SEEDS_ARE = (
     "SEEDS are files of URLs (one per line), http:// or https:// URLs, or - for standard input"
 )
-
-
-async def crawl_beside_servers(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """`crawl` in a subprocess while this process's event loop serves the LoopbackWeb it crawls."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "crawler",
-        *args,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    given = stdin.encode() if stdin is not None else None
-    out, err = await asyncio.wait_for(process.communicate(given), timeout=60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 def fetched(data: Path) -> list[str]:

@@ -123,6 +123,9 @@ async def test_the_live_line_is_redrawn_on_one_row_and_everything_fits_the_termi
         )
     assert status == EXIT_OK, output
     live, _, after = output.partition("crawl finished")
+    # The line that says which name robots.txt is obeyed as comes first, wrapped to fit.
+    said, _, live = live.rpartition("\n")
+    assert " ".join(said.split()).startswith("crawl: obeying robots.txt, META robots and")
     redraws = [part for part in live.split("\r") if part.strip()]
     assert len(redraws) >= 2, output
     assert all(redraw.startswith("pages ") for redraw in redraws), redraws

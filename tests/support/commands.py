@@ -3,6 +3,7 @@ what it wrote."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -24,3 +25,20 @@ def crawl_command(
         check=False,
     )
     return done.returncode, done.stdout, done.stderr
+
+
+async def crawl_beside_servers(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """`crawl` in a subprocess while this process's event loop serves the LoopbackWeb it crawls."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "crawler",
+        *args,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    given = stdin.encode() if stdin is not None else None
+    out, err = await asyncio.wait_for(process.communicate(given), timeout=60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
