@@ -30,6 +30,7 @@ SkipReason: TypeAlias = Literal[
     "disallowed by robots.txt",
     "host skipped",
     "host given up",
+    "address refused",
     "outside the sitemap's location",
     "over sitemaps.max_depth",
     "over sitemaps.max_files",

@@ -59,6 +59,14 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
     if bundle and not is_file(bundle):
         raise ConfigError(f"fetch.ca_bundle: {bundle!r} is not a file (expected a PEM file)")
     _check_resolve(config.fetch.resolve)
+    for entry in config.fetch.allow_addresses:
+        try:
+            ipaddress.ip_network(entry.strip(), strict=False)
+        except ValueError:
+            raise ConfigError(
+                f"fetch.allow_addresses: {entry!r} is no IP address or network; expected one "
+                "like 10.0.0.0/8, 192.168.1.5 or ::1"
+            ) from None
     address = config.fetch.from_address
     if address and not (len(address) <= 254 and EMAIL_ADDRESS.fullmatch(address)):
         raise ConfigError(

@@ -119,9 +119,16 @@ class FetchConfig:
     """A request running longer than this no longer counts against `concurrency` (up to
     `concurrency` such requests): slow servers cannot take every slot of the crawl."""
     block_private_addresses: bool = False
-    """Refuse to connect to loopback, private, link-local (cloud metadata), multicast, reserved
-    and unspecified addresses, checked on the resolved address at connect time. Off for the
-    command line's loopback uses; on for a service that crawls URLs its users give it."""
+    """Refuse to connect to any loopback, private, link-local, multicast, reserved or
+    unspecified address, the seeds' own too, but those allow_addresses lists: for a service
+    that crawls URLs its users give it. Off (the default), such an address is connected to only
+    when a seed names it (its host is it, or resolves to it) or allow_addresses lists it; a
+    redirect, link or robots.txt hop to another is refused, a skip ('address refused'). Checked
+    on the resolved address at connect time. A cloud metadata address (169.254.169.254,
+    fd00:ec2::254, ...) only when a seed names it, and never with this on."""
+    allow_addresses: tuple[str, ...] = ()
+    """Addresses and networks that are not public which the crawl may connect to besides the
+    seeds' own: 10.0.0.0/8, 192.168.1.5, ::1 (no cloud metadata address)."""
     from_address: str = ""
     """An e-mail address sent as the From header of every request, robots.txt's included (RFC
     9110 10.1.2): whom a site's operator can write to about the crawl. Empty: no From header."""

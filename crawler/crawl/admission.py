@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from crawler.config import LimitsConfig, ScopeConfig, SitemapsConfig
 from crawler.crawl.clock import CrawlClock
@@ -69,7 +69,10 @@ class Admission:
         clock: CrawlClock,
         stats: CrawlStats,
         traps: TrapTally,
+        seeds_named: Callable[[Iterable[str]], None] = lambda seeds: None,
     ) -> None:
+        """`seeds_named(seeds)`: told every seed of the crawl so far, each time there are more
+        (the address guard lets in the addresses they name, crawler.http.guard)."""
         self._scope_config = scope
         self._limits = limits
         self._max_url_length = limits.max_url_length
@@ -87,6 +90,7 @@ class Admission:
         self._clock = clock
         self._stats = stats
         self._traps = traps
+        self._seeds_named = seeds_named
         self.scope = Scope()
         self._seeds: set[str] = set()
         self.sitemap_files: Counter[str] = Counter()
@@ -105,6 +109,7 @@ class Admission:
                 self._outlet.skip(Skip(seed, "invalid seed", error.reason))
         self._run.add_seeds(normal)
         self._seeds = set(self._run.seeds())
+        self._seeds_named(self._seeds)
         self._rescope()
         for url in normal:
             self.offer(url, 0)
@@ -114,6 +119,7 @@ class Admission:
         that worker's to queue)."""
         self._run.add_seeds(seeds)
         self._seeds = set(self._run.seeds())
+        self._seeds_named(self._seeds)
         self._rescope()
 
     def _rescope(self) -> None:
@@ -230,14 +236,16 @@ class Admission:
             return False
         skip = robots_skip(host.robots, url, self._token)
         if skip is not None:
-            self.disallowed(item, skip, None)
+            self.skip(item, skip, None)
             return False
         self._frontier.push(origin, item)
         self._scheduler.reschedule(host, None)
         return True
 
-    def disallowed(self, item: QueuedUrl, skip: Skip, now: float | None) -> None:
-        """`item` is disallowed by robots.txt: a skip; a redirect's hop ends its chain's record."""
+    def skip(self, item: QueuedUrl, skip: Skip, now: float | None) -> None:
+        """`item`, met and queued (or about to be), is not fetched after all (robots.txt
+        disallows it, its host is retired): its skip; a redirect's hop ends its chain's record,
+        as the hop before it."""
         self._outlet.skip(skip)
         if item.redirected_from:
             error = f"redirect to {item.url} not followed: {skip.reason} ({skip.detail})"
@@ -316,9 +324,13 @@ class Admission:
         self._stats.met += 1
         origin = origin_of(hop.url)
         host = self._hosts.get(origin)
+        if host.retired is not None and not host.over_budget:
+            # Nothing of it is fetched any more: queued, the hop would wait for ever.
+            self.skip(hop, Skip(hop.url, host.retired_as, host.retired), started_at)
+            return None
         skip = robots_skip(host.robots, hop.url, self._token)
         if skip is not None:
-            self.disallowed(hop, skip, started_at)
+            self.skip(hop, skip, started_at)
             return None
         self._frontier.push(origin, hop)
         self._scheduler.reschedule(host, None)

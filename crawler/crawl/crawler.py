@@ -37,6 +37,7 @@ from crawler.crawl.scope import Scope
 from crawler.crawl.shared import join_shared_crawl
 from crawler.errors import OutputError
 from crawler.http.fetcher import Fetcher
+from crawler.http.guard import AddressGuard
 from crawler.output.records import PageRecord
 from crawler.output.sinks import ArchiveSink, PageSink, check_outputs, open_sinks
 from crawler.output.warc import ArchiveFigures, WarcSink, config_digest
@@ -88,6 +89,8 @@ class Crawler:
             # WARC records hold the bytes as they came.
             keep_raw=config.output.warc
             or any(isinstance(sink, ArchiveSink) for sink in self._sinks),
+            # The addresses that are not public the crawl connects to are its seeds' own.
+            guard=AddressGuard(config.fetch, seeds_only=True),
         )
         self._open = False
         self._running = False

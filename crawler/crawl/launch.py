@@ -102,7 +102,7 @@ class HostLauncher:
         while (item := frontier.pop(origin)) is not None:
             kind = next_request(item, entry, timing.pages, limit, self._token)
             if isinstance(kind, Skip):  # disallowed by robots.txt (newer rules, say)
-                self._admission.disallowed(item, kind, now)
+                self._admission.skip(item, kind, now)
                 self._checkpoints.finished(item)
                 continue
             if kind is OVER_BUDGET:

@@ -129,6 +129,7 @@ def assemble(
         clock=clock,
         stats=stats,
         traps=traps,
+        seeds_named=fetcher.guard.seeds,
     )
     recrawl = RecrawlPlan(
         config.recrawl,
@@ -173,6 +174,7 @@ def assemble(
         reader=reader,
         politeness=politeness,
         frontier=state.frontier,
+        admission=admission,
         sitemaps=sitemaps,
         scheduler=scheduler,
         outlet=outlet,

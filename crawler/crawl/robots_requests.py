@@ -18,9 +18,17 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from crawler.config import PolitenessConfig, RobotsConfig
+from crawler.crawl.admission import Admission
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
-from crawler.crawl.decide import BLOCKED, GIVE_UP, HOST_GIVEN_UP, HOST_SKIPPED, robots_fate
+from crawler.crawl.decide import (
+    ADDRESS_REFUSED,
+    BLOCKED,
+    GIVE_UP,
+    HOST_GIVEN_UP,
+    HOST_SKIPPED,
+    robots_fate,
+)
 from crawler.crawl.hosts import Host, Slot
 from crawler.crawl.outlet import Outlet
 from crawler.crawl.page_reader import PageReader
@@ -56,6 +64,7 @@ class RobotsRequests:
         reader: PageReader,
         politeness: Politeness,
         frontier: Frontier,
+        admission: Admission,
         sitemaps: Sitemaps,
         scheduler: Scheduler,
         outlet: Outlet,
@@ -71,6 +80,7 @@ class RobotsRequests:
         self._reader = reader
         self._politeness = politeness
         self._frontier = frontier
+        self._admission = admission
         self._sitemaps = sitemaps
         self._scheduler = scheduler
         self._outlet = outlet
@@ -179,6 +189,15 @@ class RobotsRequests:
 
     def _give_up(self, host: Host, entry: RobotsEntry) -> None:
         """No rules to crawl by, and no more tries: the origin's URLs become skips."""
+        if entry.error == "blocked":
+            # Its address (or that of its robots.txt's redirect) is one the crawl does not
+            # connect to: not a failure of the host's, a refusal of ours.
+            why = entry.reason.removeprefix("unreachable: ").removeprefix("blocked: ")
+            if len(entry.hops) > 1:
+                why = f"its robots.txt redirects to {entry.hops[-1]}, and {why}"
+            log.warning("not crawling %s: %s", host.origin, why)
+            self._retire(host, why, ADDRESS_REFUSED)
+            return
         tries = "try" if entry.failures == 1 else "tries"
         why = f"robots.txt {entry.reason} ({entry.failures} {tries})"
         log.warning("giving %s up: %s", host.origin, why)
@@ -188,8 +207,9 @@ class RobotsRequests:
     def _retire(self, host: Host, reason: str, kind: SkipReason = HOST_SKIPPED) -> None:
         host.retired = reason
         host.retired_as = kind
+        now = self._clock.now()
         while (item := self._frontier.pop(host.origin)) is not None:
-            self._outlet.skip(Skip(item.url, kind, reason))
+            self._admission.skip(item, Skip(item.url, kind, reason), now)
             self._checkpoints.finished(item)
 
     def __repr__(self) -> str:

@@ -1,6 +1,16 @@
-"""Which addresses `fetch.block_private_addresses` keeps the crawl from connecting to: every one
-that is not a public unicast address. Pure; both clients ask it about the addresses a host name
-resolved to, at connect time, so that neither a DNS name nor a redirect gets past it.
+"""Which addresses the crawl may connect to. Pure; both clients ask it (through crawler.http.guard)
+about the addresses a host name resolved to, at connect time, so that neither a DNS name nor a
+redirect gets past it.
+
+- A public unicast address: always.
+- Any other (loopback, private, link-local, shared, reserved, multicast, unspecified:
+  `blocked_reason` says which): when a seed names it (the user did: the address a seed's host is,
+  or resolves to), or `fetch.allow_addresses` (and `fetch.resolve`) list it; a redirect, a link
+  or a robots.txt hop to another is refused. `fetch.block_private_addresses` refuses the seeds'
+  too: everything not public but what the allow list names.
+- A cloud metadata service's address (`METADATA_ADDRESSES`): only when a seed names it, and never
+  with `fetch.block_private_addresses`; no allow list lets one in. A server-side request that
+  reaches one gives its credentials away.
 
 An IPv6 address that carries an IPv4 one (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96, 6to4,
 Teredo) is judged by the IPv4 address it carries too: ::ffff:127.0.0.1 is loopback.
@@ -9,10 +19,30 @@ Teredo) is judged by the IPv4 address it carries too: ::ffff:127.0.0.1 is loopba
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable, Sequence
 
-__all__ = ["blocked_reason"]
+__all__ = [
+    "METADATA_ADDRESSES",
+    "IPNetwork",
+    "address_refusal",
+    "blocked_reason",
+    "normal_address",
+    "parse_networks",
+]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(address)
+    for address in (
+        "169.254.169.254",  # AWS, Google Cloud (metadata.google.internal), Azure, Oracle, ...
+        "fd00:ec2::254",  # AWS over IPv6
+        "169.254.170.2",  # AWS ECS task metadata
+        "100.100.100.200",  # Alibaba Cloud
+    )
+)
+"""Cloud instance metadata services: the credentials of the machine the crawl runs on."""
 
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _SHARED = ipaddress.IPv4Network("100.64.0.0/10")  # RFC 6598, carrier-grade NAT
@@ -73,3 +103,47 @@ def _reason(ip: IPAddress) -> str | None:
     if not ip.is_global:
         return "not a public address"
     return None
+
+
+def normal_address(address: str) -> str | None:
+    """`address` (an IP address as text, an IPv6 one maybe with a %zone) in its one written
+    form, or None when it is no IP address."""
+    try:
+        return ipaddress.ip_address(address.partition("%")[0]).compressed
+    except ValueError:
+        return None
+
+
+def parse_networks(entries: Iterable[str]) -> tuple[IPNetwork, ...]:
+    """Addresses and networks as `fetch.allow_addresses` writes them (`10.0.0.0/8`,
+    `192.168.1.5`, `::1`); ValueError naming the first that is neither."""
+    networks: list[IPNetwork] = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{entry!r} is no IP address or network (CIDR)") from None
+    return tuple(networks)
+
+
+def address_refusal(
+    address: str, *, seed: bool, block_private: bool, allowed: Sequence[IPNetwork] = ()
+) -> str | None:
+    """Why the crawl may not connect to `address`, as the rest of "HOST is at ADDRESS, ..."; None
+    when it may. `seed`: a seed names the address (its host is it, or resolves to it)."""
+    reason = blocked_reason(address)
+    if reason is None:
+        return None
+    ip = ipaddress.ip_address(address.partition("%")[0])
+    carried = [ip, *(_carried(ip))]
+    if any(each in METADATA_ADDRESSES for each in carried):
+        if seed and not block_private:
+            return None
+        return "a cloud metadata service's address: not connected to unless a seed names it"
+    if any(each in network for each in carried for network in allowed):
+        return None
+    if block_private:
+        return f"{reason}: not connected to (fetch.block_private_addresses)"
+    if seed:
+        return None
+    return f"{reason}, not one a seed names: not connected to (fetch.allow_addresses lets one in)"

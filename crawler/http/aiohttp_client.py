@@ -4,8 +4,8 @@ errors become `FetchFailure` kinds here, and its connections stamp each answer's
 
 It is held to what the http1 client keeps (crawler.http.connection): the same limits on an
 answer's head, the same deadline on a whole GET (fetch.total_timeout; here it counts a wait for
-room in the pool too), and with fetch.block_private_addresses the same refusal, on the addresses
-its resolver gives and on IP literals, which aiohttp does not look up.
+room in the pool too), and the same address guard (crawler.http.guard), on the addresses its
+resolver gives and on IP literals, which aiohttp does not look up.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from aiohttp.client_proto import ResponseHandler
 from yarl import URL
 
 from crawler.config import FetchConfig
-from crawler.http.addresses import blocked_reason
 from crawler.http.answer import ACCEPT, HTML_TYPES, FailureKind, FetchFailure, Response
 from crawler.http.connection import MAX_HEADER_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADER_LINES
+from crawler.http.guard import AddressGuard
 
 __all__ = ["AiohttpClient"]
 
@@ -98,12 +98,8 @@ _READ_TIMEOUT: tuple[type[BaseException], ...] = tuple(
 
 
 class BlockedAddressError(Exception):
-    """A host's addresses are all ones fetch.block_private_addresses refuses. Not an OSError,
-    so that aiohttp lets it through as it is rather than as a DNS error."""
-
-
-def _blocked_message(host: str, address: str, reason: str) -> str:
-    return f"{host} is at {address}, {reason}: not connected to (fetch.block_private_addresses)"
+    """A host's addresses are all ones the address guard refuses. Not an OSError, so that
+    aiohttp lets it through as it is rather than as a DNS error."""
 
 
 class _PinnedResolver(AbstractResolver):
@@ -137,22 +133,28 @@ class _PinnedResolver(AbstractResolver):
 
 
 class _GuardedResolver(AbstractResolver):
-    """`inner`'s answers, keeping only the addresses fetch.block_private_addresses allows: the
+    """`inner`'s answers, keeping only the addresses the guard allows (crawler.http.guard): the
     connector connects to what this returns, so a name (or a redirect to one) that resolves to
-    a private address is never connected to."""
+    an address it refuses is never connected to."""
 
-    def __init__(self, inner: AbstractResolver) -> None:
+    def __init__(self, inner: AbstractResolver, guard: AddressGuard) -> None:
         self._resolver = inner
+        self._guard = guard
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         results = await self._resolver.resolve(host, port, family)
-        allowed = [result for result in results if blocked_reason(result["host"]) is None]
-        if not allowed and results:
-            address = results[0]["host"]
-            reason = blocked_reason(address) or ""
-            raise BlockedAddressError(_blocked_message(host, address, reason))
+        allowed: list[ResolveResult] = []
+        refused: str | None = None
+        for result in results:
+            why = await self._guard.refusal(host, result["host"])
+            if why is None:
+                allowed.append(result)
+            elif refused is None:
+                refused = why
+        if refused is not None and not allowed:
+            raise BlockedAddressError(refused)
         return allowed
 
     async def close(self) -> None:
@@ -234,16 +236,21 @@ class AiohttpClient:
         user_agent: str,
         connections: int,
         ssl_context: ssl.SSLContext | None = None,
+        guard: AddressGuard | None = None,
     ) -> None:
+        """`guard`: which addresses may be connected to (a crawl's knows its seeds); default, a
+        lone client's."""
         self._config = config
+        self._guard = guard = guard if guard is not None else AddressGuard(config)
         headers = {"User-Agent": user_agent, "Accept": ACCEPT}
         if config.from_address:
             headers["From"] = config.from_address
         resolver: AbstractResolver | None = None
         if config.resolve:
             resolver = _PinnedResolver(aiohttp.DefaultResolver(), config.pinned())
-        if config.block_private_addresses:
-            resolver = _GuardedResolver(resolver or aiohttp.DefaultResolver())
+        self._guarded = guard.seeds_only or config.block_private_addresses
+        if self._guarded:
+            resolver = _GuardedResolver(resolver or aiohttp.DefaultResolver(), guard)
         connector = _stamping_connector(
             limit=connections,
             limit_per_host=0,
@@ -297,12 +304,12 @@ class AiohttpClient:
         # A normal URL is already percent-encoded as it should go out (crawler.urls): yarl
         # need not parse and quote it again for every request.
         target = URL(url, encoded=True)
-        if self._config.block_private_addresses:
-            # aiohttp connects to an IP literal without asking the resolver.
+        if self._guarded:
             host = target.raw_host or ""
-            reason = blocked_reason(host) if _is_ip(host) else None
-            if reason is not None:
-                return FetchFailure(url, "blocked", _blocked_message(host, host, reason))
+            # aiohttp connects to an IP literal without asking the resolver.
+            why = await self._guard.refusal(host, host) if _is_ip(host) else None
+            if why is not None:
+                return FetchFailure(url, "blocked", why)
         _answering.set(None)
         extra = dict(headers) if headers else None
         async with self._session.get(target, allow_redirects=False, headers=extra) as answer:

@@ -20,6 +20,7 @@ from typing import Protocol
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 from crawler.http.answer import ACCEPT, FetchFailure, Response
+from crawler.http.guard import AddressGuard
 
 __all__ = ["Client", "Fetcher", "http1_available", "tls_context"]
 
@@ -81,10 +82,14 @@ class Fetcher:
         connections: int = 100,
         client: Client | None = None,
         keep_raw: bool = False,
+        guard: AddressGuard | None = None,
     ) -> None:
         """`keep_raw`: answers keep their bytes as they came (`Response.raw`, for WARC); only the
-        http1 client can, so the aiohttp client is then a ConfigError at `open()`."""
+        http1 client can, so the aiohttp client is then a ConfigError at `open()`. `guard`: the
+        addresses the clients may connect to (crawler.http.guard); default, a lone client's,
+        which refuses only what fetch.block_private_addresses does."""
         self._config = config
+        self.guard = guard if guard is not None else AddressGuard(config)
         self._keep_raw = keep_raw
         self._user_agent = user_agent
         self._connections = connections
@@ -133,6 +138,7 @@ class Fetcher:
                 limit=self._connections,
                 ssl_context=tls_context(self._config),
                 keep_raw=self._keep_raw,
+                guard=self.guard,
             )
         else:
             # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on
@@ -140,7 +146,11 @@ class Fetcher:
             from crawler.http.aiohttp_client import AiohttpClient
 
             self._client = AiohttpClient(
-                self._config, self._user_agent, self._connections, tls_context(self._config)
+                self._config,
+                self._user_agent,
+                self._connections,
+                tls_context(self._config),
+                guard=self.guard,
             )
 
     async def close(self) -> None:

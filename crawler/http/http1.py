@@ -24,9 +24,10 @@ What it does, as aiohttp did for the crawl:
   the request's, on a kept-alive connection) to the answer's last byte, so a server dripping a
   byte at a time holds a request no longer than that. Waiting for room in the pool is not
   counted: the server is not holding the request then.
-- With `block_private_addresses`, an address that is not a public unicast one (crawler.http.
-  addresses) is not connected to: checked on the addresses a name resolved to, at connect
-  time, so neither a DNS name nor a redirect gets past it.
+- The `guard` (crawler.http.guard) is asked about each address a name resolved to, at connect
+  time, so that neither a DNS name nor a redirect gets past it: an address that is not public
+  is connected to only where a seed names it or the config lists it (in a crawl), or unless
+  `block_private_addresses` refuses it (a client alone).
 - Content-Encoding gzip and deflate (zlib or raw) are decoded, br where brotli is installed
   (crawler.http.coding); the cap counts decoded bytes, so a small compressed answer cannot
   unpack into gigabytes.
@@ -49,9 +50,9 @@ from typing import Any
 from yarl import URL
 
 from crawler.config import FetchConfig
-from crawler.http.addresses import blocked_reason
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
+from crawler.http.guard import AddressGuard
 
 __all__ = ["DNS_TTL", "KEEPALIVE_SECONDS", "Http1Client"]
 
@@ -124,11 +125,14 @@ class Http1Client:
         limit: int = 100,
         ssl_context: ssl.SSLContext | None = None,
         keep_raw: bool = False,
+        guard: AddressGuard | None = None,
     ) -> None:
         """`keep_raw`: each answer keeps its bytes as they came, and the request's as they went
-        (`Response.raw`, `Response.request`, `Response.peer`), for WARC records."""
+        (`Response.raw`, `Response.request`, `Response.peer`), for WARC records. `guard`: which
+        addresses may be connected to (a crawl's knows its seeds); default, a lone client's."""
         self.loop = asyncio.get_running_loop()
         self._config = config
+        self._guard = guard if guard is not None else AddressGuard(config)
         self._limit = max(1, limit)
         if config.from_address and not any(name.lower() == "from" for name in headers):
             headers = {**headers, "From": config.from_address}
@@ -298,9 +302,9 @@ class Http1Client:
             async with asyncio.timeout_at(
                 deadline if by_total else self.loop.time() + config.connect_timeout
             ):
-                addresses = _interleaved(await self._resolve(target.host, target.port))
-                if config.block_private_addresses:
-                    addresses = self._allowed(target, addresses)
+                addresses = await self._allowed(
+                    target, _interleaved(await self._resolve(target.host, target.port))
+                )
                 error: Exception | None = None
                 for number, (family, address) in enumerate(addresses, 1):
                     try:
@@ -335,19 +339,19 @@ class Http1Client:
             where = f"{target.host}:{target.port}"
             raise ExchangeError("connection", f"cannot connect to {where}: {message}") from None
 
-    @staticmethod
-    def _allowed(target: _Origin, addresses: list[Address]) -> list[Address]:
-        """The addresses fetch.block_private_addresses lets the GET connect to; when none is
-        left, the `blocked` failure naming the first refused."""
-        allowed = [entry for entry in addresses if blocked_reason(entry[1][0]) is None]
-        if not allowed and addresses:
-            address = addresses[0][1][0]
-            reason = blocked_reason(address)
-            message = (
-                f"{target.host} is at {address}, {reason}: not connected to "
-                "(fetch.block_private_addresses)"
-            )
-            raise ExchangeError("blocked", message)
+    async def _allowed(self, target: _Origin, addresses: list[Address]) -> list[Address]:
+        """The addresses the guard lets the GET connect to; when none is left, the `blocked`
+        failure naming the first refused."""
+        allowed: list[Address] = []
+        refused: str | None = None
+        for entry in addresses:
+            why = await self._guard.refusal(target.host, entry[1][0])
+            if why is None:
+                allowed.append(entry)
+            elif refused is None:
+                refused = why
+        if refused is not None and not allowed:
+            raise ExchangeError("blocked", refused)
         return allowed
 
     async def _open_connection(

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.loopback
 A, B, C = ADDRESSES[:3]
 OUTSIDE = "http://127.0.9.1/outside"
 """Out of scope: never requested."""
+INTERNAL = "127.0.9.2"
+"""In scope, at an address no seed names nor fetch.allow_addresses lists: never connected to."""
 
 
 def skip_rows(data_dir: Path) -> dict[str, tuple[str, str]]:
@@ -43,7 +45,7 @@ def adds_up(stats: CrawlStats) -> bool:
 def every_kind_config() -> Config:
     return make_config(
         scope={
-            "allow_domains": ("nowhere.invalid", C),
+            "allow_domains": ("nowhere.invalid", C, INTERNAL),
             "deny": ("/denied",),
             "allow": (r"^(?!.*/unallowed)",),
         },
@@ -51,6 +53,8 @@ def every_kind_config() -> Config:
         politeness={"min_delay": 0.0, "max_crawl_delay": 5.0, "over_max_crawl_delay": "skip"},
         robots={"retry_initial": 0.05, "retry_max": 0.2, "give_up_after": 3600.0},
         output={"format": "both"},
+        # C, not a seed's host, stands for a public one; INTERNAL for one inside the network.
+        fetch={"allow_addresses": (C,)},
     )
 
 
@@ -73,6 +77,7 @@ async def test_a_site_with_every_kind_of_skip_accounts_for_each_url_once(tmp_pat
             "/moved-in",  # a redirect within the site
             "http://nowhere.invalid/page",  # its host is given up
             c.url("/"),  # its host asks a Crawl-delay over the cap
+            f"http://{INTERNAL}/inside",  # its address is one no seed names
         )
         a.page("/", *links)
         a.page("/1", *links, "/2")
@@ -104,10 +109,11 @@ async def test_a_site_with_every_kind_of_skip_accounts_for_each_url_once(tmp_pat
         "over limits.max_depth": 2,
         "host given up": 1,
         "host skipped": 1,
+        "address refused": 1,
     }
     assert stats.queued == 0
-    # 3 seeds, 12 links on /, /2 on /1, 2 on /2, 2 redirect targets.
-    assert stats.met == 3 + 12 + 1 + 2 + 2 and adds_up(stats)
+    # 3 seeds, 13 links on /, /2 on /1, 2 on /2, 2 redirect targets.
+    assert stats.met == 3 + 13 + 1 + 2 + 2 and adds_up(stats)
     rows = skip_rows(tmp_path)
     assert len(rows) == sum(stats.skips.values())
     assert Counter(reason for reason, _ in rows.values()) == stats.skips
@@ -128,6 +134,11 @@ async def test_a_site_with_every_kind_of_skip_accounts_for_each_url_once(tmp_pat
     )
     assert rows["http://nowhere.invalid/page"][1].startswith("robots.txt unreachable: dns")
     assert "Crawl-delay 60 s over the cap 5 s" in rows[c.url("/")][1]
+    assert rows[f"http://{INTERNAL}/inside"] == (
+        "address refused",
+        f"{INTERNAL} is at {INTERNAL}, a loopback address, not one a seed names: not connected "
+        "to (fetch.allow_addresses lets one in)",
+    )
     assert not set(rows) & {a.url(path) for path in requested}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from support.crawling import by_url, make_config, run
+from support.crawling import PUBLIC_LOOPBACK, by_url, make_config, run
 from support.iterations import start_iteration_counter
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
 
@@ -50,7 +50,7 @@ async def test_no_disallowed_url_is_ever_requested() -> None:
         a.redirect("/go", "/private/by-redirect")
         a.redirect("/go-b", b.url("/anything"))
         b.page("/", "/x")
-        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)), fetch=PUBLIC_LOOPBACK)
         records, crawler = await run(config, [a.url("/")])
     assert net.paths(A) == ["/robots.txt", "/", "/one", "/private/open", "/go", "/go-b", "/two"]
     assert net.paths(B) == ["/robots.txt"]
@@ -153,7 +153,7 @@ async def test_robots_txt_redirects_are_followed_across_hosts_for_the_original_o
         b.text("/rules.txt", "User-agent: *\nDisallow: /no\n")
         a.page("/", "/no", "/yes")
         a.page("/yes")
-        await run(make_config(), [a.url("/")])
+        await run(make_config(fetch=PUBLIC_LOOPBACK), [a.url("/")])
     assert net.paths(A) == ["/robots.txt", "/", "/yes"]
     assert net.paths(B) == ["/hop1", "/hop2", "/rules.txt"]
 
@@ -344,7 +344,7 @@ async def test_redirects_are_followed_by_the_crawler_and_recorded_as_one_chain()
         b.redirect("/moved", "/final")
         b.page("/final", "/x")
         b.page("/x")
-        config = make_config(scope=ScopeConfig(allow_domains=(B,)))
+        config = make_config(scope=ScopeConfig(allow_domains=(B,)), fetch=PUBLIC_LOOPBACK)
         records, _crawler = await run(config, [a.url("/")])
     chain = by_url(records)[a.url("/old")]
     assert chain.final_url == b.url("/final") and chain.status == 200
@@ -381,7 +381,7 @@ async def test_a_seed_that_redirects_to_another_host_crawls_that_host() -> None:
         b.redirect("/away", c.url("/elsewhere"))
         c.page("/")
         c.page("/elsewhere")
-        records, crawler = await run(make_config(), [a.url("/")])
+        records, crawler = await run(make_config(fetch=PUBLIC_LOOPBACK), [a.url("/")])
     assert net.paths(A) == ["/robots.txt", "/"]
     assert sorted(net.paths(B)) == ["/away", "/home", "/one", "/robots.txt", "/two"]
     assert net.paths(C) == []
@@ -401,10 +401,11 @@ async def test_a_resumed_crawl_keeps_the_host_a_seed_redirected_to(tmp_path: Pat
         a.redirect("/", b.url("/"), status=301)
         b.page("/", "/more")
         b.page("/more")
-        config = make_config(limits={"max_pages": 2})
+        config = make_config(limits={"max_pages": 2}, fetch=PUBLIC_LOOPBACK)
         _records, first = await run(config, [a.url("/")], data_dir=tmp_path)
         assert first.stats.outcome == "page limit"
-        _records, second = await run(make_config(), [a.url("/")], data_dir=tmp_path)
+        config = make_config(fetch=PUBLIC_LOOPBACK)
+        _records, second = await run(config, [a.url("/")], data_dir=tmp_path)
     assert second.seed_moves == ((a.url("/"), b.url("/")),)
     assert sorted(net.paths(B)) == ["/", "/more", "/robots.txt"]
     assert second.stats.skips["out of scope: host"] == 0
@@ -622,7 +623,8 @@ async def test_scope_is_the_seeds_hosts_unless_the_config_widens_it() -> None:
         assert net.paths(B) == [] and "/admin/x" not in net.paths(A)
         assert crawler.stats.skips["out of scope: host"] == 1
         assert crawler.stats.skips["out of scope: deny pattern"] == 1
-        await run(make_config(scope={"allow_domains": (B,)}), [a.url("/")])
+        config = make_config(scope={"allow_domains": (B,)}, fetch=PUBLIC_LOOPBACK)
+        await run(config, [a.url("/")])
     assert net.paths(B) == ["/robots.txt", "/"]
 
 

@@ -10,7 +10,12 @@ from crawler import Config, Crawler
 from crawler.config import FetchConfig, PolitenessConfig, RobotsConfig
 from crawler.output.records import PageRecord
 
-__all__ = ["by_url", "make_config", "run"]
+__all__ = ["PUBLIC_LOOPBACK", "by_url", "make_config", "run"]
+
+PUBLIC_LOOPBACK = {"allow_addresses": ("127.0.0.0/8",)}
+"""fetch: for a test whose hosts other than the seeds' stand for public ones. By default a crawl
+connects to no loopback (or other non-public) address but those its seeds name (crawler.http.
+addresses): a redirect or link from one 127.0.1.x to another is refused."""
 
 
 def make_config(**changes: Any) -> Config:

@@ -54,6 +54,7 @@ from crawler.crawl.decide.sitemaps import (
     sitemaps_named,
 )
 from crawler.crawl.decide.urls import (
+    ADDRESS_REFUSED,
     HOST_GIVEN_UP,
     HOST_SKIPPED,
     LONG_URL_KEPT,
@@ -76,6 +77,7 @@ from crawler.crawl.decide.urls import (
 )
 
 __all__ = [
+    "ADDRESS_REFUSED",
     "BLOCKED",
     "GIVE_UP",
     "GONE_STATUSES",

@@ -17,6 +17,7 @@ from crawler.stats import SkipReason
 from crawler.urls import InvalidUrlError, most_repeats, path_segments, resolve_url
 
 __all__ = [
+    "ADDRESS_REFUSED",
     "HOST_GIVEN_UP",
     "HOST_SKIPPED",
     "LONG_URL_KEPT",
@@ -41,6 +42,8 @@ __all__ = [
 ROBOTS_DISALLOWED: SkipReason = "disallowed by robots.txt"
 HOST_SKIPPED: SkipReason = "host skipped"
 HOST_GIVEN_UP: SkipReason = "host given up"
+ADDRESS_REFUSED: SkipReason = "address refused"
+"""The host is at an address the crawl does not connect to (crawler.http.addresses)."""
 OVER_MAX_DEPTH: SkipReason = "over limits.max_depth"
 URL_TOO_LONG: SkipReason = "over limits.max_url_length"
 PATH_REPEATS: SkipReason = "over limits.max_path_repeats"
