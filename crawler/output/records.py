@@ -76,8 +76,8 @@ class PageRecord:
     truncated: bool = False
     cut: str | None = None
     """Why the page was not read in full though its body was: the bound it crossed and where
-    ('read up to byte 2,560 of 500,000: elements nested deeper than 512', 'links: more than
-    6,000, the first 6,000 read'). `truncated` is the body's size cap."""
+    ('read up to byte 2,560 of 500,000: markup costing more than 25,000,000 steps to build',
+    'links: more than 6,000, the first 6,000 read'). `truncated` is the body's size cap."""
     index: bool = False
     """The page's text is in the index: a 2xx HTML answer whose robots rules allow indexing."""
     index_reason: str | None = None

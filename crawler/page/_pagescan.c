@@ -1260,6 +1260,7 @@ enum {
     IS_LIST = 1 << 23,           /* a check for one in list item scope stops at it too */
     IS_LIST_STOP = 1 << 24,      /* the search for the <li> an <li> closes stops at it */
     IS_TABLE_PART = 1 << 25,     /* its end tag is looked for in table scope */
+    PAST_DEPTH = 1 << 29,        /* on the model's stack only: opened past max_depth */
     IN_FOREIGN = 1 << 30,        /* on the model's stack only: in SVG or MathML */
 };
 
@@ -1493,8 +1494,8 @@ marker_comment(const unsigned char *at, const unsigned char *end)
            || starts_with_word(at, rest, "noindex");
 }
 
-/* The model's stack of open elements and list of active formatting elements (see _Model in
- * crawler/page/bounds.py). */
+/* The model's stack of open elements and list of active formatting elements (see OpenElements in
+ * crawler/page/open_elements.py). */
 typedef struct {
     const unsigned char *name; /* in the source; compared ASCII case-insensitively */
     size_t length;
@@ -1511,6 +1512,7 @@ typedef struct {
 typedef struct {
     open_element *open;
     Py_ssize_t depth;
+    Py_ssize_t real; /* the elements on the stack the parser has open: not PAST_DEPTH */
     Py_ssize_t capacity;
     formatting_entry *list;
     Py_ssize_t entries;
@@ -1559,6 +1561,10 @@ static void
 pop_from(model *m, Py_ssize_t position)
 {
     for (Py_ssize_t i = position; i < m->depth; i++) {
+        if (m->open[i].flags & PAST_DEPTH) {
+            continue; /* never the parser's: in no list */
+        }
+        m->real--;
         if (m->open[i].flags & IS_MARKER) {
             clear_to_marker(m);
         }
@@ -1611,15 +1617,34 @@ add_formatting(model *m, const unsigned char *name, size_t length,
     return 0;
 }
 
-/* The adoption agency, as far as the stack goes: the steps taken. */
+static int
+push_open(model *m, const unsigned char *name, size_t length, unsigned flags)
+{
+    if (grow((void **) &m->open, &m->capacity, m->depth, sizeof(open_element)) < 0) {
+        return -1;
+    }
+    m->open[m->depth].name = name;
+    m->open[m->depth].length = length;
+    m->open[m->depth].flags = flags;
+    m->depth++;
+    return 0;
+}
+
+/* The adoption agency, as far as the stack goes: the steps taken; *past: the element it ends
+ * opened past the depth (the parser is not given it). */
 static Py_ssize_t
-formatting_end(model *m, const unsigned char *name, size_t length)
+formatting_end(model *m, const unsigned char *name, size_t length, bool *past)
 {
     Py_ssize_t depth = m->depth, position = depth - 1;
     bool special_above = false;
     for (; position >= 0; position--) {
         const open_element *open = &m->open[position];
         if (same_name(open->name, open->length, name, length)) {
+            if (open->flags & PAST_DEPTH) {
+                pop_from(m, position);
+                *past = true;
+                return depth - position;
+            }
             if (!special_above) {
                 pop_from(m, position);
                 forget(m, name, length);
@@ -1629,27 +1654,34 @@ formatting_end(model *m, const unsigned char *name, size_t length)
         if (open->flags & IS_SCOPE) {
             break;
         }
-        special_above = special_above || (open->flags & IS_SPECIAL);
+        special_above = special_above || ((open->flags & IS_SPECIAL) && !(open->flags & PAST_DEPTH));
     }
+    /* In the list only, it leaves the list; the search is counted, as the stack may be long past
+     * the depth. */
+    Py_ssize_t scanned = 0;
     bool open_anywhere = false;
     for (Py_ssize_t i = 0; i < depth && !open_anywhere; i++) {
-        open_anywhere = same_name(m->open[i].name, m->open[i].length, name, length);
+        scanned++;
+        open_anywhere = same_name(m->open[i].name, m->open[i].length, name, length)
+                        && !(m->open[i].flags & PAST_DEPTH);
     }
     if (!open_anywhere) {
         forget(m, name, length);
     }
-    return depth - position;
+    return depth - position + scanned;
 }
 
+/* An end tag, as far as the stack goes: the steps taken; *past as formatting_end's. */
 static Py_ssize_t
-end_tag(model *m, const unsigned char *name, size_t length, unsigned flags)
+end_tag(model *m, const unsigned char *name, size_t length, unsigned flags, bool *past)
 {
+    *past = false;
     if ((length == 4 && ascii_ieq(name, "body", 4)) || (length == 4 && ascii_ieq(name, "html", 4))
         || (length == 2 && ascii_ieq(name, "br", 2))) {
         return 1;
     }
     if (flags & IS_FORMATTING) {
-        return formatting_end(m, name, length);
+        return formatting_end(m, name, length, past);
     }
     unsigned stop = (flags & IS_SPECIAL) ? IS_SCOPE : IS_SPECIAL;
     if (flags & IS_TABLE_PART) {
@@ -1665,7 +1697,9 @@ end_tag(model *m, const unsigned char *name, size_t length, unsigned flags)
     for (; position >= 0; position--) {
         const open_element *open = &m->open[position];
         if (same_name(open->name, open->length, name, length)) {
+            *past = (open->flags & PAST_DEPTH) != 0;
             if (length == 4 && ascii_ieq(name, "form", 4)) {
+                m->real -= !*past;
                 memmove(&m->open[position], &m->open[position + 1],
                         (size_t) (m->depth - position - 1) * sizeof(open_element));
                 m->depth--;
@@ -1673,7 +1707,7 @@ end_tag(model *m, const unsigned char *name, size_t length, unsigned flags)
             else {
                 pop_from(m, position);
             }
-            break;
+            return depth - position;
         }
         if (open->flags & stop) {
             break;
@@ -1702,18 +1736,62 @@ closes_group(model *m, unsigned closes, unsigned stops)
     if (lowest >= 0) {
         open_element closed = m->open[lowest];
         pop_from(m, lowest);
-        if (closed.flags & IS_FORMATTING) {
+        if ((closed.flags & IS_FORMATTING) && !(closed.flags & PAST_DEPTH)) {
             forget(m, closed.name, closed.length);
         }
     }
 }
 
-/* (offset, limit), as python_prescan; -1 with an exception set on failure. */
+/* The page as the parser reads it, when what lies past the depth is flattened (data NULL:
+ * nothing is). */
+typedef struct {
+    unsigned char *data;
+    Py_ssize_t used;
+    Py_ssize_t capacity;
+} flat_source;
+
+static int
+flat_append(flat_source *flat, const unsigned char *from, Py_ssize_t length)
+{
+    if (flat->used + length > flat->capacity) {
+        Py_ssize_t capacity = flat->capacity ? flat->capacity : 4096;
+        while (capacity < flat->used + length) {
+            capacity *= 2;
+        }
+        unsigned char *grown = PyMem_Realloc(flat->data, (size_t) capacity);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        flat->data = grown;
+        flat->capacity = capacity;
+    }
+    memcpy(flat->data + flat->used, from, (size_t) length);
+    flat->used += length;
+    return 0;
+}
+
+/* The source up to `to`, from where it was last copied, then `extra`. */
+static int
+flat_copy(flat_source *flat, const unsigned char **copied, const unsigned char *to,
+          const char *extra, const unsigned char *resume)
+{
+    if (flat_append(flat, *copied, to - *copied) < 0
+        || flat_append(flat, (const unsigned char *) extra, (Py_ssize_t) strlen(extra)) < 0) {
+        return -1;
+    }
+    *copied = resume;
+    return 0;
+}
+
+/* (offset, limit), as python_prescan, and the flattened page in `flat`; -1 with an exception
+ * set on failure. */
 static int
 prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_depth,
-               long long max_work, Py_ssize_t max_markers, Py_ssize_t *offset)
+               long long max_work, Py_ssize_t max_markers, Py_ssize_t *offset, flat_source *flat)
 {
     const unsigned char *end = source + size, *at = source, *text_from = source;
+    const unsigned char *copied = source; /* the flattened page so far reaches this far */
     model m = {0};
     long long work = 0;
     Py_ssize_t markers = 0;
@@ -1729,7 +1807,7 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
         unsigned char second = at[1];
         if (at > text_from) {
             /* Text: a node, and the parser rebuilds the formatting elements that are not open. */
-            work += ELEMENT_COST + (long long) model_active(&m) * (ELEMENT_COST + m.depth);
+            work += ELEMENT_COST + (long long) model_active(&m) * (ELEMENT_COST + m.real);
         }
         if (second == '!' || second == '?'
             || (second == '/' && !(end - at >= 3 && (at[2] | 0x20) >= 'a' && (at[2] | 0x20) <= 'z'))) {
@@ -1777,7 +1855,7 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
         while (k < end && !html_space(*k) && *k != '/' && *k != '>') k++;
         const unsigned char *name = start, *name_end = k;
         size_t length = (size_t) (k - start);
-        long long attributes = 0;
+        long long attributes = 0, tag_work = 0;
         bool slash = false;
         for (;;) {
             while (k < end && (html_space(*k) || *k == '/')) {
@@ -1791,9 +1869,9 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
                 break;
             }
             slash = false;
-            work += ELEMENT_COST; /* an allocation, on an end tag too (lexbor keeps them) */
+            tag_work += ELEMENT_COST; /* an allocation, on an end tag too (lexbor keeps them) */
             if (!closing) {
-                work += attributes;
+                tag_work += attributes;
                 attributes++;
             }
             k++;
@@ -1819,14 +1897,26 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
         const tag_class *known = class_of(name, length);
         unsigned flags = known != NULL ? known->flags : 0;
         if (closing) {
-            work += end_tag(&m, name, length, flags);
+            bool past = false;
+            work += end_tag(&m, name, length, flags, &past);
+            if (past && !(flags & IS_NOINDEX)) {
+                /* The end of an element the parser was never given: gone too. */
+                if (flat_copy(flat, &copied, at, " ", after) < 0) {
+                    limit = -1;
+                    goto done;
+                }
+            }
+            else {
+                work += tag_work;
+            }
             if ((flags & IS_NOINDEX) && ++markers > max_markers) {
                 CUT(LIMIT_MARKERS);
             }
         }
         else {
-            work += ELEMENT_COST + m.depth
-                    + (long long) model_active(&m) * (ELEMENT_COST + m.depth);
+            long long real = m.real, active = model_active(&m);
+            /* Counted before the tag closes what it implies, as the parser's checks walk. */
+            long long start_work = ELEMENT_COST + real + active * (ELEMENT_COST + real) + tag_work;
             if ((flags & IS_NOINDEX) && ++markers > max_markers) {
                 CUT(LIMIT_MARKERS);
             }
@@ -1837,6 +1927,7 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
                 closes_group(&m, known->closes, known->stops);
             }
             if (flags & IS_RAW_TEXT) {
+                work += start_work;
                 if (work > max_work) {
                     CUT(LIMIT_WORK);
                 }
@@ -1861,24 +1952,50 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
             if (foreign) {
                 flags |= IN_FOREIGN;
             }
-            if (!((flags & IS_VOID) || slash)) {
-                if (grow((void **) &m.open, &m.capacity, m.depth, sizeof(open_element)) < 0) {
+            if (flags & IS_VOID) {
+                work += start_work;
+            }
+            else if (m.real >= max_depth && !(flags & IS_NOINDEX)) {
+                /* Past the depth: the parser is not given the element, only what it holds; an
+                 * <a> is given closed at once, for its link (as a browser's tree holds it). */
+                bool anchor = length == 1 && (*name | 0x20) == 'a';
+                if (anchor) {
+                    work += start_work;
+                }
+                else {
+                    work += 1 + active; /* the model's own steps */
+                }
+                if ((anchor ? flat_copy(flat, &copied, after, "</a>", after)
+                            : flat_copy(flat, &copied, at, " ", after))
+                    < 0) {
                     limit = -1;
                     goto done;
                 }
-                m.open[m.depth].name = name;
-                m.open[m.depth].length = length;
-                m.open[m.depth].flags = flags;
-                m.depth++;
-                if (((flags & IS_MARKER) && add_formatting(&m, NULL, 0, NULL, 0) < 0)
-                    || ((flags & IS_FORMATTING)
-                        && add_formatting(&m, name, length, name_end, (size_t) (k - name_end))
-                               < 0)) {
-                    limit = -1;
-                    goto done;
+                if (!slash) {
+                    if (push_open(&m, name, length, flags | PAST_DEPTH) < 0) {
+                        limit = -1;
+                        goto done;
+                    }
                 }
-                if (m.depth > max_depth || model_active(&m) > max_depth) {
-                    CUT(LIMIT_DEPTH);
+            }
+            else {
+                work += start_work;
+                if (!slash) {
+                    if (push_open(&m, name, length, flags) < 0) {
+                        limit = -1;
+                        goto done;
+                    }
+                    m.real++;
+                    if (((flags & IS_MARKER) && add_formatting(&m, NULL, 0, NULL, 0) < 0)
+                        || ((flags & IS_FORMATTING)
+                            && add_formatting(&m, name, length, name_end, (size_t) (k - name_end))
+                                   < 0)) {
+                        limit = -1;
+                        goto done;
+                    }
+                    if (model_active(&m) > max_depth) {
+                        CUT(LIMIT_DEPTH);
+                    }
                 }
             }
         }
@@ -1889,6 +2006,13 @@ prescan_source(const unsigned char *source, Py_ssize_t size, Py_ssize_t max_dept
     }
 #undef CUT
 done:
+    if (limit >= 0 && flat->data != NULL) {
+        /* Up to the cut; a tag past the depth that crossed the work bound is in already. */
+        const unsigned char *last = *offset >= 0 ? source + *offset : end;
+        if (flat_append(flat, copied, last > copied ? last - copied : 0) < 0) {
+            limit = -1;
+        }
+    }
     PyMem_Free(m.open);
     PyMem_Free(m.list);
     return limit;
@@ -1910,18 +2034,23 @@ prescan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (PyErr_Occurred() || PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
         return NULL;
     }
+    flat_source flat = {0};
     int limit = prescan_source((const unsigned char *) view.buf, view.len, max_depth, max_work,
-                               max_markers, &offset);
+                               max_markers, &offset, &flat);
     PyBuffer_Release(&view);
-    if (limit < 0) {
-        return NULL;
+    PyObject *result = NULL;
+    if (limit >= 0) {
+        result = flat.data == NULL
+                     ? Py_BuildValue("(niO)", offset, limit, Py_None)
+                     : Py_BuildValue("(niy#)", offset, limit, (const char *) flat.data, flat.used);
     }
-    return Py_BuildValue("(ni)", offset, limit);
+    PyMem_Free(flat.data);
+    return result;
 }
 
 static PyMethodDef methods[] = {
     {"prescan", (PyCFunction) (void (*)(void)) prescan, METH_FASTCALL,
-     "prescan(source, max_depth, max_work, max_markers) -> (offset or -1, limit)"},
+     "prescan(source, max_depth, max_work, max_markers) -> (offset or -1, limit, flattened or None)"},
     {"links", (PyCFunction) (void (*)(void)) links, METH_FASTCALL,
      "links(anchors, resolve, unusable_error, follow, obey_rel, (origin, directory)) -> "
      "(followed, held_back, unusable)"},

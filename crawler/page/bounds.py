@@ -11,25 +11,31 @@ allocation. None of that can be interrupted once the parser has the bytes. So be
 `prescan` reads the markup with a cheap model of the tokenizer and the tree builder and finds
 where, if anywhere, the page crosses a bound; the parser is given the bytes before that point
 only, and the page says so (`Page.cut`). What is past the cut is not read at all: no text
-indexed, no link followed, whatever section it is in.
+indexed, no link followed, whatever section it is in. Nesting is the exception: what lies past
+MAX_DEPTH is read flat, as browsers hold it (below).
 
-The model (`_Model`): the stack of open elements, pushed by start tags (not void, raw text or
-self-closing foreign ones) and popped as the HTML standard's tree builder pops it, where that is
-cheap to know: an end tag pops to its element if that is in the scope the standard checks
-(default, button, list item or table scope), an end tag of a non-special element stops at a
-special one, `</form>` takes the form alone, `</body>` and `</html>` pop nothing, the adoption
-agency pops only when no special element is above; a start tag closes what it implies (a `<p>`,
-`<li>`, `<dd>`/`<dt>`, `<option>`, a cell or row, an `<a>`, a `<nobr>`, a `<button>`) within
-WINDOW elements of the top and not past what the standard's own search stops at. And the list
-of active formatting elements: entries added by formatting start tags (Noah's Ark: at most three
-alike, attributes compared as written), removed by their end tags, cleared at the end of a
-marker element. Where the model cannot tell, it keeps an element open: it may count deeper
-than the parser builds, never shallower (the tests hold both on generated tag soup).
+The model (`OpenElements`, in crawler.page.open_elements): the stack of open elements, pushed by
+start tags (not void, raw text or self-closing foreign ones) and popped as the HTML standard's tree
+builder pops it, where that is cheap to know: an end tag pops to its element if that is in the
+scope the standard checks (default, button, list item or table scope), an end tag of a non-special
+element stops at a special one, `</form>` takes the form alone, `</body>` and `</html>` pop
+nothing, the adoption agency pops only when no special element is above; a start tag closes what it
+implies (a `<p>`, `<li>`, `<dd>`/`<dt>`, `<option>`, a cell or row, an `<a>`, a `<nobr>`, a
+`<button>`) within WINDOW elements of the top and not past what the standard's own search stops at.
+And the list of active formatting elements: entries added by formatting start tags (Noah's Ark: at
+most three alike, attributes compared as written), removed by their end tags, cleared at the end of
+a marker element. Where the model cannot tell, it keeps an element open: it may count deeper than
+the parser builds, never shallower (the tests hold both on generated tag soup).
 
 The bounds (a page that crosses one is cut at the tag that crosses it):
-- MAX_DEPTH, 512: the model's stack and its list of formatting elements each at most this deep,
-  so the tree is at most about twice as deep. 512 is where Blink's and WebKit's tree builders
-  stop nesting (deeper elements become siblings); no page a browser renders as meant needs more.
+- MAX_DEPTH, 512: where Blink's and WebKit's tree builders stop nesting, and so does the parser
+  here. An element that would open deeper is kept out of the parser's tree: its start and end
+  tags are given to the parser as a space (an <a> as itself, closed at once, so that its link is
+  read), so that what it holds, text and links, is read as its siblings' are, as a browser's
+  tree holds them, and the tree is no deeper than the bound. The model keeps such elements on its
+  stack (`PAST_DEPTH`), so that it knows which end tags are theirs. The list of formatting
+  elements is at most this long, else the page is cut there: the parser rebuilds it at every
+  text. The tree is at most about twice as deep as the bound.
 - MAX_WORK, 25,000,000 steps of tree building, ~0.25 s of lexbor on the machine it was
   measured on: each node (element, text, comment) costs ELEMENT_COST; each start tag the depth
   its scope checks may walk, each end tag the depth it searches; each attribute ELEMENT_COST (an
@@ -53,24 +59,19 @@ import functools
 import re
 from typing import NamedTuple
 
+from crawler.page.open_elements import OpenElements
 from crawler.page.tag_classes import (
     BREAKOUT_TAGS,
     IN_FOREIGN,
     INTEGRATION_POINTS,
     IS_FOREIGN,
     IS_FORMATTING,
-    IS_LIST,
     IS_MARKER,
     IS_NOINDEX,
     IS_PLAINTEXT,
     IS_RAW_TEXT,
-    IS_SCOPE,
-    IS_SPECIAL,
-    IS_TABLE_BOUNDARY,
-    IS_TABLE_PART,
     IS_VOID,
-    M_BUTTON,
-    STOP_ALL,
+    PAST_DEPTH,
     TAG_CLASSES,
 )
 
@@ -89,6 +90,7 @@ __all__ = [
     "MAX_WORK",
     "TAG_CLASSES",
     "Bounds",
+    "Prescanned",
     "cut_reason",
     "python_prescan",
 ]
@@ -106,6 +108,18 @@ ELEMENT_COST = 50
 LIMIT_NONE, LIMIT_DEPTH, LIMIT_WORK, LIMIT_MARKERS = range(4)
 
 
+class Prescanned(NamedTuple):
+    """What the prescan found of a page."""
+
+    offset: int
+    """Where the page crosses a bound (-1: nowhere)."""
+    limit: int
+    """Which (LIMIT_*)."""
+    flattened: bytes | None
+    """The page as the parser reads it, when that is not `source[:offset]` (`source` when the
+    offset is -1): what lies past the depth flattened, up to the offset."""
+
+
 class Bounds(NamedTuple):
     max_depth: int = MAX_DEPTH
     max_work: int = MAX_WORK
@@ -115,7 +129,7 @@ class Bounds(NamedTuple):
 DEFAULT_BOUNDS = Bounds()
 
 _WHY = {
-    LIMIT_DEPTH: "elements nested deeper than {bounds.max_depth}",
+    LIMIT_DEPTH: "formatting elements open past {bounds.max_depth}",
     LIMIT_WORK: "markup costing more than {bounds.max_work:,} steps to build",
     LIMIT_MARKERS: "more than {bounds.max_markers:,} section markers",
 }
@@ -133,8 +147,6 @@ _TAG_CLASSES = TAG_CLASSES
 _UNCLASSED = (0, 0, 0)
 _WHITESPACE = b"\t\n\f\r "
 _NAME_END = _WHITESPACE + b"/>"
-WINDOW = 8
-"""How far down the stack a start tag looks for what it closes."""
 _MARKER_WORDS = (b"robots", b"google", b"noindex")
 
 
@@ -152,147 +164,25 @@ def _is_marker(source: bytes, at: int) -> bool:
     return head.startswith(_MARKER_WORDS)
 
 
-class _Model:
-    """The stack of open elements and the list of active formatting elements, as the model
-    keeps them: (name, flags) on the stack; (name, attributes as written) in the list, None for
-    a marker."""
-
-    __slots__ = ("formatting", "stack")
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[bytes, int]] = []
-        self.formatting: list[tuple[bytes, bytes] | None] = []
-
-    def active(self) -> int:
-        """Entries after the last marker: the most the parser can rebuild at once."""
-        count = 0
-        for entry in reversed(self.formatting):
-            if entry is None:
-                break
-            count += 1
-        return count
-
-    def pop_from(self, position: int) -> None:
-        for _, flags in self.stack[position:]:
-            if flags & IS_MARKER:
-                self.clear_to_marker()
-        del self.stack[position:]
-
-    def clear_to_marker(self) -> None:
-        while self.formatting:
-            if self.formatting.pop() is None:
-                break
-
-    def forget(self, name: bytes) -> None:
-        """The latest entry for `name` after the last marker leaves the list."""
-        for index in range(len(self.formatting) - 1, -1, -1):
-            entry = self.formatting[index]
-            if entry is None:
-                return
-            if entry[0] == name:
-                del self.formatting[index]
-                return
-
-    def add(self, name: bytes, attributes: bytes) -> None:
-        """A formatting element enters the list; a fourth identical one (Noah's Ark) puts the
-        earliest out."""
-        same = []
-        for index in range(len(self.formatting) - 1, -1, -1):
-            entry = self.formatting[index]
-            if entry is None:
-                break
-            if entry == (name, attributes):
-                same.append(index)
-        if len(same) >= 3:
-            del self.formatting[same[-1]]
-        self.formatting.append((name, attributes))
-
-    def end_tag(self, name: bytes, flags: int) -> int:
-        """The parser's reading of an end tag, as far as the stack goes; the steps it took."""
-        stack = self.stack
-        depth = len(stack)
-        if name in (b"body", b"html", b"br"):
-            return 1  # body and html stay open; </br> is a <br>
-        if flags & IS_FORMATTING:
-            return self._formatting_end(name)
-        if flags & IS_TABLE_PART:
-            stop = IS_TABLE_BOUNDARY
-        elif name == b"li":
-            stop = IS_SCOPE | IS_LIST
-        elif name == b"p":
-            stop = IS_SCOPE | M_BUTTON
-        else:
-            stop = IS_SCOPE if flags & IS_SPECIAL else IS_SPECIAL
-        position = depth - 1
-        while position >= 0:
-            open_name, open_flags = stack[position]
-            if open_name == name:
-                if name == b"form":
-                    del stack[position]  # </form> takes the form element alone off the stack
-                else:
-                    self.pop_from(position)
-                break
-            if open_flags & stop:
-                break
-            position -= 1
-        return depth - position
-
-    def _formatting_end(self, name: bytes) -> int:
-        # The adoption agency: the element in scope is popped with what is above it, unless a
-        # special element is above it (that one stays, and a copy of the element goes in
-        # below it: the stack is as deep as before).
-        stack = self.stack
-        depth = len(stack)
-        special_above = False
-        position = depth - 1
-        while position >= 0:
-            open_name, open_flags = stack[position]
-            if open_name == name:
-                if not special_above:
-                    self.pop_from(position)
-                    self.forget(name)
-                return depth - position
-            if open_flags & IS_SCOPE:
-                break
-            special_above = special_above or bool(open_flags & IS_SPECIAL)
-            position -= 1
-        if all(open_name != name for open_name, _ in stack):
-            self.forget(name)  # in the list only: it leaves the list
-        return depth - position
-
-    def closes(self, closes: int, stops: int) -> None:
-        """A start tag closes the lowest open element of its group near the top."""
-        stack = self.stack
-        depth = len(stack)
-        lowest = -1
-        for position in range(depth - 1, max(depth - WINDOW, 0) - 1, -1):
-            open_flags = stack[position][1]
-            if open_flags & closes:
-                lowest = position
-            elif open_flags & stops:
-                break
-            if stops & STOP_ALL:
-                break
-        if lowest >= 0:
-            name, flags = stack[lowest]
-            self.pop_from(lowest)
-            if flags & IS_FORMATTING:
-                self.forget(name)
-
-
 def _letter_at(source: bytes, index: int) -> bool:
     return index < len(source) and 0x61 <= source[index] | 0x20 <= 0x7A
 
 
-def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int, int]:
-    """(offset, limit): where the page first crosses a bound, and which (LIMIT_*); (-1,
-    LIMIT_NONE) when it crosses none."""
+def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> Prescanned:
+    """Where the page first crosses a bound and which (LIMIT_*), (-1, LIMIT_NONE) when it
+    crosses none; and what the parser reads of it when that is not `source[:offset]`: the page
+    with what lies past the depth flattened (None when nothing is)."""
     size = len(source)
-    model = _Model()
+    model = OpenElements()
     stack = model.stack
     work = markers = 0
     at = text_from = 0
     find = source.find
+    max_depth = bounds.max_depth
+    pieces: list[bytes] = []
+    """The flattened page so far, up to `copied` in the source."""
+    copied = 0
+    offset, limit = -1, LIMIT_NONE
     while True:
         at = find(b"<", at)
         if at < 0 or at + 1 >= size:
@@ -300,17 +190,19 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
         second = source[at + 1]
         if at > text_from:
             # Text: a node, and the parser rebuilds the formatting elements that are not open.
-            work += ELEMENT_COST + model.active() * (ELEMENT_COST + len(stack))
+            work += ELEMENT_COST + model.active() * (ELEMENT_COST + model.real)
         if second in b"!?" or (second == 0x2F and not _letter_at(source, at + 2)):
             # A comment, a doctype or a bogus comment: a node.
             work += ELEMENT_COST
             if work > bounds.max_work:
-                return at, LIMIT_WORK
+                offset, limit = at, LIMIT_WORK
+                break
         if source.startswith(b"!--", at + 1):
             if _is_marker(source, at + 4):
                 markers += 1
                 if markers > bounds.max_markers:
-                    return at, LIMIT_MARKERS
+                    offset, limit = at, LIMIT_MARKERS
+                    break
             end = find(b"-->", at + 4)
             if end < 0:
                 break
@@ -338,22 +230,24 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
             k += 1
         name = source[start:k].lower()
         name_end = k
-        attributes = 0
+        attributes = tag_work = 0
         slash = False
+        unfinished = False
         while True:
             while k < size and (source[k] in _WHITESPACE or source[k] == 0x2F):
                 slash = source[k] == 0x2F
                 k += 1
             if k >= size:
-                return -1, LIMIT_NONE  # a tag the end of the page cuts: the parser drops it
+                unfinished = True  # a tag the end of the page cuts: the parser drops it
+                break
             if source[k] == 0x3E:  # ">"
                 break
             slash = False
             # An attribute is a node's worth of allocation, on an end tag too (lexbor keeps
             # them), and a start tag's is compared with the ones before it.
-            work += ELEMENT_COST
+            tag_work += ELEMENT_COST
             if not closing:
-                work += attributes
+                tag_work += attributes
                 attributes += 1
             k += 1
             while k < size and source[k] not in b"\t\n\f\r />=":
@@ -367,32 +261,48 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
                 if k < size and source[k] in b"\"'":
                     end = find(source[k : k + 1], k + 1)
                     if end < 0:
-                        return -1, LIMIT_NONE
+                        unfinished = True
+                        break
                     k = end + 1
                 else:
                     while k < size and source[k] not in b"\t\n\f\r >":
                         k += 1
+        if unfinished:
+            break
         after = text_from = k + 1
         flags, closes, stops = _TAG_CLASSES.get(name, _UNCLASSED)
         if closing:
-            work += model.end_tag(name, flags)
+            steps, past_depth = model.end_tag(name, flags)
+            work += steps
+            if past_depth and not flags & IS_NOINDEX:
+                # The end of an element the parser was never given: gone too.
+                pieces += (source[copied:at], b" ")
+                copied = after
+            else:
+                work += tag_work
             if flags & IS_NOINDEX:
                 markers += 1
                 if markers > bounds.max_markers:
-                    return at, LIMIT_MARKERS
+                    offset, limit = at, LIMIT_MARKERS
+                    break
         else:
-            work += ELEMENT_COST + len(stack) + model.active() * (ELEMENT_COST + len(stack))
+            real, active = model.real, model.active()
+            # Counted before the tag closes what it implies, as the parser's checks walk.
+            start_work = ELEMENT_COST + real + active * (ELEMENT_COST + real) + tag_work
             if flags & IS_NOINDEX:
                 markers += 1
                 if markers > bounds.max_markers:
-                    return at, LIMIT_MARKERS
+                    offset, limit = at, LIMIT_MARKERS
+                    break
             if flags & IS_PLAINTEXT:
                 break  # the rest of the page is its text
             if closes:
                 model.closes(closes, stops)
             if flags & IS_RAW_TEXT:
+                work += start_work
                 if work > bounds.max_work:
-                    return at, LIMIT_WORK
+                    offset, limit = at, LIMIT_WORK
+                    break
                 found_end = _raw_text_end(name).search(source, after)
                 if found_end is None:
                     break
@@ -410,15 +320,39 @@ def python_prescan(source: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[int,
                     and name not in BREAKOUT_TAGS
                 )
             slash = slash and foreign
-            if not (flags & IS_VOID or slash):
-                stack.append((name, flags | IN_FOREIGN if foreign else flags))
-                if flags & IS_MARKER:
-                    model.formatting.append(None)
-                elif flags & IS_FORMATTING:
-                    model.add(name, source[name_end:k])
-                if len(stack) > bounds.max_depth or model.active() > bounds.max_depth:
-                    return at, LIMIT_DEPTH
+            if foreign:
+                flags |= IN_FOREIGN
+            if flags & IS_VOID:
+                work += start_work
+            elif model.real >= max_depth and not flags & IS_NOINDEX:
+                # Past the depth: the parser is not given the element, only what it holds; an
+                # <a> is given closed at once, for its link (as a browser's tree holds it).
+                if name == b"a":
+                    work += start_work
+                    pieces += (source[copied:after], b"</a>")
+                else:
+                    work += 1 + active  # the model's own steps
+                    pieces += (source[copied:at], b" ")
+                copied = after
+                if not slash:
+                    stack.append((name, flags | PAST_DEPTH))
+            else:
+                work += start_work
+                if not slash:
+                    stack.append((name, flags))
+                    model.real += 1
+                    if flags & IS_MARKER:
+                        model.formatting.append(None)
+                    elif flags & IS_FORMATTING:
+                        model.add(name, source[name_end:k])
+                    if model.active() > max_depth:
+                        offset, limit = at, LIMIT_DEPTH
+                        break
         if work > bounds.max_work:
-            return at, LIMIT_WORK
+            offset, limit = at, LIMIT_WORK
+            break
         at = after
-    return -1, LIMIT_NONE
+    if not pieces:
+        return Prescanned(offset, limit, None)
+    pieces.append(source[copied : offset if offset >= 0 else size])
+    return Prescanned(offset, limit, b"".join(pieces))

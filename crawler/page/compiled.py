@@ -32,7 +32,7 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from crawler.page.bounds import MAX_ANCHORS, Bounds, python_prescan
+from crawler.page.bounds import MAX_ANCHORS, Bounds, Prescanned, python_prescan
 from crawler.page.exclusion import MarkerWord, marker_word
 from crawler.page.walk import Links, PageFacts, link_resolver, python_links, python_walk
 from crawler.urls import InvalidUrlError
@@ -54,7 +54,7 @@ Walk = Callable[[LexborHTMLParser], PageFacts]
 LinksOf = Callable[[PageFacts, str, bool, bool], Links]
 Scan = Callable[[int, Callable[[str], MarkerWord | None], int], tuple[Any, ...]]
 LinksScan = Callable[..., Links]
-Prescan = Callable[[bytes, Bounds], tuple[int, int]]
+Prescan = Callable[[bytes, Bounds], Prescanned]
 
 NODE_ELEMENT, NODE_TEXT, NODE_COMMENT, NODE_DOCUMENT, NODE_DOCTYPE = 1, 3, 8, 9, 10
 _NODE_TYPES = {
@@ -97,11 +97,11 @@ def _compiled_links(links: LinksScan) -> LinksOf:
 
 
 def _compiled_prescan(module: ModuleType) -> Prescan:
-    scan: Callable[[bytes, int, int, int], tuple[int, int]] = module.prescan
+    scan: Callable[[bytes, int, int, int], tuple[int, int, bytes | None]] = module.prescan
 
-    def compiled_prescan(source: bytes, bounds: Bounds) -> tuple[int, int]:
+    def compiled_prescan(source: bytes, bounds: Bounds) -> Prescanned:
         """`python_prescan` in C."""
-        return scan(source, *bounds)
+        return Prescanned._make(scan(source, *bounds))
 
     return compiled_prescan
 

@@ -28,9 +28,10 @@ from an "enable JavaScript" notice or a navigation menu. The text of the h1-h6 h
 the defined terms (<dt>, <dfn>) is also in `headings`. The encoding is sniffed by
 crawler.page.charset; bytes that do not decode become U+FFFD.
 
-How much is read: a page whose markup would cost the parser more than crawler.page.bounds allows
-(nesting past 512, pathological attributes, 1,000 section markers, past a budget of
-tree-building work) is read up to the tag that crosses the bound, and only the first 6,000 of
+How much is read: what lies nested past 512 elements is read flat, as a browser's tree holds it
+(crawler.page.bounds); a page whose markup would cost the parser more than it allows
+(pathological attributes, 1,000 section markers, past a budget of tree-building work) is read
+up to the tag that crosses the bound, and only the first 6,000 of
 its links are read; `Page.cut` says so. A META tag for robots or our token past the cut is not
 read, so it counts as the most restrictive reading: noindex, nofollow.
 
@@ -216,11 +217,13 @@ def read_page(
         source = source.replace(b"\0", b"")
     cuts: list[str] = []
     unread_robots = False
-    offset, limit = prescan(source, bounds)
+    offset, limit, flattened = prescan(source, bounds)
     if limit != LIMIT_NONE:
         cuts.append(cut_reason(offset, len(source), limit, bounds))
         unread_robots = _robots_meta(rules.token.lower()).search(source, offset) is not None
         source = source[:offset]
+    if flattened is not None:
+        source = flattened  # what lies past the depth, read flat
     # Yandex's <noindex> element is read as markers in the source: a page that shows the tag is
     # rewritten before its one parse; one that hides it (`<NoIndex>`) is found by the walk and
     # parsed again.

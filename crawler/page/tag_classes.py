@@ -36,6 +36,7 @@ __all__ = [
     "M_TD",
     "M_TH",
     "M_TR",
+    "PAST_DEPTH",
     "STOP_ALL",
     "TAG_CLASSES",
 ]
@@ -66,6 +67,9 @@ IS_TABLE_PART = 1 << 25
 """Its end tag is looked for in table scope."""
 IN_FOREIGN = 1 << 30
 """On the model's stack only: the element is in SVG or MathML."""
+PAST_DEPTH = 1 << 29
+"""On the model's stack only: the element opened past max_depth. The parser never sees it
+(its tags are taken out, or an <a> closed at once): what it holds is read as its siblings'."""
 BREAKOUT_TAGS = frozenset(
     b"b big blockquote body br center code dd div dl dt em embed font h1 h2 h3 h4 h5 h6 head hr "
     b"i img li listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt "

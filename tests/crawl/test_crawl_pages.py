@@ -221,3 +221,21 @@ async def test_pages_read_in_the_reader_process_are_read_as_on_the_loop(tmp_path
         found[reader] = (sorted(net.paths(A)), seen.replace(origin, "ORIGIN"))
         assert "ORIGIN/plain" in found[reader][1]
     assert found["process"] == found["loop"]
+
+
+async def test_a_link_nested_past_the_depth_bound_is_fetched(tmp_path: Path) -> None:
+    """100,000 nested <div>s that end in a link: read flat past depth 512, as a browser's tree
+    holds it (crawler.page.bounds), so the link is followed and the deep text indexed."""
+    deep = "<div>" * 100_000 + '<p>deepword <a href="/deep-link">on</a></p>' + "</div>" * 100_000
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("")
+        site.html("/", page("homeword", "/deep"))
+        site.html("/deep", deep)
+        site.html("/deep-link", page("reachedword"))
+        records, _crawler = await run(make_config(), [site.url("/")], data_dir=tmp_path / "d")
+    found = by_url(records)
+    assert "/deep-link" in net.paths(A)
+    record = found[site.url("/deep")]
+    assert record.status == 200 and record.cut is None and "deepword" in record.text
+    assert found[site.url("/deep-link")].status == 200

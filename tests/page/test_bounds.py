@@ -71,13 +71,31 @@ def assert_cut_before_late(page: Page, why: str) -> None:
 # --- nesting -------------------------------------------------------------------------------------
 
 
-def test_a_page_nested_past_the_bound_is_read_up_to_the_tag_that_crosses_it() -> None:
-    source = EARLY + "<div>" * (MAX_DEPTH + 100) + LATE
+def test_what_lies_nested_past_the_bound_is_read_flat() -> None:
+    source = EARLY + "<div>" * (MAX_DEPTH + 100) + "deep text " + LATE + "</div>" * 600 + "after"
     page = read(source)
-    assert_cut_before_late(page, f"elements nested deeper than {MAX_DEPTH}")
-    crossing = len(EARLY) + 5 * MAX_DEPTH
-    assert page.cut is not None
-    assert page.cut.startswith(f"read up to byte {crossing:,} of {len(source):,}")
+    assert page.cut is None
+    assert page.links == (f"{ORIGIN}/early", f"{ORIGIN}/late")
+    assert "deep text" in page.text
+    assert "after" in page.text
+
+
+def test_a_hundred_thousand_nested_elements_end_in_a_link_that_is_read() -> None:
+    """The issue's page: the tree stops nesting at the bound, as Blink's does; the link is read
+    and the tree built is no deeper than the bound."""
+    source = ("<div>" * 100_000 + "<p>deep " + LATE).encode()
+    page = read_page(source, URL)
+    assert page.cut is None
+    assert page.links == (f"{ORIGIN}/late",)
+    assert "deep" in page.text
+    flattened = crawler.page.read.prescan(source, bounds.DEFAULT_BOUNDS).flattened
+    assert flattened is not None
+    assert tree_depth(flattened) <= MAX_DEPTH + 4
+
+
+def test_elements_past_the_bound_are_taken_out_with_their_end_tags() -> None:
+    flat = python_prescan(b"<i><b>x<a href=/y>y</a><u>z</u></b>w</i>v", Bounds(max_depth=1))
+    assert flat == (-1, LIMIT_NONE, b"<i> x<a href=/y></a>y  z  w</i>v")
 
 
 def test_a_page_nested_to_the_bound_is_read_in_full() -> None:
@@ -107,9 +125,16 @@ def test_a_page_nested_to_the_bound_is_read_in_full() -> None:
 def test_markup_the_parser_nests_counts_as_nesting(pattern: str) -> None:
     source = EARLY + "".join(pattern.format(i=i) for i in range(2 * MAX_DEPTH)) + LATE
     page = read(source)
-    assert page.links == (f"{ORIGIN}/early",)
-    assert page.cut is not None
-    assert "nested deeper" in page.cut
+    if "formatting" in pattern or "{i}" in pattern:
+        # The list of formatting elements the parser rebuilds at each text is not flattened.
+        assert page.links == (f"{ORIGIN}/early",)
+        assert page.cut is not None
+        assert f"formatting elements open past {MAX_DEPTH}" in page.cut
+    else:
+        assert page.cut is None
+        assert page.links == (f"{ORIGIN}/early", f"{ORIGIN}/late")
+    flattened = python_prescan(source.encode()).flattened
+    assert tree_depth(flattened or source.encode()) <= 2 * MAX_DEPTH + 4
 
 
 @pytest.mark.parametrize(
@@ -192,16 +217,34 @@ def test_a_page_of_as_many_section_markers_as_the_bound_is_read_in_full() -> Non
     assert "hidden" not in page.text
 
 
+WORK_CUT = "<p>more" * 1_000
+SMALL_WORK = Bounds(max_work=10_000)
+
+
 def test_a_cut_inside_a_noindex_section_reads_nothing_after_it() -> None:
-    source = '<!-- robots content="noindex" -->' + "<div>" * (MAX_DEPTH + 1) + "secret" + LATE
-    page = read(source)
+    source = '<!-- robots content="noindex" -->' + WORK_CUT + "secret" + LATE
+    page = read(source, SMALL_WORK)
     assert page.cut is not None
     assert "secret" not in page.text
     assert page.links == ()
 
 
+def test_what_is_read_flat_keeps_its_section() -> None:
+    for start, end in (
+        ("<!-- robots content=noindex -->", "<!-- /robots -->"),
+        ("<noindex>", "</noindex>"),
+    ):
+        source = (
+            f"<div>{start}" + "<div>" * (MAX_DEPTH + 5) + f"secret{end}" + "</div>" * 9 + "open"
+        )
+        page = read(source)
+        assert page.cut is None
+        assert "secret" not in page.text
+        assert "open" in page.text
+
+
 def test_a_robots_meta_past_the_cut_makes_the_page_noindex_nofollow() -> None:
-    page = read(EARLY + "<div>" * (MAX_DEPTH + 1) + '<meta name="ROBOTS" content="index">')
+    page = read(EARLY + WORK_CUT + '<meta name="ROBOTS" content="index">', SMALL_WORK)
     assert page.cut is not None
     assert (page.index, page.follow) == (False, False)
     assert page.index_reason == page.follow_reason == "meta robots past the cut, not read"
@@ -210,13 +253,15 @@ def test_a_robots_meta_past_the_cut_makes_the_page_noindex_nofollow() -> None:
 
 
 def test_a_meta_for_our_token_past_the_cut_counts_too() -> None:
-    source = EARLY + "<div>" * (MAX_DEPTH + 1) + '<meta\nname="Crawler" content="noindex">'
-    page = read_page(source.encode(), URL, rules=crawler.page.read.PageRules(token="crawler"))
+    source = EARLY + WORK_CUT + '<meta\nname="Crawler" content="noindex">'
+    page = read_page(
+        source.encode(), URL, rules=crawler.page.read.PageRules(token="crawler"), bounds=SMALL_WORK
+    )
     assert (page.index, page.follow) == (False, False)
 
 
 def test_other_metas_past_the_cut_change_nothing() -> None:
-    page = read(EARLY + "<div>" * (MAX_DEPTH + 1) + '<meta name="description" content="x">')
+    page = read(EARLY + WORK_CUT + '<meta name="description" content="x">', SMALL_WORK)
     assert page.cut is not None
     assert (page.index, page.follow) == (True, True)
 
@@ -329,12 +374,14 @@ def test_the_compiled_prescan_is_the_python_one(source: bytes, limits: Bounds) -
         pytest.skip(compiled.WALK)
     expected = python_prescan(source, limits)
     assert compiled.compiled_prescan(source, limits) == expected
-    offset, limit = expected
+    offset, limit, flattened = expected
     assert limit in (LIMIT_NONE, LIMIT_DEPTH, LIMIT_WORK, LIMIT_MARKERS)
     assert (offset == -1) == (limit == LIMIT_NONE)
     assert offset < len(source)
     if limit != LIMIT_NONE:
         assert source[offset : offset + 1] == b"<"
+    if flattened is not None:
+        assert len(flattened) <= len(source) + 3 * source.count(b"<")
 
 
 # --- any page ------------------------------------------------------------------------------------
@@ -456,6 +503,6 @@ def test_the_model_is_never_shallower_than_the_parser(soup: str, max_depth: int)
     """A page the model does not cut is no deeper than its bounds say: its stack and its list of
     formatting elements at most max_depth each, and <html> and <body> the parser adds."""
     source = soup.encode()
-    _, limit = python_prescan(source, Bounds(max_depth, 10**12, 10**6))
+    _, limit, flattened = python_prescan(source, Bounds(max_depth, 10**12, 10**6))
     if limit == LIMIT_NONE:
-        assert tree_depth(source) <= 2 * max_depth + 4
+        assert tree_depth(flattened or source) <= 2 * max_depth + 4
