@@ -3,15 +3,17 @@ in as `now` (epoch seconds); nothing here sleeps, reads a clock or touches the n
 
 The rules this module keeps, for every host (origin):
 - Two request starts are at least `interval` apart, where `interval` is
-  `max(min_delay, Crawl-delay capped at max_crawl_delay, t/n of the Request-rate in force)`. With
+  `max(min_delay, Crawl-delay capped at max_crawl_delay, t/n of the Request-rate in force, the
+  response interval, the learned interval)`, the last two from the host's own answers
+  (crawler.pace: how long it takes to answer, and the rate its 429s and 503s taught). With
   one request in flight per host (the default) the interval is also counted from the moment the
   host answered, so the host itself sees the full interval even when the previous request waited
   on a new connection or sat in its accept queue.
 - No request starts outside the host's Visit-time windows, when it has any.
-- After 429, 503, other 5xx or a network error the host backs off: `Retry-After` when the answer
-  gives one (at most `backoff_max`), else `backoff_initial` doubling per consecutive failure up to
-  `backoff_max`. A success ends the streak. Backing off never shortens a wait already set (Scrapy
-  AutoThrottle's rule).
+- After a 429 or 503 (a refusal) the host waits its learned interval, at least the Retry-After
+  (crawler.pace). After other 5xx or a network error it backs off: `backoff_initial` doubling per
+  consecutive failure up to `backoff_max`. A success ends the streak. Backing off never shortens a
+  wait already set (Scrapy AutoThrottle's rule).
 - `HostSchedule` keeps hosts in a heap by the time they may next start, so the crawl computes its
   next wake-up instead of polling.
 """
@@ -27,6 +29,7 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from crawler.config import PolitenessConfig
+from crawler.pace import HostPace, PaceRules
 from crawler.robots.rates import RequestRate, TimeWindow, second_of_day
 from crawler.robots.txt import RobotsTxt
 
@@ -36,6 +39,7 @@ __all__ = [
     "HostTiming",
     "HostTimingStore",
     "MemoryHostTimingStore",
+    "PaceReason",
     "Politeness",
     "ServerPacing",
     "parse_retry_after",
@@ -75,6 +79,8 @@ class HostTiming:
     pages: int = 0
     """Pages started at this host (redirect hops and retries aside), for
     limits.max_pages_per_host; kept here so a resumed crawl counts on."""
+    pace: HostPace = field(default_factory=HostPace)
+    """What the host's answers taught about its pace."""
 
     def __repr__(self) -> str:
         return (
@@ -113,13 +119,29 @@ class MemoryHostTimingStore:
         return len(self._hosts)
 
 
+PaceReason = str
+"""Why a host's interval is what it is: 'min_delay', 'robots.txt Crawl-delay', 'robots.txt
+Request-rate', 'response time', 'learned rate'."""
+
+
 class Politeness:
     """The timing rules of SPEC section 6, for one crawl's `PolitenessConfig`."""
 
-    __slots__ = ("_config",)
+    __slots__ = ("_config", "pace_rules", "throttled")
 
     def __init__(self, config: PolitenessConfig) -> None:
         self._config = config
+        self.throttled: set[str] = set()
+        """Origins paced by a learned interval now (for the progress line)."""
+        self.pace_rules = PaceRules(
+            response_factor=config.response_factor,
+            max_response_delay=config.max_response_delay,
+            refusal_factor=config.refusal_factor,
+            recovery=config.refusal_recovery,
+            headroom=config.refusal_headroom,
+            forgive_after=config.forgive_after,
+            max_learned=config.backoff_max,
+        )
 
     @property
     def config(self) -> PolitenessConfig:
@@ -139,6 +161,31 @@ class Politeness:
                 if rate.applies_at(second) and rate.interval > interval:
                     interval = rate.interval
         return interval
+
+    def host_interval(self, timing: HostTiming, now: float) -> float:
+        """Least time between two request starts to the host, at `now`: its robots.txt's and
+        min_delay, and what its answers taught."""
+        return self.why(timing, now)[0]
+
+    def why(self, timing: HostTiming, now: float) -> tuple[float, PaceReason]:
+        """The host's interval at `now`, and which rule sets it."""
+        config = self._config
+        interval, reason = config.min_delay, "min_delay"
+        rules = timing.rules
+        if rules.crawl_delay is not None:
+            delay = min(rules.crawl_delay, config.max_crawl_delay)
+            if delay > interval:
+                interval, reason = delay, "robots.txt Crawl-delay"
+        if rules.request_rates:
+            rate = self.interval(rules, now)
+            if rate > interval:
+                interval, reason = rate, "robots.txt Request-rate"
+        response = timing.pace.response_interval(self.pace_rules)
+        if response > interval:
+            interval, reason = response, "response time"
+        if timing.pace.learned > interval:
+            interval, reason = timing.pace.learned, "learned rate"
+        return interval, reason
 
     def ready_at(self, timing: HostTiming, now: float) -> float:
         """Earliest time at or after `now` a new request to the host may start, ignoring how many
@@ -162,17 +209,53 @@ class Politeness:
         timing.last_start = now
         timing.requests += 1
         timing.in_flight += 1
-        timing.next_start = max(timing.next_start, now + self.interval(timing.rules, now))
+        # With one request in flight, what the answers taught counts from the answer
+        # (`on_answer`), once this one's answer has taught it too.
+        interval = (
+            self.interval(timing.rules, now)
+            if self._config.per_host_concurrency == 1
+            else self.host_interval(timing, now)
+        )
+        timing.next_start = max(timing.next_start, now + interval)
 
     def on_answer(self, timing: HostTiming, now: float) -> None:
         """The request ended (answer or failure) at `now`."""
         timing.in_flight = max(0, timing.in_flight - 1)
         timing.last_answer = now
         if self._config.per_host_concurrency == 1:
-            timing.next_start = max(timing.next_start, now + self.interval(timing.rules, now))
+            timing.next_start = max(timing.next_start, now + self.host_interval(timing, now))
 
-    def on_success(self, timing: HostTiming) -> None:
+    def on_response(
+        self, timing: HostTiming, started: float, first_byte: float | None, now: float
+    ) -> None:
+        """An answer (any status) to a request started at `started` came in whole at `now`, its
+        first byte at `first_byte`: the host's answer time moves toward it. Before `on_answer`,
+        which counts the interval from it."""
+        timing.pace.answered(started, first_byte, now)
+
+    def on_success(
+        self, timing: HostTiming, started: float | None = None, now: float | None = None
+    ) -> None:
+        """The host accepted a request started at `started` (no refusal, no failure)."""
         timing.failure_streak = 0
+        if started is not None and now is not None:
+            timing.pace.accepted(started, now, self.pace_rules)
+            if not timing.pace.learned:
+                self.throttled.discard(timing.origin)
+
+    def on_refusal(
+        self, timing: HostTiming, started: float, now: float, retry_after: float | None
+    ) -> float:
+        """A 429 or 503 at `now` to a request started at `started`: the learned interval rises,
+        and the next start waits it (at least the Retry-After, with jitter); returns until when.
+        No failure streak: a refusal says the server is up and asks for less."""
+        interval = self.host_interval(timing, started)
+        wait = timing.pace.refused(
+            timing.origin, started, now, interval, retry_after, self.pace_rules
+        )
+        timing.backoff_until = max(timing.backoff_until, now + wait)
+        self.throttled.add(timing.origin)
+        return timing.backoff_until
 
     def on_failure(self, timing: HostTiming, now: float, retry_after: float | None = None) -> float:
         """429, 5xx or a network error at `now`: back the host off; returns until when. A
@@ -201,7 +284,7 @@ class Politeness:
         if clean or timing.last_start is None:
             return
         if rules_known:
-            interval = self.interval(timing.rules, start)
+            interval = self.host_interval(timing, start)
         else:
             interval = max(self._config.min_delay, self._config.max_crawl_delay)
         timing.next_start = max(timing.next_start, start + interval)
@@ -213,7 +296,7 @@ class Politeness:
         if self._config.per_host_concurrency == 1 and timing.last_answer is not None:
             last = timing.last_answer if last is None else max(last, timing.last_answer)
         if last is not None:
-            timing.next_start = max(timing.next_start, last + self.interval(rules, last))
+            timing.next_start = max(timing.next_start, last + self.host_interval(timing, last))
 
 
 MAX_RETRY_AFTER = 30 * 86_400.0

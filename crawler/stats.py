@@ -69,6 +69,9 @@ class CrawlStats:
     """Entries those sitemaps listed and the crawl took (URLs, or sitemaps of an index)."""
     bytes: int = 0
     retries: int = 0
+    """Requests asked again after a failure (fetch.max_retries)."""
+    throttled: int = 0
+    """Requests the server refused (429, 503) and asked again, their retries unspent."""
     statuses: Counter[int] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     """Failures by kind: timeout, connection, dns, payload, protocol, internal."""
@@ -84,6 +87,8 @@ class CrawlStats:
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""
+    hosts_throttled: int = 0
+    """Hosts paced by a learned interval (their 429s and 503s) now."""
     queued: int = 0
     outcome: Outcome = "running"
 
@@ -116,6 +121,16 @@ class HostReport:
     """How the origin's robots.txt came out: 'status 200', 'status 404: unavailable', ..."""
     server: str | None = None
     """With politeness.per_server: the server address whose pacing group the origin is in."""
+    reason: str = "min_delay"
+    """Which rule sets `interval` (crawler.politeness.Politeness.why): min_delay, robots.txt
+    Crawl-delay, robots.txt Request-rate, response time, learned rate; 'back-off' while backing
+    off."""
+    answer_time: float | None = None
+    """The host's smoothed answer time, seconds (crawler.pace)."""
+    refusals: int = 0
+    """429s and 503s."""
+    backed_off: float = 0.0
+    """Seconds held back by refusals, in all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +156,17 @@ CARRIED_FIGURES = (
     "sitemap_urls",
     "bytes",
     "retries",
+    "throttled",
 )
 """The figures of `CrawlStats` that add up over the runs of a crawl (saved with the state)."""
 CARRIED_COUNTERS = ("statuses", "errors", "skips", "changes", "page_rules")
-LIVE_FIGURES = ("updated_at", "runs", "in_flight", "hosts_waiting", "queued", "outcome")
+LIVE_FIGURES = (
+    "updated_at",
+    "runs",
+    "in_flight",
+    "hosts_waiting",
+    "hosts_throttled",
+    "queued",
+    "outcome",
+)
 """The figures of `CrawlStats` that describe this run only (`runs` is the run store's count)."""

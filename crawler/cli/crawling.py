@@ -246,8 +246,8 @@ def crawl_command(args: argparse.Namespace) -> int:
     configure_logging(verbose=args.verbose, log_file=args.log_file, log_format=args.log_format)
     tune_allocator()  # a crawl parses page after page: keep the parser's memory (crawler.runtime)
     tune_gc()  # and short pauses of the event loop: politeness is timed on it
-    # Slow requests (fetch.slow_after) may hold as many connections again.
-    connections = 2 * config.concurrency + CONNECTIONS_SPARE
+    # Slow requests (fetch.slow_after) hold connections beside the others.
+    connections = config.concurrency + config.fetch.max_slow_requests + CONNECTIONS_SPARE
     allowed, wanted = raise_open_files_limit(connections)
     if allowed < wanted:
         print(

@@ -54,11 +54,15 @@ def _clock(seconds: float) -> str:
 def _progress_parts(stats: CrawlStats) -> list[_Part]:
     # What matters most when the terminal is narrow: that pages come, that errors do not, how
     # much is left, how fast; then which hosts are busy; skips and the clock last.
+    throttled = (
+        [_Part(f"throttled {stats.hosts_throttled}", 3, ", ")] if stats.hosts_throttled else []
+    )
     return [
         _Part(f"pages {stats.pages}", _NEVER_DROPPED, ""),
         _Part(f"({stats.pages_per_second:.1f}/s)", 5, " "),
         _Part(f"hosts active {stats.in_flight}", 4, " | "),
         _Part(f"waiting {stats.hosts_waiting}", 3, ", "),
+        *throttled,
         _Part(f"queued {stats.queued}", 6, " | "),
         _Part(f"errors {sum(stats.errors.values())}", 7, " | "),
         _Part(f"skips {sum(stats.skips.values())}", 2, " | "),
@@ -197,7 +201,8 @@ def summary(
         f"{counted(stats.pages, 'page')} "
         f"({stats.pages_per_second:.1f}/s), {counted(stats.requests, 'request')}, "
         f"{counted(stats.robots_fetches, 'robots.txt fetch', 'robots.txt fetches')}, "
-        f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}",
+        f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}"
+        + (f", {stats.throttled} throttled (429/503, asked again)" if stats.throttled else ""),
         f"statuses: {_counts(stats.statuses)}",
         f"errors: {_counts(stats.errors)}",
         f"skips: {_counts(stats.skips)}",
@@ -253,9 +258,16 @@ def summary(
                 delay += " (capped)"
             gap = "-" if host.shortest_gap is None else f"{host.shortest_gap:.3f} s"
             server = f"  server {host.server}" if host.server is not None else ""
+            answer = "" if host.answer_time is None else f"  answers in {host.answer_time:.3f} s"
+            refused = (
+                f"  refused {host.refusals} (backed off {host.backed_off:.1f} s)"
+                if host.refusals
+                else ""
+            )
             lines.append(
-                f"  {host.origin}  requests {host.requests}  interval {host.interval:g} s  "
-                f"gap {gap}  Crawl-delay {delay}  robots.txt {host.robots}{server}"
+                f"  {host.origin}  requests {host.requests}  interval {host.interval:.3g} s "
+                f"({host.reason})  gap {gap}{answer}{refused}  Crawl-delay {delay}  "
+                f"robots.txt {host.robots}{server}"
             )
         if len(hosts) > HOSTS_SHOWN:
             lines.append(_more_hosts(len(hosts)))

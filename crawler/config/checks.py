@@ -34,6 +34,11 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
                 "(letters and digits, like pdf or tar.gz)"
             )
     _check_state(config.state)
+    if config.politeness.refusal_recovery >= 1:
+        raise ConfigError(
+            "politeness.refusal_recovery is the fraction of the learned interval each accepted "
+            f"answer takes off: below 1 (like 0.1), not {config.politeness.refusal_recovery!r}"
+        )
     if config.recrawl.enabled and config.state.backend != "sqlite":
         raise ConfigError(
             "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "

@@ -75,10 +75,27 @@ class PolitenessConfig:
     """When every host left waits longer than this, the crawl stops and reports them."""
     per_host_concurrency: int = _spec(1, minimum=1)
     backoff_initial: float = _spec(10.0, minimum=0)
-    """Wait after a 429/503 without Retry-After, or an error; doubles per repeat."""
+    """Wait after a 5xx (503 aside) or a network error; doubles per repeat."""
     backoff_max: float = _spec(3_600.0, minimum=0)
-    """Longest backoff, a Retry-After's included: a server asking for longer (a year, 1e12 s) is
-    asked again after this long."""
+    """Longest backoff and learned interval, a Retry-After's included: a server asking for longer
+    (a year, 1e12 s) is asked again after this long."""
+    response_factor: float = _spec(4.0, minimum=0)
+    """A host's interval is at least this many times its smoothed answer time (start to last
+    byte), counted from the answer: at most 1/(1 + this) of a one-worker server's time. 0: off."""
+    max_response_delay: float = _spec(30.0, minimum=0)
+    """Cap on the interval a host's answer time gives."""
+    refusal_factor: float = _spec(3.0, minimum=1)
+    """A 429 or 503 multiplies the host's learned interval by this (of the longer of the interval
+    in force and the gap refused); the next request waits it, at least the Retry-After."""
+    refusal_recovery: float = _spec(0.5, minimum=0)
+    """Each accepted answer takes this fraction (below 1) of the way from the learned interval
+    down to its floor: refusal_headroom times the longest gap the host refused."""
+    refusal_headroom: float = _spec(1.25, minimum=1)
+    forgive_after: float = _spec(1_800.0, minimum=0, duration=True)
+    """Seconds without a refusal after which the refused gap is forgotten."""
+    max_refusals: int = _spec(10, minimum=0)
+    """Refusals in a row from a host that a URL may meet without spending fetch.max_retries:
+    past them, each refusal counts as a failure."""
     per_server: bool = False
     """Origins whose host names resolve to one IP address share a pacing group on top of each
     host's own pace: a start server_min_delay after the server's last answer, at most
@@ -115,9 +132,12 @@ class FetchConfig:
     """Verify servers' certificates and host names; false only for sites you control."""
     ca_bundle: str = ""
     """A PEM file of the certificate authorities to trust instead of the system's."""
-    slow_after: float = _spec(10.0, minimum=0.001)
+    slow_after: float = _spec(1.0, minimum=0.001)
     """A request running longer than this no longer counts against `concurrency` (up to
-    `concurrency` such requests): slow servers cannot take every slot of the crawl."""
+    max_slow_requests such requests): slow servers cannot take the slots of the crawl."""
+    max_slow_requests: int = _spec(1_000, minimum=0)
+    """Slow requests (past slow_after) that may wait on their servers beside `concurrency`
+    others: each costs a socket and a few kilobytes while it waits."""
     block_private_addresses: bool = False
     """Refuse to connect to any loopback, private, link-local, multicast, reserved or
     unspecified address, the seeds' own too, but those allow_addresses lists: for a service

@@ -22,8 +22,10 @@ from crawler.crawl.clock import CrawlClock
 from crawler.crawl.decide import (
     AskAgain,
     Failed,
+    GiveUp,
     Redirect,
     after_failure,
+    after_refusal,
     change_of,
     conditional_headers,
     judge,
@@ -76,6 +78,7 @@ class Answers:
     ) -> None:
         self._html_only = fetch.html_only
         self._max_retries = fetch.max_retries
+        self._max_refusals = politeness.config.max_refusals
         self._token = token
         self._page_rules = page_rules
         self._reader = reader
@@ -119,7 +122,14 @@ class Answers:
             headers=conditional_headers(item.earlier),
         )
         now = self._clock.now()
-        slot.release(self._clock.answered_at(answer, now))
+        answered_at = self._clock.answered_at(answer, now)
+        verdict = judge(answer, now)
+        if isinstance(answer, Response):
+            self._politeness.on_response(host.timing, started_at, answered_at, now)
+            if not isinstance(verdict, Failed):
+                # Accepted: what it taught counts before the interval runs from it.
+                self._politeness.on_success(host.timing, started_at, now)
+        slot.release(answered_at)
         self._reader.answered(host.origin, now)
         if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
             self._archive(host, item, answer, started_at)
@@ -128,12 +138,10 @@ class Answers:
         else:
             self._stats.statuses[answer.status] += 1
             self._stats.bytes += len(answer.body)
-        verdict = judge(answer, now)
         if isinstance(verdict, Failed):
             self._failed(host, item, started_at, now, verdict)
             return None
         assert isinstance(answer, Response)
-        self._politeness.on_success(host.timing)
         # The host's pace is settled (no backoff), so it may go on while this answer waits its
         # turn at the CPU (crawler.crawl.turns).
         self._scheduler.reschedule(host, now)
@@ -157,11 +165,25 @@ class Answers:
     def _failed(
         self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed
     ) -> None:
-        until = self._politeness.on_failure(host.timing, now, failed.retry_after)
-        fate = after_failure(item, failed, self._max_retries)
+        timing = host.timing
+        fate: AskAgain | GiveUp | None = None
+        if failed.refused:
+            until = self._politeness.on_refusal(timing, started_at, now, failed.retry_after)
+            self._checkpoints.pace_moved()  # a kill must not forget the back-off
+            fate = after_refusal(item, failed, timing.pace.refusal_streak, self._max_refusals)
+        else:
+            until = self._politeness.on_failure(timing, now, failed.retry_after)
+        if fate is None:
+            fate = after_failure(item, failed, self._max_retries)
         if isinstance(fate, AskAgain):
-            self._stats.retries += 1
-            log.info("%s: %s; retry after %.1f s", item.url, failed.error, until - now)
+            if fate.item is item:
+                self._stats.throttled += 1
+                log.info(
+                    "%s: %s (throttled); asked again in %.1f s", item.url, failed.error, until - now
+                )
+            else:
+                self._stats.retries += 1
+                log.info("%s: %s; retry after %.1f s", item.url, failed.error, until - now)
             self._frontier.push_front(host.origin, fate.item)
             return
         self._stats.fetched += 1

@@ -8,10 +8,13 @@ The crawl tells the `Checkpointer`:
   every answer archived before its work ended (its redirect hops', its retries');
 - `finished(item)` when a leased URL's work is over (its record, if it has one, handed; or the
   next hop of its redirect queued). The URL waits in memory with the count of records handed;
-- `robots_moved()` when a robots.txt request is about to start or its answer is in: the state is
+- `robots_moved()` when a robots.txt request is about to start or its answer is in, and
+  `pace_moved()` when a host refused a request (its learned interval and back-off): the state is
   then committed by `before_requests()`, which the crawl calls after launching requests and before
   they run (when it launched some: a wake that starts nothing has nothing to commit for), so that
-  no later request to the host starts with that fact only in memory.
+  no later request to the host starts with that fact only in memory; a refusal is committed by
+  `after_request()` as soon as its request's work ends, so that a kill does not shorten its
+  back-off either.
 
 `tick()`, whenever the crawl wakes: every `state.commit_interval` seconds a checkpoint (mark done
 every finished URL whose record each sink has stored, flush the sinks, save the figures,
@@ -45,6 +48,7 @@ class Checkpointer:
         self._finished: deque[tuple[int, int, QueuedUrl]] = deque()
         self._kinds: list[bool] = []
         self._robots_moved = False
+        self._pace_moved = False
         self.next_at = 0.0
         """When the next checkpoint is due (epoch seconds on the crawl's clock)."""
 
@@ -61,9 +65,19 @@ class Checkpointer:
     def robots_moved(self) -> None:
         self._robots_moved = True
 
+    def pace_moved(self) -> None:
+        self._pace_moved = True
+
+    def after_request(self) -> None:
+        """A request's work ended: a refusal's back-off is committed now (refusals are rare; a
+        wave of robots.txt answers waits for `before_requests`)."""
+        if self._pace_moved:
+            self._pace_moved = self._robots_moved = False
+            self._state.commit()
+
     def before_requests(self) -> None:
-        if self._robots_moved:
-            self._robots_moved = False
+        if self._robots_moved or self._pace_moved:
+            self._robots_moved = self._pace_moved = False
             self._state.commit()
 
     def tick(self, now: float, stats: CrawlStats) -> None:
@@ -72,7 +86,7 @@ class Checkpointer:
             for sink in self._sinks:
                 sink.flush()
             self._state.run.save_stats(stats)
-            self._robots_moved = False
+            self._robots_moved = self._pace_moved = False
             self._state.commit()
             self.next_at = now + self._interval
         elif self._sinks and self._settle():

@@ -17,6 +17,8 @@ from crawler.robots.rules import RobotsOptions
 from crawler.state.codec import (
     item_from_row,
     item_row,
+    pace_from_json,
+    pace_json,
     robots_from_row,
     robots_row,
     rules_from_json,
@@ -55,6 +57,9 @@ def host_record(host: Host) -> str:
             "requests": timing.requests,
             "pages": timing.pages,
             "gap": timing.shortest_gap,
+            # What its answers taught: the next holder paces it so (times on the crawl's epoch,
+            # which every worker's clock is aligned to).
+            "pace": pace_json(timing.pace),
             "retired": host.retired,
             "retired_as": host.retired_as,
         },
@@ -160,6 +165,8 @@ def restore_host(host: Host, text: str) -> None:
     timing = host.timing
     timing.rules = rules_from_json(record["rules"])
     timing.failure_streak = record["streak"]
+    if "pace" in record:
+        timing.pace = pace_from_json(record["pace"])
     timing.requests = max(timing.requests, record["requests"])
     timing.pages = max(timing.pages, record["pages"])
     gap = record["gap"]

@@ -84,8 +84,8 @@ class Crawler:
         self._fetcher = Fetcher(
             config.fetch,
             config.user_agent,
-            # Slow requests (fetch.slow_after) may hold as many connections again.
-            connections=2 * config.concurrency + CONNECTIONS_SPARE,
+            # Slow requests (fetch.slow_after) hold connections beside the others.
+            connections=config.concurrency + config.fetch.max_slow_requests + CONNECTIONS_SPARE,
             # WARC records hold the bytes as they came.
             keep_raw=config.output.warc
             or any(isinstance(sink, ArchiveSink) for sink in self._sinks),

@@ -122,15 +122,20 @@ class HostTable:
 class Slot:
     """One request's hold on its host: given back exactly once, whatever happens."""
 
-    __slots__ = ("_host", "_on_release", "_politeness", "released")
+    __slots__ = ("_host", "_on_release", "_politeness", "released", "slow")
 
     def __init__(
-        self, host: Host, politeness: Politeness, on_release: Callable[[], None] | None = None
+        self,
+        host: Host,
+        politeness: Politeness,
+        on_release: Callable[[Slot], None] | None = None,
     ) -> None:
         self._host = host
         self._politeness = politeness
         self._on_release = on_release
         self.released = False
+        self.slow = False
+        """Counted slow (fetch.slow_after) by the scheduler: no longer against concurrency."""
 
     def release(self, now: float) -> None:
         """The request ended at `now` (its answer, or its failure)."""
@@ -138,7 +143,7 @@ class Slot:
             self.released = True
             self._politeness.on_answer(self._host.timing, now)
             if self._on_release is not None:
-                self._on_release()
+                self._on_release(self)
 
 
 def deferral_reason(host: Host, now: float) -> str:
@@ -146,6 +151,8 @@ def deferral_reason(host: Host, now: float) -> str:
     if host.robots is not None and host.robots.blocks:
         return f"robots.txt {host.robots.reason}"
     if host.timing.backoff_until > now:
+        if host.timing.pace.refusal_streak:
+            return "backing off after refusals (429/503)"
         return "backing off after errors"
     if host.timing.rules.visit_windows:
         windows = ", ".join(str(window) for window in host.timing.rules.visit_windows)
@@ -155,10 +162,17 @@ def deferral_reason(host: Host, now: float) -> str:
 
 def host_report(host: Host, politeness: Politeness, now: float) -> HostReport:
     timing = host.timing
+    interval, reason = politeness.why(timing, now)
+    if timing.backoff_until > now:
+        reason = "back-off"
     return HostReport(
         origin=host.origin,
         requests=timing.requests,
-        interval=politeness.interval(timing.rules, now),
+        interval=interval,
+        reason=reason,
+        answer_time=timing.pace.answer_time,
+        refusals=timing.pace.refusals,
+        backed_off=timing.pace.backed_off,
         crawl_delay=timing.rules.crawl_delay,
         crawl_delay_capped=politeness.crawl_delay_over_cap(timing.rules),
         shortest_gap=timing.shortest_gap,

@@ -105,6 +105,7 @@ def assemble(
         concurrency=config.concurrency,
         stop_grace=config.state.stop_grace,
         slow_after=config.fetch.slow_after,
+        max_slow=config.fetch.max_slow_requests,
         servers=(
             ServerPacing(polite.server_min_delay, polite.server_concurrency)
             if polite.per_server

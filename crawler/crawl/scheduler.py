@@ -69,6 +69,7 @@ class Scheduler:
         concurrency: int,
         stop_grace: float,
         slow_after: float = float("inf"),
+        max_slow: int = 0,
         servers: ServerPacing | None = None,
         pinned: dict[str, str] | None = None,
     ) -> None:
@@ -83,8 +84,11 @@ class Scheduler:
         self._keep = coordination.keep
         self._concurrency = concurrency
         self._slow_after = slow_after
+        self._max_slow = max_slow
         self._starts: deque[tuple[float, Slot]] = deque()
-        """Requests in flight (and some ended) by start: the oldest are the slow ones."""
+        """Requests in flight not yet counted slow (and some ended), by start."""
+        self._slow_count = 0
+        """Requests in flight counted slow."""
         self._stop_grace = stop_grace
         self._schedule = HostSchedule()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -205,43 +209,40 @@ class Scheduler:
         """Under `concurrency` requests in flight, and under as many answers waiting for their
         turn at the CPU: an answer waiting for its page step is no request in flight, but its
         body is held in memory. A request running longer than fetch.slow_after counts no more,
-        up to `concurrency` of them: slow servers (a byte every few seconds, an answer that never
-        comes) hold at most as many slots again, never the crawl's own."""
+        up to fetch.max_slow_requests of them: waiting on a slow server (a byte every few
+        seconds, an answer that never comes) costs a socket and a few kilobytes, not a slot, so
+        the other hosts keep their pace whatever the number of tarpits."""
         cap = self._concurrency
         counted = self.requests_in_flight
         if counted >= cap:
-            counted -= min(self._slow(now), cap)
+            counted -= min(self._count_slow(now), self._max_slow)
         return counted < cap and len(self.turns) < cap
 
-    def _in_flight_starts(self) -> deque[tuple[float, Slot]]:
-        """`_starts` without the requests ended at its head: it begins with one in flight. Both
-        readers below stop at the first request not yet slow, so each call costs the slow ones
-        only, not the thousands ended behind a straggler (at 2,000 hosts a scan of those took
-        1.2 ms a call, 11 s of a 14 s crawl)."""
-        starts = self._starts
-        while starts and starts[0][1].released:
-            starts.popleft()
-        return starts
-
-    def _slow(self, now: float) -> int:
-        """Requests in flight that started more than slow_after seconds before `now`."""
+    def _count_slow(self, now: float) -> int:
+        """Requests in flight that started more than slow_after seconds before `now`. `_starts`
+        holds the requests not yet counted slow, by start: each is looked at once on its way
+        out, so a call costs the requests that turned slow since the last, not every slow one
+        (at 2,000 hosts a scan of thousands took 1.2 ms a call, 11 s of a 14 s crawl)."""
         cutoff = now - self._slow_after
-        slow = 0
-        for started, slot in self._in_flight_starts():
-            if started > cutoff:
-                break
-            slow += not slot.released
-        return slow
+        starts = self._starts
+        while starts:
+            started, slot = starts[0]
+            if not slot.released:
+                if started > cutoff:
+                    break
+                slot.slow = True
+                self._slow_count += 1
+            starts.popleft()
+        return self._slow_count
 
     def _next_slow_at(self) -> float | None:
         """When the next request in flight becomes slow, if one will."""
         if self._slow_after == float("inf"):
             return None
-        cutoff = self._clock.now() - self._slow_after
-        for started, slot in self._in_flight_starts():
-            if started > cutoff and not slot.released:
-                return started + self._slow_after
-        return None
+        starts = self._starts
+        while starts and starts[0][1].released:
+            starts.popleft()
+        return starts[0][0] + self._slow_after if starts else None
 
     def _arm_timer(self) -> None:
         """One timer, for the earliest host (unless a request ending will wake us first anyway)
@@ -279,6 +280,7 @@ class Scheduler:
         stats.elapsed = self._elapsed_before + (now - self._clock.epoch0)
         stats.updated_at = now
         stats.in_flight = self.requests_in_flight
+        stats.hosts_throttled = len(self._politeness.throttled)
         # The crawl's: a shared crawl's as its server last said.
         stats.hosts_waiting, stats.queued = self._coordination.counts(len(self._schedule))
 
@@ -350,7 +352,7 @@ class Scheduler:
         servers = self.servers
         if servers is not None and host.server is not None:
             servers.started(host.server, now)
-            ended = lambda: self._server_request_ended(host)  # noqa: E731
+            ended = lambda slot: self._server_request_ended(host, slot)  # noqa: E731
         slot = Slot(host, self._politeness, ended)
         starts = self._starts
         if len(starts) > 4 * self.requests_in_flight + 1024:
@@ -361,13 +363,14 @@ class Scheduler:
         starts.append((now, slot))
         return slot
 
-    def _request_ended(self) -> None:
+    def _request_ended(self, slot: Slot) -> None:
         self.requests_in_flight -= 1
+        self._slow_count -= slot.slow
 
-    def _server_request_ended(self, host: Host) -> None:
+    def _server_request_ended(self, host: Host, slot: Slot) -> None:
         """A request to a server paced by politeness.per_server ended: the hosts parked while it
         was at its cap are scheduled again."""
-        self.requests_in_flight -= 1
+        self._request_ended(slot)
         assert self.servers is not None and host.server is not None
         self.servers.ended(host.server)
 
@@ -411,6 +414,9 @@ class Scheduler:
             now = self._clock.now()
             slot.release(now)
             self._timings.put(host.timing)
+            # A refusal's back-off is committed now, not at the next checkpoint: a kill must
+            # not shorten it (crawler.crawl.checkpoint).
+            self._checkpoints.after_request()
             if item is None:
                 host.robots_busy = False
             self.reschedule(host, now)

@@ -220,7 +220,7 @@ class SharedHosts:
         if entry is not None and entry_version(entry) != self._claimed[origin]:
             robots, robots_at = robots_text(entry), entry_version(entry)
             self._claimed[origin] = robots_at
-        interval_us = round(politeness.interval(host.timing.rules, now) * 1e6)
+        interval_us = round(politeness.host_interval(host.timing, now) * 1e6)
         self.schedule.hold(origin, interval_us, host_record(host), robots, robots_at)
         self._poke.set()
         return True
@@ -250,7 +250,7 @@ class SharedHosts:
             Release(
                 origin,
                 round((ready - now) * 1e6),
-                round(self._politeness.interval(host.timing.rules, now) * 1e6),
+                round(self._politeness.host_interval(host.timing, now) * 1e6),
                 host_record(host),
                 robots,
                 robots_at,

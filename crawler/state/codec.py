@@ -8,6 +8,7 @@ options of the crawl reading them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from crawler.frontier import Earlier, QueuedUrl
 from crawler.output.records import compact_json
+from crawler.pace import HostPace
 from crawler.politeness import HostRules, HostTiming
 from crawler.robots.entry import RobotsEntry
 from crawler.robots.rates import RequestRate, TimeWindow
@@ -28,6 +30,8 @@ __all__ = [
     "deferred_json",
     "item_from_row",
     "item_row",
+    "pace_from_json",
+    "pace_json",
     "robots_from_row",
     "robots_row",
     "stats_from_json",
@@ -131,9 +135,27 @@ def rules_from_json(text: str) -> HostRules:
     )
 
 
-TimingRow = tuple[str, str, float, float, int, int, float | None, float | None, float | None, int]
+TimingRow = tuple[
+    str, str, float, float, int, int, float | None, float | None, float | None, int, str
+]
 """origin, rules (JSON), next_start, backoff_until, failure_streak, requests, last_start,
-last_answer, shortest_gap, pages."""
+last_answer, shortest_gap, pages, pace (JSON)."""
+
+
+def pace_json(pace: HostPace) -> str:
+    return compact_json({name: getattr(pace, name) for name in _PACE_FIELDS})
+
+
+def pace_from_json(text: str | None) -> HostPace:
+    """A host's pace as stored; a field added since keeps its default (None: a row written
+    before the pace was kept)."""
+    if not text:
+        return HostPace()
+    data = json.loads(text)
+    return HostPace(**{name: data[name] for name in _PACE_FIELDS if name in data})
+
+
+_PACE_FIELDS = tuple(field.name for field in dataclasses.fields(HostPace))
 
 
 def timing_row(timing: HostTiming) -> TimingRow:
@@ -148,11 +170,12 @@ def timing_row(timing: HostTiming) -> TimingRow:
         timing.last_answer,
         timing.shortest_gap,
         timing.pages,
+        pace_json(timing.pace),
     )
 
 
 def timing_from_row(row: Sequence[Any]) -> HostTiming:
-    origin, rules, next_start, backoff_until, streak, requests, last, answer, gap, pages = row
+    origin, rules, next_start, backoff_until, streak, requests, last, answer, gap, pages = row[:10]
     return HostTiming(
         origin,
         rules_from_json(rules),
@@ -164,6 +187,7 @@ def timing_from_row(row: Sequence[Any]) -> HostTiming:
         last_answer=answer,
         shortest_gap=gap,
         pages=pages,
+        pace=pace_from_json(row[10] if len(row) > 10 else None),
     )
 
 

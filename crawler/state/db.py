@@ -1,14 +1,15 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
-Schema (version 3, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
-file the `queue.extra` column and the `fetches` table); the
+Schema (version 4, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
+file the `queue.extra` column and the `fetches` table, a version 3 file `timings.pace`); the
 frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
     robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
                             fetch and expiry times, why, failures, redirect hops
     timings                 one row per origin: rules (JSON), next start, backoff, failure streak,
-                            requests, last start and answer, shortest gap, pages
+                            requests, last start and answer, shortest gap, pages, pace (JSON:
+                            what its answers taught, crawler.pace)
     seeds                   every seed given, in order
     held                    URLs met past limits.max_depth: url, the least depth found
     fetches                 a row per fetch, appended: url, depth, sitemap, declared_by, and what
@@ -46,7 +47,7 @@ from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
@@ -104,7 +105,8 @@ _SCHEMA = (
         last_start REAL,
         last_answer REAL,
         shortest_gap REAL,
-        pages INTEGER NOT NULL
+        pages INTEGER NOT NULL,
+        pace TEXT
     )""",
     "CREATE TABLE seeds (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE)",
     "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -114,6 +116,7 @@ _SCHEMA = (
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: _HELD_TABLE,
     2: ("ALTER TABLE queue ADD COLUMN extra TEXT", *_FETCHES_TABLE),
+    3: ("ALTER TABLE timings ADD COLUMN pace TEXT",),
 }
 """From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]

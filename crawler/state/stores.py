@@ -37,7 +37,7 @@ _ROBOTS_COLUMNS = (
 )
 _TIMING_COLUMNS = (
     "origin, rules, next_start, backoff_until, failure_streak, requests, last_start, "
-    "last_answer, shortest_gap, pages"
+    "last_answer, shortest_gap, pages, pace"
 )
 # An upsert changes the row in place; INSERT OR REPLACE would delete it and insert it anew.
 _UPSERT_TIMINGS = (
@@ -189,7 +189,7 @@ class SqliteHostTimingStore:
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._dirty:
             rows = [timing_row(timing) for timing in self._dirty.values()]
-            write_rows(connection, _UPSERT_TIMINGS, rows, 10)
+            write_rows(connection, _UPSERT_TIMINGS, rows, 11)
             self._dirty.clear()
 
 

@@ -212,7 +212,15 @@ def test_summary_says_how_many_urls_were_left_queued() -> None:
 
 def test_summary_has_one_line_per_host_with_its_pacing() -> None:
     hosts = [
-        host("http://a.test", requests=15, interval=2.0, crawl_delay=2.0, shortest_gap=2.01),
+        host(
+            "http://a.test",
+            requests=15,
+            interval=2.0,
+            crawl_delay=2.0,
+            shortest_gap=2.01,
+            reason="robots.txt Crawl-delay",
+            answer_time=0.0123,
+        ),
         host(
             "https://b.test:8443",
             requests=10,
@@ -226,12 +234,12 @@ def test_summary_has_one_line_per_host_with_its_pacing() -> None:
     lines = text(stats(), hosts).splitlines()
     assert "politeness per host (our request starts; gap = shortest between two):" in lines
     assert (
-        "  http://a.test  requests 15  interval 2 s  gap 2.010 s  Crawl-delay 2 s  "
-        "robots.txt status 200"
+        "  http://a.test  requests 15  interval 2 s (robots.txt Crawl-delay)  gap 2.010 s  "
+        "answers in 0.012 s  Crawl-delay 2 s  robots.txt status 200"
     ) in lines
     assert (
-        "  https://b.test:8443  requests 10  interval 30 s  gap -  Crawl-delay 120 s (capped)  "
-        "robots.txt status 404: unavailable"
+        "  https://b.test:8443  requests 10  interval 30 s (min_delay)  gap -  Crawl-delay 120 s "
+        "(capped)  robots.txt status 404: unavailable"
     ) in lines
     assert "  shortest gap / interval over all 2 hosts: 1.005" in lines
 

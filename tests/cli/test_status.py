@@ -117,12 +117,14 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "sitemap_urls": 0,
         "bytes": 3_500_000,
         "retries": 1,
+        "throttled": 0,
         "met": 30,
         "fetched": 22,
         "skipped": 5,
         "queued": 3,
         "in_flight": 0,
         "hosts_waiting": 0,
+        "hosts_throttled": 0,
     }
     assert written["statuses"] == {"200": 18, "404": 2}
     assert written["errors"] == {"timeout": 2}
@@ -131,6 +133,10 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "origin": "https://b.test:8443",
         "requests": 5,
         "interval_s": 30.0,
+        "interval_reason": "min_delay",
+        "answer_time_s": None,
+        "refusals": 0,
+        "backed_off_s": 0.0,
         "crawl_delay_s": 1e308,
         "crawl_delay_capped": True,
         "shortest_gap_s": None,

@@ -294,20 +294,29 @@ async def test_429_with_retry_after_backs_the_host_off_and_the_url_is_retried() 
     times = net.times(A)
     assert times[2] - times[1] >= 1.0 - EPSILON
     assert by_url(records)[a.url("/")].status == 200
-    assert crawler.stats.retries == 1 and crawler.stats.statuses[429] == 1
+    # Throttled, not failed: the retries meant for broken servers are not spent.
+    assert crawler.stats.throttled == 1 and crawler.stats.retries == 0
+    assert crawler.stats.statuses[429] == 1
 
 
-async def test_503_without_retry_after_is_retried_then_given_up() -> None:
+async def test_503_without_retry_after_is_throttled_then_retried_then_given_up() -> None:
+    """A refusal is asked again without spending fetch.max_retries, while the host's refusals in
+    a row are at most politeness.max_refusals; past them each counts as a failure."""
     async with LoopbackWeb(A) as net:
         a = net[A]
         a.robots("")
         a.status("/", 503)
-        records, _crawler = await run(make_config(), [a.url("/")])
-    assert net.paths(A) == ["/robots.txt", "/", "/", "/"]  # fetch.max_retries = 2
+        config = make_config(politeness={"max_refusals": 2, "min_delay": 0.01})
+        records, crawler = await run(config, [a.url("/")])
+    # 2 throttled, then fetch.max_retries = 2 retries, then given up.
+    assert net.paths(A) == ["/robots.txt", "/", "/", "/", "/", "/"]
     gaps = net.gaps(A)
-    assert gaps[1] >= 0.05 - EPSILON and gaps[2] >= 0.1 - EPSILON  # doubling backoff
+    # The learned interval: 3 times the interval in force at each refusal, up to backoff_max.
+    assert gaps[1] >= 0.03 - EPSILON and gaps[2] >= 0.09 - EPSILON
+    assert all(gap <= 0.2 * 1.1 + 0.15 for gap in gaps[1:])  # backoff_max 0.2, a tenth of jitter
     (record,) = records
-    assert record.status == 503 and record.error is not None and "3 tries" in record.error
+    assert record.status == 503 and record.error == "status 503, throttled (3 tries)"
+    assert (crawler.stats.throttled, crawler.stats.retries) == (2, 2)
 
 
 # --- URLs, links, redirects ---------------------------------------------------------------------

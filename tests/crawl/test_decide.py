@@ -21,6 +21,7 @@ from crawler.crawl.decide import (
     Redirect,
     Stop,
     after_failure,
+    after_refusal,
     change_of,
     conditional_headers,
     found_by,
@@ -121,13 +122,37 @@ def test_judge(given: Response | FetchFailure, expected: Failed | Redirect | Rea
     [
         (0, 3, AskAgain(QueuedUrl(f"{SITE}/a", 2, attempts=1))),
         (2, 3, AskAgain(QueuedUrl(f"{SITE}/a", 2, attempts=3))),
-        (3, 3, GiveUp("status 503 (4 tries)")),
-        (0, 0, GiveUp("status 503 (1 tries)")),
+        (3, 3, GiveUp("status 502 (4 tries)")),
+        (0, 0, GiveUp("status 502 (1 tries)")),
     ],
 )
 def test_after_failure(attempts: int, max_retries: int, expected: AskAgain | GiveUp) -> None:
     item = QueuedUrl(f"{SITE}/a", 2, attempts=attempts)
-    assert after_failure(item, Failed("status 503", 503), max_retries) == expected
+    assert after_failure(item, Failed("status 502", 502), max_retries) == expected
+
+
+@pytest.mark.parametrize(
+    ("status", "streak", "expected"),
+    [
+        (429, 1, "again"),
+        (503, 10, "again"),
+        (429, 11, None),  # past politeness.max_refusals: a failure like any
+        (502, 1, None),  # no refusal
+        (None, 1, None),  # no answer
+    ],
+)
+def test_after_refusal(status: int | None, streak: int, expected: str | None) -> None:
+    item = QueuedUrl(f"{SITE}/a", 2, attempts=1)
+    fate = after_refusal(item, Failed(f"status {status}", status), streak, 10)
+    # Asked again as it was: its retries unspent.
+    assert fate == (AskAgain(item) if expected else None)
+
+
+def test_a_refused_url_given_up_says_it_was_throttled() -> None:
+    item = QueuedUrl(f"{SITE}/a", 2, attempts=3)
+    assert after_failure(item, Failed("status 429", 429), 3) == GiveUp(
+        "status 429, throttled (4 tries)"
+    )
 
 
 # --- redirect_hop: where a redirect goes ---------------------------------------------------------

@@ -16,6 +16,7 @@ from aiohttp import web
 from support.crawling import make_config
 from support.keyvalue import StateServer
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb
+from support.sites import RateLimitedSite, site_paths
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler import Crawler
@@ -143,7 +144,8 @@ async def test_per_host_concurrency_holds_for_the_crawl_not_for_each_worker(
         server,
         prefix,
         output={"format": "jsonl"},
-        politeness={"min_delay": 0.02, "per_host_concurrency": 2},
+        # Without the response interval: slow answers would space the requests out.
+        politeness={"min_delay": 0.02, "per_host_concurrency": 2, "response_factor": 0},
     )
     hosts = HOSTS[:2]
     in_flight: Counter[str] = Counter()
@@ -283,3 +285,35 @@ async def test_a_worker_that_lost_its_server_starts_nothing_not_even_a_host_clai
         assert not hosts.may_launch()
     finally:
         await schedule.close()
+
+
+async def test_two_workers_learn_one_rate_limiters_pace_together(
+    server: StateServer, tmp_path: Path
+) -> None:
+    """A server that accepts one request per 0.3 s and refuses sooner ones (429, no Retry-After),
+    crawled by two workers: the pace its refusals taught travels with the host between them
+    (crawler.crawl.claimed), so it is refused a few times at the start, then no more."""
+    prefix = f"limiter{next(_prefixes)}:"
+    config = shared_config(
+        server,
+        prefix,
+        output={"format": "jsonl"},
+        politeness={"min_delay": 0.05, "backoff_max": 60.0},
+    )
+    site = RateLimitedSite(pages=14, period=0.3)
+    ip = HOSTS[0]
+    async with LoopbackWeb(ip) as net:
+        for path in ("/robots.txt", *site_paths(site.pages)):
+            net[ip].routes[path] = site.handle
+        seeds = [net[ip].url("/")]
+        first, second = await asyncio.wait_for(
+            asyncio.gather(
+                work(config, seeds, tmp_path / "w0"), work(config, seeds, tmp_path / "w1")
+            ),
+            timeout=90,
+        )
+    fetched = [record.url for record in first + second if record.status == 200]
+    assert sorted(fetched) == sorted(net[ip].url(path) for path in site_paths(site.pages))
+    assert len(site.accepted) == 1 + site.pages
+    assert 1 <= len(site.refused) <= 5, site.refused
+    assert max(site.refused) < site.accepted[7]  # settled by the second half

@@ -784,7 +784,8 @@ def _retry_after_cases() -> list[Case]:
         Case(
             name,
             "retry-after",
-            f"Retry-After {value!r} bounded by politeness.backoff_max: retried once, recorded",
+            f"Retry-After {value!r} bounded by politeness.backoff_max: throttled once, retried "
+            "once, recorded",
             {
                 "/": raw(
                     response(

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from crawler.config import StateConfig
 from crawler.errors import StateError
 from crawler.frontier import QueuedUrl
+from crawler.pace import HostPace
 from crawler.politeness import HostRules, HostTiming
 from crawler.robots.entry import RobotsEntry
 from crawler.robots.rates import RequestRate, TimeWindow
@@ -552,8 +553,10 @@ def older_state_with_one_url(tmp_path: Path, reopen: Opener, version: int) -> No
     connection = sqlite3.connect(tmp_path / STATE_NAME)
     if version < 2:
         connection.execute("DROP TABLE held")
-    connection.execute("ALTER TABLE queue DROP COLUMN extra")
-    connection.execute("DROP TABLE fetches")
+    if version < 3:
+        connection.execute("ALTER TABLE queue DROP COLUMN extra")
+        connection.execute("DROP TABLE fetches")
+    connection.execute("ALTER TABLE timings DROP COLUMN pace")
     connection.execute(f"PRAGMA user_version = {version}")
     connection.commit()
     connection.close()
@@ -594,6 +597,26 @@ def test_a_version_2_state_gains_the_queue_extra_column_and_the_fetch_log(
         sitemap,
         QueuedUrl(f"{A}/listed", 1, lastmod=1_700_000_000.5),
     ]
+    state.close()
+
+
+def test_a_version_3_state_gains_the_hosts_pace(tmp_path: Path, reopen: Opener) -> None:
+    state = reopen()
+    state.timings.put(HostTiming(A, requests=4, pages=3))
+    state.commit()
+    state.close()
+    older_state_with_one_url(tmp_path, reopen, 3)
+    state = reopen()
+    timing = state.timings.get(A)
+    assert timing is not None and (timing.requests, timing.pages) == (4, 3)
+    assert timing.pace == HostPace()  # a row written before the pace was kept
+    timing.pace.learned, timing.pace.refusals = 2.5, 3
+    state.timings.put(timing)
+    state.commit()
+    state.close()
+    state = reopen()
+    kept = state.timings.get(A)
+    assert kept is not None and (kept.pace.learned, kept.pace.refusals) == (2.5, 3)
     state.close()
 
 

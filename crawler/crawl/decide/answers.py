@@ -16,6 +16,7 @@ __all__ = [
     "GONE_STATUSES",
     "NEVER_RETRIED",
     "READ",
+    "REFUSAL_STATUSES",
     "RETRY_STATUSES",
     "AskAgain",
     "Failed",
@@ -23,6 +24,7 @@ __all__ = [
     "Read",
     "Redirect",
     "after_failure",
+    "after_refusal",
     "change_of",
     "conditional_headers",
     "due_again",
@@ -33,6 +35,8 @@ __all__ = [
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Answers worth asking again after a backoff; any other is the page's answer."""
+REFUSAL_STATUSES = frozenset({429, 503})
+"""Answers that refuse a request for now: the server asks for less (crawler.pace)."""
 NEVER_RETRIED = frozenset({"blocked"})
 """Failures no try mends: fetch.block_private_addresses refused the address."""
 
@@ -48,6 +52,11 @@ class Failed:
     usual backoff."""
     final: bool = False
     """No try can mend it (the address is one fetch.block_private_addresses refuses)."""
+
+    @property
+    def refused(self) -> bool:
+        """A 429 or 503: throttled, not broken."""
+        return self.status in REFUSAL_STATUSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +111,18 @@ class GiveUp:
 def after_failure(item: QueuedUrl, failed: Failed, max_retries: int) -> AskAgain | GiveUp:
     if item.attempts < max_retries and not failed.final:
         return AskAgain(item.retried())
-    return GiveUp(f"{failed.error} ({item.attempts + 1} tries)")
+    throttled = ", throttled" if failed.refused else ""
+    return GiveUp(f"{failed.error}{throttled} ({item.attempts + 1} tries)")
+
+
+def after_refusal(
+    item: QueuedUrl, failed: Failed, refusal_streak: int, max_refusals: int
+) -> AskAgain | None:
+    """A refused URL (429, 503) is asked again as it was, its retries unspent, while its host's
+    refusals in a row are at most `max_refusals`; None: past them, it is a failure like any."""
+    if failed.refused and refusal_streak <= max_refusals:
+        return AskAgain(item)
+    return None
 
 
 # --- recrawls ------------------------------------------------------------------------------------
