@@ -121,6 +121,9 @@ class HostReport:
     """How the origin's robots.txt came out: 'status 200', 'status 404: unavailable', ..."""
     server: str | None = None
     """With politeness.per_server: the server address whose pacing group the origin is in."""
+    least_interval: float | None = None
+    """The interval robots.txt and min_delay ask, which no gap may be under (None: `interval`);
+    `interval` may be longer, by what the host's answers taught."""
     reason: str = "min_delay"
     """Which rule sets `interval` (crawler.politeness.Politeness.why): min_delay, robots.txt
     Crawl-delay, robots.txt Request-rate, response time, learned rate; 'back-off' while backing

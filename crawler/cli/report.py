@@ -271,14 +271,20 @@ def summary(
             )
         if len(hosts) > HOSTS_SHOWN:
             lines.append(_more_hosts(len(hosts)))
+        # Against the interval robots.txt and min_delay ask: a host's answers may have asked
+        # for more since (a learned rate), which earlier gaps did not owe.
         ratios = [
-            host.shortest_gap / host.interval
+            host.shortest_gap / least
             for host in hosts
-            if host.shortest_gap is not None and host.interval > 0
+            if host.shortest_gap is not None
+            and (least := host.interval if host.least_interval is None else host.least_interval) > 0
         ]
         if ratios:
             over = f"all {len(hosts)} hosts" if len(hosts) > 1 else "1 host"
-            lines.append(f"  shortest gap / interval over {over}: {min(ratios):.3f}")
+            lines.append(
+                f"  shortest gap / interval robots.txt and min_delay ask, over {over}: "
+                f"{min(ratios):.3f}"
+            )
     if deferred:
         pending = sum(host.pending for host in deferred)
         wait = "waits" if len(deferred) == 1 else "wait"

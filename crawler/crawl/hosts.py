@@ -169,6 +169,7 @@ def host_report(host: Host, politeness: Politeness, now: float) -> HostReport:
         origin=host.origin,
         requests=timing.requests,
         interval=interval,
+        least_interval=politeness.interval(timing.rules, now),
         reason=reason,
         answer_time=timing.pace.answer_time,
         refusals=timing.pace.refusals,

@@ -27,6 +27,7 @@ from crawler.crawl.decide import (
     GIVE_UP,
     HOST_GIVEN_UP,
     HOST_SKIPPED,
+    REFUSAL_STATUSES,
     robots_fate,
 )
 from crawler.crawl.hosts import Host, Slot
@@ -91,6 +92,9 @@ class RobotsRequests:
         """Each origin's entry, fetched once at a time and kept (crawler.crawl.robots_cache)."""
         self.given_up: dict[str, str] = {}
         """Origins given up in this run (their robots.txt could not be had), and why."""
+        self._answers: dict[str, tuple[float, float | None, float, int]] = {}
+        """Per origin, its robots.txt request's last answer: started, first byte and whole (on
+        the crawl's clock), and status; its host's pace takes it in (crawler.pace)."""
 
     def start(self, host: Host, now: float) -> None:
         """`host` has no fresh robots.txt: fetch it, in the host's slot; nothing else of the host
@@ -104,6 +108,10 @@ class RobotsRequests:
         """One request of a robots.txt fetch (the cache follows its redirects)."""
         started_at = self._clock.now()
         answer = await self._fetcher.get(url, max_bytes=max_bytes)
+        if isinstance(answer, Response):
+            now = self._clock.now()
+            first_byte = self._clock.answered_at(answer, now)
+            self._answers[origin_of(url)] = (started_at, first_byte, now, answer.status)
         if self._outlet.archiving and isinstance(answer, Response) and answer.raw is not None:
             self._outlet.archive(Exchange(url, started_at, answer, page=False))
         # Its parse and rules in a turn of their own (crawler.crawl.turns): a wave of answers
@@ -118,6 +126,14 @@ class RobotsRequests:
         clock = self._clock
         now = clock.now()
         answered = clock.at(entry.answered_at) if entry.answered_at is not None else now
+        times = self._answers.pop(host.origin, None)
+        if times is not None:
+            # The robots.txt answer is the host's first: how long it took counts, and a refusal
+            # is not an accepted request (the robots.txt cache has its own retry for it).
+            started, first_byte, ended, status = times
+            self._politeness.on_response(host.timing, started, first_byte, ended)
+            if status not in REFUSAL_STATUSES:
+                self._politeness.on_success(host.timing, started, ended)
         slot.release(min(now, answered))
         self._reader.answered(host.origin, now)
         self._checkpoints.robots_moved()

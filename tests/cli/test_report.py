@@ -241,7 +241,9 @@ def test_summary_has_one_line_per_host_with_its_pacing() -> None:
         "  https://b.test:8443  requests 10  interval 30 s (min_delay)  gap -  Crawl-delay 120 s "
         "(capped)  robots.txt status 404: unavailable"
     ) in lines
-    assert "  shortest gap / interval over all 2 hosts: 1.005" in lines
+    assert (
+        "  shortest gap / interval robots.txt and min_delay ask, over all 2 hosts: 1.005" in lines
+    )
 
 
 def test_summary_host_without_crawl_delay() -> None:
@@ -254,7 +256,10 @@ def test_summary_gap_ratio_skips_hosts_without_a_gap_or_interval() -> None:
         host("http://b.test", interval=0.0, shortest_gap=0.1),
         host("http://c.test", interval=2.0, shortest_gap=3.0),
     ]
-    assert "  shortest gap / interval over all 3 hosts: 1.500" in text(stats(), hosts).splitlines()
+    assert (
+        "  shortest gap / interval robots.txt and min_delay ask, over all 3 hosts: 1.500"
+        in text(stats(), hosts).splitlines()
+    )
 
 
 def test_summary_gap_ratio_absent_when_no_host_has_a_gap() -> None:
@@ -424,7 +429,9 @@ def test_the_summary_counts_one_in_the_singular() -> None:
     assert "deferred: 1 host with 1 URL waits longer than politeness.max_wait" in output
     hosts = [host(f"http://h{n:02d}.test") for n in range(HOSTS_SHOWN + 1)]
     assert "  ... and 1 more host" in text(stats(), hosts).splitlines()
-    assert "shortest gap / interval over 1 host: 1.250" in text(stats(), [host()])
+    assert "shortest gap / interval robots.txt and min_delay ask, over 1 host: 1.250" in text(
+        stats(), [host()]
+    )
 
 
 def _state_with(pending: list[str], pages: int, runs: int) -> MemoryCrawlState:

@@ -134,6 +134,7 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "requests": 5,
         "interval_s": 30.0,
         "interval_reason": "min_delay",
+        "least_interval_s": None,
         "answer_time_s": None,
         "refusals": 0,
         "backed_off_s": 0.0,

@@ -316,4 +316,4 @@ async def test_two_workers_learn_one_rate_limiters_pace_together(
     assert sorted(fetched) == sorted(net[ip].url(path) for path in site_paths(site.pages))
     assert len(site.accepted) == 1 + site.pages
     assert 1 <= len(site.refused) <= 5, site.refused
-    assert max(site.refused) < site.accepted[7]  # settled by the second half
+    assert max(site.refused) < site.accepted[-4]  # settled, not oscillating
