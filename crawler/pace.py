@@ -3,10 +3,14 @@
 
 Most sites publish no Crawl-delay; two things every server says anyway:
 
-- **How long it takes to answer.** The host's answer time is the median of its last ANSWERS_KEPT
-  answers' times (any status), each from the request's start to its last byte: a median, because a
-  stall of the crawl's own event loop delays the one answer it meets, and must not pass for the
-  server's (a server that slows down moves every answer). The response interval is
+- **How long it takes to answer.** The host's answer time is the lower median of its last
+  ANSWERS_KEPT answers' (any status) times to first byte, from its second answer on: from the
+  request's start (its connection's included) to when its first bytes reached the process, stamped
+  as the event loop polls the socket, not when the crawl's task got to it. A busy crawl must not
+  pass its own lag off as the server's (the time to the whole answer, reported beside it, holds
+  the crawl's own work); and a median, from two answers on, because a stall of the crawl's loop
+  delays the one stamp it meets, and the first wave of a crawl of thousands of hosts waits in
+  accept queues, while a server that slows down moves every answer. The response interval is
   `response_factor` times it, at most `max_response_delay`, counted from the answer (one request
   in flight per host): a server that spends `t` on each of our requests then waits `factor * t`
   for the next one, so we take at most 1 / (1 + factor) of one worker's time, 20% at the default 4
@@ -52,7 +56,7 @@ __all__ = [
 ANSWERS_KEPT = 5
 """The answers a host's answer time is the median of."""
 ANSWER_WEIGHT = 0.3
-"""The weight of the newest answer in the smoothed time to first byte (for the report)."""
+"""The weight of the newest answer in the smoothed time to the whole answer (for the report)."""
 JITTER = 0.1
 """A wait after a refusal is stretched by 0 to this fraction of itself."""
 RATE_RETRY_AFTER = 60.0
@@ -77,11 +81,11 @@ class HostPace:
     """What a host's answers taught about its pace: kept with its timing, stored, shared."""
 
     answer_time: float | None = None
-    """The median of `answer_times`."""
+    """The lower median of `answer_times`, once there are two."""
     answer_times: list[float] = field(default_factory=list)
-    """Seconds from a request's start to its answer's last byte, of the last ANSWERS_KEPT."""
-    first_byte_time: float | None = None
-    """Smoothed seconds from a request's start to its answer's first byte (for the report)."""
+    """Seconds from a request's start to its answer's first byte, of the last ANSWERS_KEPT."""
+    whole_time: float | None = None
+    """Smoothed seconds from a request's start to its answer's last byte (for the report)."""
     learned: float = 0.0
     """The interval refusals taught (0: none)."""
     refused_gap: float = 0.0
@@ -108,11 +112,13 @@ class HostPace:
     def answered(self, started: float, first_byte: float | None, ended: float) -> None:
         """An answer (any status) to a request started at `started`: its times taken in."""
         times = self.answer_times
-        times.append(round(max(0.0, ended - started), 6))
+        first = ended if first_byte is None else min(first_byte, ended)
+        times.append(round(max(0.0, first - started), 6))
         del times[:-ANSWERS_KEPT]
-        self.answer_time = statistics.median(times)
-        if first_byte is not None:
-            self.first_byte_time = _smoothed(self.first_byte_time, max(0.0, first_byte - started))
+        # From two answers on, the lower median: one slow answer alone (the crawl's first wave,
+        # hundreds of robots.txt requests at once, waits in its own accept queue) is no pace.
+        self.answer_time = statistics.median_low(times) if len(times) > 1 else None
+        self.whole_time = _smoothed(self.whole_time, max(0.0, ended - started))
 
     def accepted(self, started: float, now: float, rules: PaceRules) -> None:
         """The host accepted a request started at `started` (it was not refused)."""

@@ -129,7 +129,9 @@ class HostReport:
     Crawl-delay, robots.txt Request-rate, response time, learned rate; 'back-off' while backing
     off."""
     answer_time: float | None = None
-    """The host's smoothed answer time, seconds (crawler.pace)."""
+    """The host's answer time, seconds to first byte (crawler.pace), its pace's measure."""
+    whole_time: float | None = None
+    """Smoothed seconds to the whole answer."""
     refusals: int = 0
     """429s and 503s."""
     backed_off: float = 0.0

@@ -35,14 +35,19 @@ def test_a_host_that_answers_fast_keeps_min_delay() -> None:
 def test_a_host_that_answers_slowly_gets_room_in_proportion() -> None:
     timing = HostTiming(ORIGIN)
     rules = politeness()
-    rules.on_response(timing, 10.0, 10.9, 11.0)
-    assert rules.why(timing, 12.0) == (pytest.approx(4.0), "response time")
-    assert timing.pace.first_byte_time == pytest.approx(0.9)
+    rules.on_response(timing, 10.0, 11.0, 11.1)  # the first byte after 1 s
+    assert rules.why(timing, 11.2) == (0.1, "min_delay")  # one answer alone is no pace
+    rules.on_response(timing, 15.0, 16.0, 16.1)
+    assert rules.why(timing, 17.0) == (pytest.approx(4.0), "response time")
+    assert timing.pace.whole_time == pytest.approx(1.1)
 
 
 def test_the_answer_time_is_a_median_one_stall_does_not_move() -> None:
     pace = HostPace()
-    for start in range(4):
+    pace.answered(0.0, None, 3.0)  # the first wave, in an accept queue
+    pace.answered(5.0, None, 5.1)
+    assert pace.answer_time == pytest.approx(0.1)  # the lower median of two
+    for start in range(6, 9):
         pace.answered(float(start), None, start + 0.1)
     pace.answered(10.0, None, 12.0)  # our own event loop held for 2 s
     assert pace.answer_time == pytest.approx(0.1)

@@ -258,7 +258,12 @@ def summary(
                 delay += " (capped)"
             gap = "-" if host.shortest_gap is None else f"{host.shortest_gap:.3f} s"
             server = f"  server {host.server}" if host.server is not None else ""
-            answer = "" if host.answer_time is None else f"  answers in {host.answer_time:.3f} s"
+            answer = (
+                ""
+                if host.answer_time is None
+                else f"  first byte in {host.answer_time:.3f} s"
+                + ("" if host.whole_time is None else f" (whole {host.whole_time:.3f} s)")
+            )
             refused = (
                 f"  refused {host.refusals} (backed off {host.backed_off:.1f} s)"
                 if host.refusals

@@ -80,8 +80,9 @@ class PolitenessConfig:
     """Longest backoff and learned interval, a Retry-After's included: a server asking for longer
     (a year, 1e12 s) is asked again after this long."""
     response_factor: float = _spec(4.0, minimum=0)
-    """A host's interval is at least this many times its smoothed answer time (start to last
-    byte), counted from the answer: at most 1/(1 + this) of a one-worker server's time. 0: off."""
+    """A host's interval is at least this many times its answer time (the median of its last 5
+    times to first byte), counted from the answer: at most 1/(1 + this) of a one-worker server's
+    time. 0: off."""
     max_response_delay: float = _spec(30.0, minimum=0)
     """Cap on the interval a host's answer time gives."""
     refusal_factor: float = _spec(3.0, minimum=1)

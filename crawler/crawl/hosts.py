@@ -172,6 +172,7 @@ def host_report(host: Host, politeness: Politeness, now: float) -> HostReport:
         least_interval=politeness.interval(timing.rules, now),
         reason=reason,
         answer_time=timing.pace.answer_time,
+        whole_time=timing.pace.whole_time,
         refusals=timing.pace.refusals,
         backed_off=timing.pace.backed_off,
         crawl_delay=timing.rules.crawl_delay,

@@ -235,7 +235,7 @@ def test_summary_has_one_line_per_host_with_its_pacing() -> None:
     assert "politeness per host (our request starts; gap = shortest between two):" in lines
     assert (
         "  http://a.test  requests 15  interval 2 s (robots.txt Crawl-delay)  gap 2.010 s  "
-        "answers in 0.012 s  Crawl-delay 2 s  robots.txt status 200"
+        "first byte in 0.012 s  Crawl-delay 2 s  robots.txt status 200"
     ) in lines
     assert (
         "  https://b.test:8443  requests 10  interval 30 s (min_delay)  gap -  Crawl-delay 120 s "

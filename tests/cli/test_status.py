@@ -136,6 +136,7 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "interval_reason": "min_delay",
         "least_interval_s": None,
         "answer_time_s": None,
+        "whole_answer_time_s": None,
         "refusals": 0,
         "backed_off_s": 0.0,
         "crawl_delay_s": 1e308,

@@ -82,7 +82,8 @@ async def test_a_limiter_without_retry_after_is_learned_and_left_alone(status: i
     reports = {report.origin: report for report in crawler.host_reports()}
     limited, fast = reports[net[A].origin], reports[net[B].origin]
     assert limited.reason == "learned rate" and limited.refusals == len(site.refused)
-    assert limited.interval >= 0.3
+    # Near the gap it allows, counted from the answer (so a little longer start to start).
+    assert 0.25 <= limited.interval <= 0.6
     assert fast.reason == "min_delay" and fast.refusals == 0
     assert min(net.gaps(B)) >= MIN_DELAY - EPSILON
 
