@@ -6,10 +6,11 @@
 
 Issue 36, politeness that listens to the server: a crawl should pace each host by how it answers
 (ours: the interval after an answer is politeness.response_factor, 4, times its answer time, the
-lower median of its last 5 times to first byte), learn a rate from 429 and 503 (Retry-After a floor), and not let slow answers hold the
-slots other hosts need (fetch.slow_after). Each scenario is served by
-benchmarks/support/pacing_web.py (the slow and rate-limited sites are tests/support/sites.py's),
-started afresh for every run and stopped after it; its log makes every figure:
+lower median of its last 5 times to first byte), learn a rate from 429 and 503 (Retry-After a
+floor), and not let slow answers hold the slots other hosts need (fetch.slow_after). Each scenario
+is served by benchmarks/support/pacing_web.py (the slow and rate-limited sites are
+tests/support/sites.py's), started afresh for every run and stopped after it; its log makes every
+figure:
 
     slow                 one worker, 0.2 s a page, 1.0 s while busy over half of the last 5 s:
                          worker share (of the time from the first request to the last answer),
