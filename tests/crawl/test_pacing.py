@@ -76,8 +76,9 @@ async def test_a_limiter_without_retry_after_is_learned_and_left_alone(status: i
     assert all(found[net[A].url(path)].status == 200 for path in site_paths(14))
     assert len(site.accepted) == 15  # robots.txt and 14 pages, each once
     assert 1 <= len(site.refused) <= 4, site.refused
-    # Settled, not oscillating: a few refusals while it learned, none at the end.
-    assert max(site.refused) < site.accepted[-4]
+    # Settled, not oscillating: refusals while it learned, then one at most, as the learned
+    # interval comes down to its floor a quarter above the gap refused.
+    assert sum(at > site.accepted[2] for at in site.refused) <= 1, (site.accepted, site.refused)
     assert crawler.stats.throttled == len(site.refused) and crawler.stats.retries == 0
     reports = {report.origin: report for report in crawler.host_reports()}
     limited, fast = reports[net[A].origin], reports[net[B].origin]

@@ -316,4 +316,5 @@ async def test_two_workers_learn_one_rate_limiters_pace_together(
     assert sorted(fetched) == sorted(net[ip].url(path) for path in site_paths(site.pages))
     assert len(site.accepted) == 1 + site.pages
     assert 1 <= len(site.refused) <= 5, site.refused
-    assert max(site.refused) < site.accepted[-4]  # settled, not oscillating
+    # Settled, not oscillating: one refusal at most once the first pages came.
+    assert sum(at > site.accepted[2] for at in site.refused) <= 1, (site.accepted, site.refused)
