@@ -75,7 +75,8 @@ HERE = Path(__file__).resolve().parent
 PACING_WEB = HERE / "support" / "pacing_web.py"
 SCRAPY_RIVAL = HERE / "rivals" / "pacing_scrapy.py"
 CRAWLEE_RIVAL = HERE / "rivals" / "pacing_crawlee.py"
-CRAWLEE_PYTHON = Path("/work/crawlee-venv/bin/python")
+CRAWLEE_PYTHON = HERE.parent.parent / "crawlee-venv" / "bin" / "python"
+"""Crawlee in a venv of its own beside the checkout (its dependencies are not ours)."""
 LIMITERS = ("limiter", "limiter-retry-after", "unavailable")
 SCENARIOS = ("slow", *LIMITERS, "fast", "drip", "drip-control")
 TOOLS = ("ours", "ours-before", "scrapy-autothrottle", "scrapy", "crawlee", "crawlee-throttling")
