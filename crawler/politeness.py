@@ -233,15 +233,12 @@ class Politeness:
         which counts the interval from it."""
         timing.pace.answered(started, first_byte, now)
 
-    def on_success(
-        self, timing: HostTiming, started: float | None = None, now: float | None = None
-    ) -> None:
+    def on_success(self, timing: HostTiming, started: float, now: float) -> None:
         """The host accepted a request started at `started` (no refusal, no failure)."""
         timing.failure_streak = 0
-        if started is not None and now is not None:
-            timing.pace.accepted(started, now, self.pace_rules)
-            if not timing.pace.learned:
-                self.throttled.discard(timing.origin)
+        timing.pace.accepted(started, now, self.pace_rules)
+        if not timing.pace.learned:
+            self.throttled.discard(timing.origin)
 
     def on_refusal(
         self, timing: HostTiming, started: float, now: float, retry_after: float | None

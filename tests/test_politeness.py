@@ -430,7 +430,7 @@ def test_on_success_resets_the_streak_so_backoff_starts_over() -> None:
     host = timing()
     polite.on_failure(host, NOON)
     polite.on_failure(host, NOON)
-    polite.on_success(host)
+    polite.on_success(host, NOON, NOON)
     assert host.failure_streak == 0
     later = NOON + 1000
     assert polite.on_failure(host, later) == later + 10
@@ -768,7 +768,7 @@ def test_scenario_backoff_then_recovery() -> None:
         now += 0.1
         polite.on_answer(host, now)
         if outcome == "ok":
-            polite.on_success(host)
+            polite.on_success(host, now - 0.1, now)
         else:
             polite.on_failure(host, now)
     gaps = [round(b - a, 6) for a, b in itertools.pairwise(starts)]

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import pytest
+from support.commands import start_crawl
 from support.crawling import by_url, make_config, run
 from support.loopback import EPSILON, LoopbackWeb
 from support.sites import OneWorkerSite, RateLimitedSite, site_paths
@@ -153,14 +153,7 @@ async def test_a_kill_in_the_middle_of_a_back_off_does_not_shorten_it(tmp_path: 
         data = tmp_path / "data"
         args = [str(seeds), "--data", str(data), "-s", f"politeness.min_delay={MIN_DELAY}"]
         args += ["-s", "politeness.backoff_max=60", "-s", "state.commit_interval=0.1"]
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "crawler",
-            *args,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
+        process = await start_crawl(*args)
         while not site.refused and process.returncode is None:
             await asyncio.sleep(0.002)
         # The refusal's answer reaches the crawl a moment after the server logs it.
@@ -169,14 +162,7 @@ async def test_a_kill_in_the_middle_of_a_back_off_does_not_shorten_it(tmp_path: 
         await process.wait()
         assert len(site.refused) == 1
         refused = site.refused[0]
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "crawler",
-            *args,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        process = await start_crawl(*args)
         _, err = await asyncio.wait_for(process.communicate(), timeout=60)
         assert process.returncode == 0, err.decode()
     after = [at for at in sorted(site.accepted + site.refused) if at > refused]

@@ -27,6 +27,19 @@ def crawl_command(
     return done.returncode, done.stdout, done.stderr
 
 
+async def start_crawl(*args: str) -> asyncio.subprocess.Process:
+    """`crawl` started in a subprocess, its output dropped but for stderr (to read on a failure),
+    while this process's event loop serves what it crawls."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "crawler",
+        *args,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
 async def crawl_beside_servers(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
     """`crawl` in a subprocess while this process's event loop serves the LoopbackWeb it crawls."""
     process = await asyncio.create_subprocess_exec(
