@@ -667,3 +667,9 @@ def test_what_is_no_duration(text: str) -> None:
 def test_what_a_crawl_cannot_do_yet_is_refused_at_load(overrides: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(None, overrides)
+
+
+def test_a_refusal_recovery_of_one_or_more_is_refused_with_its_key() -> None:
+    with pytest.raises(ConfigError, match=r"politeness\.refusal_recovery .* below 1"):
+        load_config(None, ["politeness.refusal_recovery=1"])
+    assert load_config(None, ["politeness.refusal_recovery=0.9"]).politeness.refusal_recovery == 0.9

@@ -36,8 +36,9 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
     _check_state(config.state)
     if config.politeness.refusal_recovery >= 1:
         raise ConfigError(
-            "politeness.refusal_recovery is the fraction of the learned interval each accepted "
-            f"answer takes off: below 1 (like 0.1), not {config.politeness.refusal_recovery!r}"
+            "politeness.refusal_recovery is the fraction of the way down to its floor each "
+            "accepted answer takes the learned interval: below 1 (like 0.5), not "
+            f"{config.politeness.refusal_recovery!r}"
         )
     if config.recrawl.enabled and config.state.backend != "sqlite":
         raise ConfigError(
