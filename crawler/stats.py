@@ -63,6 +63,8 @@ class CrawlStats:
     requests: int = 0
     """HTTP requests made: pages, redirect hops, retries and robots.txt."""
     robots_fetches: int = 0
+    tdmrep_fetches: int = 0
+    """Requests for an origin's /.well-known/tdmrep.json (TDMRep), redirect hops included."""
     sitemaps: int = 0
     """Sitemap files fetched and read (a page record each, among `pages`)."""
     sitemap_urls: int = 0
@@ -84,6 +86,10 @@ class CrawlStats:
     """HTML pages read, by what they allowed: 'indexed', 'noindex', 'nofollow', 'with sections',
     'links not followed' (links held back by nofollow, sections or rel), and 'cut short' (read
     only up to a bound on the parser's work or the links taken: crawler.page.bounds)."""
+    usage_refused: Counter[str] = field(default_factory=Counter)
+    """Pages whose text the crawl's purpose may not use (usage.purpose), by the kind of signal
+    that refused it: Content-Signal, Content-Usage, noai (noai and noimageai), TDMRep; a page
+    two kinds refuse counts under each. page_rules['usage refused'] counts each page once."""
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""
@@ -157,6 +163,7 @@ CARRIED_FIGURES = (
     "fetched",
     "requests",
     "robots_fetches",
+    "tdmrep_fetches",
     "sitemaps",
     "sitemap_urls",
     "bytes",
@@ -164,7 +171,7 @@ CARRIED_FIGURES = (
     "throttled",
 )
 """The figures of `CrawlStats` that add up over the runs of a crawl (saved with the state)."""
-CARRIED_COUNTERS = ("statuses", "errors", "skips", "changes", "page_rules")
+CARRIED_COUNTERS = ("statuses", "errors", "skips", "changes", "page_rules", "usage_refused")
 LIVE_FIGURES = (
     "updated_at",
     "runs",

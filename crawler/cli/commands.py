@@ -11,6 +11,7 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
@@ -25,7 +26,10 @@ from crawler.output.index_read import find_index
 from crawler.output.search import not_yet_searchable, search_shards
 from crawler.output.warc_index import cdx_lines
 from crawler.robots.lines import MAX_BODY_BYTES
-from crawler.robots.txt import RobotsTxt
+from crawler.robots.txt import RobotsTxt, UsageLine
+from crawler.usage.purposes import PURPOSE_MEANINGS, PURPOSES
+from crawler.usage.signals import UsageSignal, refusal, refusing
+from crawler.usage.vocab import read_signal
 
 __all__ = ["export_command", "robots_command", "search_command"]
 
@@ -43,6 +47,8 @@ def _robots_overrides(args: argparse.Namespace) -> list[str]:
         overrides.append("robots.case_insensitive_paths=true")
     if args.split_values:
         overrides.append("robots.split_values=true")
+    if args.purpose is not None:
+        overrides.append(f"usage.purpose={args.purpose}")
     return overrides
 
 
@@ -75,6 +81,10 @@ def robots_command(args: argparse.Namespace) -> int:
     robots = RobotsTxt.parse(body, **asdict(config.robots.options()))
     for url in args.urls:
         verdict = robots.explain(url, agent)
+        lines = robots.usage_lines(url, agent)
+        signals = [
+            UsageSignal(line.key, f"robots.txt line {line.line}", line.value) for line in lines
+        ]
         if args.json:
             print(
                 json.dumps(
@@ -85,14 +95,23 @@ def robots_command(args: argparse.Namespace) -> int:
                         "line": verdict.line,
                         "text": verdict.text,
                         "message": verdict.message,
+                        "usage": [line._asdict() for line in lines],
+                        "refused": {purpose: refusal(signals, purpose) for purpose in PURPOSES},
                     }
                 )
             )
-        else:
-            print(
-                f"{'allowed   ' if verdict.allowed else 'disallowed'}  {url}\n    {verdict.message}"
-            )
+            continue
+        print(f"{'allowed   ' if verdict.allowed else 'disallowed'}  {url}\n    {verdict.message}")
+        if lines:
+            for line in lines:
+                print(f"    usage: line {line.line} {_usage_text(line)}")
+            verdicts = [
+                f"{purpose} {'refused' if refusing(signals, purpose) else 'allowed'}"
+                for purpose in PURPOSES
+            ]
+            print(f"    by these lines: {', '.join(verdicts)}")
     if not args.json:
+        _print_usage_lines(robots.all_usage_lines(agent), agent, config.usage.purpose)
         delay = robots.crawl_delay(agent)
         rates = ", ".join(str(rate) for rate in robots.request_rates(agent)) or "none"
         windows = ", ".join(str(window) for window in robots.visit_time(agent)) or "any time"
@@ -101,6 +120,27 @@ def robots_command(args: argparse.Namespace) -> int:
             f"Request-rate {rates}; Visit-time {windows}"
         )
     return EXIT_OK
+
+
+def _usage_text(line: UsageLine) -> str:
+    return f"{line.key}: {' '.join(part for part in (line.path, line.value) if part)}"
+
+
+def _print_usage_lines(lines: Sequence[UsageLine], agent: str, purpose: str) -> None:
+    """Every usage line of the agent's groups: what it says, and what it cannot say."""
+    if not lines:
+        return
+    print(f"{agent}: usage lines (purpose {purpose}: {PURPOSE_MEANINGS[purpose]}):")  # type: ignore[index]
+    for line in lines:
+        reading = read_signal(line.key, line.value)
+        refuses = ", ".join(reading.refuses())
+        said = f"refuses {refuses}" if refuses else "refuses nothing"
+        if line.problem is None and purpose in reading.refuses():
+            said += " (the crawl's purpose, where the line applies)"
+        print(f"    line {line.line} {_usage_text(line)}: {said}")
+        for problem in (line.problem, *reading.problems):
+            if problem is not None:
+                print(f"        {problem}")
 
 
 def _shards(args: argparse.Namespace) -> list[Path]:
@@ -128,7 +168,7 @@ def warc_index_command(args: argparse.Namespace) -> int:
 def search_command(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     shards = _shards(args)
-    hits = search_shards(shards, query, limit=args.limit, fts=args.fts)
+    hits = search_shards(shards, query, limit=args.limit, fts=args.fts, purpose=args.purpose)
     for rank, hit in enumerate(hits, 1):
         if args.json:
             print(
@@ -177,6 +217,11 @@ def export_command(args: argparse.Namespace) -> int:
     where = "stdout" if args.output is None else str(args.output)
     if args.reason is not None and not args.skips:
         raise ConfigError("crawl export: --reason goes with --skips")
+    if args.purpose is not None and (args.skips or args.changed_since is not None):
+        raise ConfigError(
+            "crawl export: --purpose decides whose text is exported; --skips and "
+            "--changed-since export no text"
+        )
     since = None
     if args.changed_since is not None:
         if args.skips or args.format != "jsonl":
@@ -195,7 +240,9 @@ def export_command(args: argparse.Namespace) -> int:
             elif since is not None:
                 count += export_changes(shard, out, since)
             else:
-                count += export_pages(shard, out, format=args.format, header=number == 0)
+                count += export_pages(
+                    shard, out, format=args.format, header=number == 0, purpose=args.purpose
+                )
         return count
 
     try:

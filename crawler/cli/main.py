@@ -3,10 +3,12 @@
 
     crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [--warc] [-s key=value ...]
                    [--max-pages N] [--depth N] [--user-agent TEXT] [--delay SECONDS]
-                   [--output FORMAT] [--log-file FILE] [--log-format text|json] [-v]
-    crawl robots FILE URL... [--agent TOKEN] [--json]
-    crawl search QUERY [--data DIR] [--limit N] [--json]
-    crawl export [--data DIR] [--format jsonl|csv] [--skips [--reason REASON]] [-o FILE]
+                   [--output FORMAT] [--purpose PURPOSE] [--log-file FILE]
+                   [--log-format text|json] [-v]
+    crawl robots FILE URL... [--agent TOKEN] [--purpose PURPOSE] [--json]
+    crawl search QUERY [--data DIR] [--limit N] [--purpose PURPOSE] [--json]
+    crawl export [--data DIR] [--format jsonl|csv] [--purpose PURPOSE]
+                 [--skips [--reason REASON]] [-o FILE]
     crawl export --changed-since DATE [--data DIR] [-o FILE]
     crawl warc-index [--data DIR] [-o FILE]
     crawl status [--data DIR] [--json]
@@ -44,6 +46,7 @@ from crawler.errors import CrawlerError
 from crawler.output.export import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.stats import SkipReason
+from crawler.usage.purposes import PURPOSES
 
 __all__ = ["main"]
 
@@ -99,6 +102,15 @@ def _add_config_options(
         default=[],
         metavar="KEY=VALUE",
         help=f"override a config key by its dotted path, e.g. -s {example}",
+    )
+
+
+def _add_purpose_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--purpose",
+        choices=PURPOSES,
+        help=f"what the pages are for; only pages whose owners allow it are {what} (default: "
+        "the purpose of the last crawl into DIR)",
     )
 
 
@@ -209,6 +221,11 @@ def _parser() -> argparse.ArgumentParser:
     robots.add_argument("--case-insensitive-paths", action="store_true")
     robots.add_argument("--split-values", action="store_true")
     robots.add_argument("--json", action="store_true", help="one JSON object per URL")
+    robots.add_argument(
+        "--purpose",
+        choices=PURPOSES,
+        help="the purpose the usage lines are read for; same as -s usage.purpose=PURPOSE",
+    )
     _add_search_parser(commands)
     _add_export_parser(commands)
     _add_warc_index_parser(commands)
@@ -268,6 +285,7 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--limit", type=_positive, default=10, metavar="N", help="at most N results (10)"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per result")
+    _add_purpose_option(parser, "found")
     _add_config_options(parser, "output.data_dir=last-week")
 
 
@@ -323,6 +341,7 @@ def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument(
         "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)"
     )
+    _add_purpose_option(parser, "given text")
     _add_config_options(parser, "output.data_dir=last-week")
 
 

@@ -1,5 +1,6 @@
 """What some command-line options mean beyond argparse: the flags that stand for a `-s KEY=VALUE`
-(`--max-pages`, `--depth`, `--user-agent`, `--delay`, `--output`), and the data directory that
+(`--max-pages`, `--depth`, `--user-agent`, `--delay`, `--output`, `--purpose`), and the data
+directory that
 `--data` or `output.data_dir` names."""
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ SHORTCUTS = (
         "at least this long between requests to a host",
     ),
     Shortcut("--output", "output.format", "FORMAT", "what to write: index, jsonl or both"),
+    Shortcut(
+        "--purpose",
+        "usage.purpose",
+        "PURPOSE",
+        "what the crawl is for: search, ai-input or ai-train; a page whose owner refuses it "
+        "(Content-Signal, Content-Usage, noai, TDMRep) is not indexed or exported as content",
+    ),
 )
 """The keys set most often, each with a flag of its own."""
 

@@ -38,6 +38,7 @@ from crawler.config.schema import (
     StateBackend,
     StateConfig,
     Stemming,
+    UsageConfig,
 )
 from crawler.config.values import (
     STATE_SERVER_PORT,
@@ -70,6 +71,7 @@ __all__ = [
     "StateBackend",
     "StateConfig",
     "Stemming",
+    "UsageConfig",
     "load_config",
     "parse_duration",
     "parse_server_url",

@@ -11,6 +11,7 @@ from crawler.config.extensions import SKIP_EXTENSIONS
 from crawler.robots.agent import AgentToken, agent_token_of
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.robots.txt import RobotsOptions
+from crawler.usage.purposes import Purpose
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 Stemming: TypeAlias = Literal["none", "english"]
@@ -320,6 +321,22 @@ class StateConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class UsageConfig:
+    """What the crawl is for, and so which pages' owners refuse it their content
+    (crawler.usage; the README's table of signals): Content-Signal and Content-Usage in robots.txt
+    and headers, noai and noimageai, TDMRep. A refused page is fetched and followed as robots.txt
+    allows, and its text is neither indexed nor exported for this purpose."""
+
+    purpose: Purpose = "search"
+    """search: a search index whose results link to the pages. ai-input: pages given to an AI
+    model as input when it answers (retrieval, grounding). ai-train: training or fine-tuning AI
+    models."""
+    tdmrep: bool = True
+    """Ask each origin for /.well-known/tdmrep.json (TDMRep) after its robots.txt, at its pace,
+    and keep it as long as the robots.txt."""
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     user_agent: str = DEFAULT_USER_AGENT
     concurrency: int = _spec(64, minimum=1)
@@ -335,6 +352,7 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     state: StateConfig = field(default_factory=StateConfig)
+    usage: UsageConfig = field(default_factory=UsageConfig)
 
     @property
     def agent_token(self) -> AgentToken:

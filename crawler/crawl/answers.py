@@ -29,6 +29,7 @@ from crawler.crawl.decide import (
     change_of,
     conditional_headers,
     judge,
+    page_usage,
 )
 from crawler.crawl.hosts import Host, Slot
 from crawler.crawl.outlet import Outlet, record_for
@@ -42,6 +43,8 @@ from crawler.output.warc import Exchange
 from crawler.page.read import Page, PageRules, read_page
 from crawler.politeness import Politeness
 from crawler.stats import CrawlStats
+from crawler.usage.headers import header_signals
+from crawler.usage.signals import UsageSignal, refusing_kinds
 
 __all__ = ["OFF_LOOP_BYTES", "Answers"]
 
@@ -64,6 +67,7 @@ class Answers:
         fetch: FetchConfig,
         *,
         token: str,
+        purpose: str,
         page_rules: PageRules,
         reader: PageReader,
         fetcher: Fetcher,
@@ -80,6 +84,7 @@ class Answers:
         self._max_retries = fetch.max_retries
         self._max_refusals = politeness.config.max_refusals
         self._token = token
+        self._purpose = purpose
         self._page_rules = page_rules
         self._reader = reader
         self._fetcher = fetcher
@@ -101,7 +106,7 @@ class Answers:
         if answer is None:
             return
         digest, change, page = await self._read_answer(item, answer)
-        self._record(item, answer, started_at, page, digest, change)
+        self._record(host, item, answer, started_at, page, digest, change)
 
     async def fetch(
         self,
@@ -283,6 +288,7 @@ class Answers:
 
     def _record(
         self,
+        host: Host,
         item: QueuedUrl,
         answer: Response,
         started_at: float,
@@ -299,9 +305,35 @@ class Answers:
                 for link in page.links:
                     offer(link, depth)
         self._stats.fetched += 1
-        record = record_for(item, started_at, answer, page=page, digest=digest, change=change)
+        usage: tuple[UsageSignal, ...] = ()
+        refused = None
+        if page is not None:
+            said = header_signals(answer.headers, self._token)
+            if said or page.usage or host.robots is not None:
+                usage, refused = page_usage(
+                    host.robots, item.url, self._token, self._purpose, (*said, *page.usage)
+                )
+            if usage:
+                self._count_usage(page, usage, refused)
+        record = record_for(
+            item,
+            started_at,
+            answer,
+            page=page,
+            digest=digest,
+            change=change,
+            usage=usage,
+            usage_refusal=refused,
+        )
         self._outlet.page(record, item)
         self._checkpoints.finished(item)
+
+    def _count_usage(self, page: Page, usage: tuple[UsageSignal, ...], refused: str | None) -> None:
+        rules = self._stats.page_rules
+        rules["with usage signals"] += 1
+        if refused is not None and page.index:
+            rules["usage refused"] += 1
+            self._stats.usage_refused.update(refusing_kinds(usage, self._purpose))
 
     def _count_rules(self, page: Page) -> None:
         rules = self._stats.page_rules

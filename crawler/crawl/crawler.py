@@ -159,6 +159,7 @@ class Crawler:
                         directory,
                         output.format,
                         self._config.index.stemming,
+                        purpose=self._config.usage.purpose,
                         warc_info=warc_info(self._config) if output.warc else None,
                         warc_file_bytes=output.warc_file_bytes,
                     )

@@ -17,6 +17,7 @@ from crawler.output.warc import Exchange
 from crawler.page.read import Page
 from crawler.state.interface import FetchLog
 from crawler.stats import CrawlStats, SkipReason
+from crawler.usage.signals import UsageSignal
 
 __all__ = ["Outlet", "record_for"]
 
@@ -112,6 +113,8 @@ def record_for(
     reached: bool = True,
     digest: str | None = None,
     change: Change = "new",
+    usage: tuple[UsageSignal, ...] = (),
+    usage_refusal: str | None = None,
 ) -> PageRecord:
     """The record of `item`'s fetch. `reached=False`: the chain stopped before `item` was asked
     for (robots.txt disallowed the hop), so it ends at the hop before it."""
@@ -141,4 +144,6 @@ def record_for(
         digest=digest,
         lastmod=item.lastmod,
         change=change,
+        usage=usage,
+        usage_refusal=usage_refusal,
     )

@@ -144,6 +144,7 @@ def assemble(
     answers = Answers(
         config.fetch,
         token=token,
+        purpose=config.usage.purpose,
         page_rules=page_rules,
         reader=reader,
         fetcher=fetcher,
@@ -170,6 +171,7 @@ def assemble(
         config.robots,
         polite,
         token=token,
+        tdmrep=config.usage.tdmrep,
         store=state.robots,
         fetcher=fetcher,
         reader=reader,

@@ -11,6 +11,12 @@ The rules this module keeps:
   past its expiry (RFC 9309 section 2.4), and the retry is still scheduled.
 - Entries (crawler.robots.entry) live in a `RobotsStore`: memory by default, SQLite in
   crawler.state (with their fetch and expiry times, so a resumed crawl keeps its cache).
+- With `tdmrep_token`, rules that let the crawl in (a parsed file, or none to be had) are
+  followed by the origin's /.well-known/tdmrep.json (TDMRep section 6.1), if they allow it for
+  that token: paced as a redirect hop is, redirects followed within the origin, read by
+  crawler.usage.tdmrep and kept in the entry. A 4xx is no file; a failure or a 5xx is no
+  reservation from the file until the entry is fetched again. Either way it is never a reason to
+  hold the origin's pages back: their own headers and META still speak.
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from dataclasses import asdict, replace
 from crawler.config import RobotsConfig
 from crawler.http.answer import FetchFailure, Response
 from crawler.robots.entry import MemoryRobotsStore, RobotsEntry, RobotsStore
-from crawler.robots.outcome import RobotsPolicy, robots_fetch_decision
+from crawler.robots.outcome import MAX_REDIRECTS, RobotsPolicy, robots_fetch_decision
 from crawler.robots.txt import MAX_BODY_BYTES, RobotsTxt
-from crawler.urls import InvalidUrlError, resolve_url, robots_url_of
+from crawler.urls import InvalidUrlError, origin_of, resolve_url, robots_url_of
+from crawler.usage.tdmrep import MAX_TDMREP_BYTES, TDMREP_PATH, TdmRep, read_tdmrep
 
 __all__ = ["RobotsCache"]
 
@@ -45,6 +52,7 @@ class RobotsCache:
         *,
         store: RobotsStore | None = None,
         clock: Callable[[], float],
+        tdmrep_token: str | None = None,
     ) -> None:
         self._config = config
         self._options = asdict(config.options())
@@ -52,6 +60,7 @@ class RobotsCache:
         self._store: RobotsStore = store if store is not None else MemoryRobotsStore()
         self._clock = clock
         self._running: dict[str, asyncio.Future[RobotsEntry]] = {}
+        self._tdmrep_token = tdmrep_token
 
     @property
     def store(self) -> RobotsStore:
@@ -121,11 +130,16 @@ class RobotsCache:
         if decision.policy is RobotsPolicy.PARSE:
             assert isinstance(answer, Response)
             robots = RobotsTxt.parse(answer.body, **self._options)
-            return self._entry(origin, robots, decision.reason, hops, answer)
-        if decision.policy is RobotsPolicy.ALLOW_ALL:
-            return self._entry(
-                origin, RobotsTxt.allow_all(decision.reason), decision.reason, hops, answer
-            )
+        elif decision.policy is RobotsPolicy.ALLOW_ALL:
+            robots = RobotsTxt.allow_all(decision.reason)
+        else:
+            robots = None
+        if robots is not None:
+            tdmrep = None
+            if self._tdmrep_token is not None:
+                tdmrep, last = await self._tdmrep(origin, robots, pace)
+                answer = last or answer
+            return self._entry(origin, robots, decision.reason, hops, answer, tdmrep)
         if not decision.retry:
             robots = RobotsTxt.disallow_all(decision.reason)
             return self._entry(origin, robots, decision.reason, hops, answer)
@@ -138,11 +152,52 @@ class RobotsCache:
         reason: str,
         hops: list[str],
         answer: Response | FetchFailure,
+        tdmrep: TdmRep | None = None,
     ) -> RobotsEntry:
         now = self._clock()
         expires_at = now + self._config.cache_ttl
-        entry = RobotsEntry(origin, robots, now, expires_at, reason, hops=tuple(hops))
+        entry = RobotsEntry(
+            origin, robots, now, expires_at, reason, hops=tuple(hops), tdmrep=tdmrep
+        )
         return self._keep(entry, answer)
+
+    async def _tdmrep(
+        self, origin: str, robots: RobotsTxt, pace: Pace | None
+    ) -> tuple[TdmRep, Response | FetchFailure | None]:
+        """The origin's tdmrep.json as read, and the last answer of its fetch (None: not
+        asked)."""
+        url = origin + TDMREP_PATH
+        assert self._tdmrep_token is not None
+        if not robots.can_fetch(url, self._tdmrep_token):
+            return TdmRep("not asked: robots.txt disallows it"), None
+        answer: Response | FetchFailure | None = None
+        for _ in range(MAX_REDIRECTS + 1):
+            if pace is not None:
+                await pace(url)
+            answer = await self._get(url, MAX_TDMREP_BYTES)
+            if isinstance(answer, FetchFailure):
+                why = f"unreachable ({answer.kind}): no reservation from the file"
+                return TdmRep(why), answer
+            status = answer.status
+            if 300 <= status < 400 and answer.location:
+                try:
+                    target = resolve_url(url, answer.location)
+                except InvalidUrlError:
+                    return TdmRep(f"status {status}: its Location is no URL"), answer
+                if origin_of(target) != origin:
+                    why = f"status {status}: redirects to another origin, not followed"
+                    return TdmRep(why), answer
+                url = target
+                continue
+            if 200 <= status < 300:
+                if answer.truncated:
+                    limit = f"over {MAX_TDMREP_BYTES:,} bytes: not read"
+                    return TdmRep(f"status {status}", problems=(limit,)), answer
+                return read_tdmrep(answer.body, f"status {status}"), answer
+            if 400 <= status < 500 and status != 429:
+                return TdmRep(f"status {status}: no file"), answer
+            return TdmRep(f"status {status}: no reservation from the file"), answer
+        return TdmRep("too many redirects: no file"), answer
 
     def _keep(self, entry: RobotsEntry, answer: Response | FetchFailure) -> RobotsEntry:
         """Store `entry`; return it with what the last answer was and when it came, which are

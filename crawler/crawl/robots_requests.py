@@ -6,6 +6,8 @@ answer makes of the host.
 - Its answer is archived before it waits for its turn at the CPU (its parse and rules), as a
   page's is. Its facts are committed before the next request to the host (crawler.crawl.
   checkpoint, `robots_moved`).
+- Rules that let the crawl in are followed by the origin's tdmrep.json (usage.tdmrep), in the
+  same slot, after the host's interval (crawler.crawl.robots_cache).
 - Then, by crawler.crawl.decide's `robots_fate`: its rules are obeyed (their pace, and the
   sitemaps they name), or the host waits (nothing allowed for now), or it is given up and its
   URLs become skips. A host whose Crawl-delay is over the cap is crawled at the cap, or retired.
@@ -45,6 +47,7 @@ from crawler.politeness import HostRules, Politeness
 from crawler.robots.entry import RobotsEntry, RobotsStore
 from crawler.stats import CrawlStats, SkipReason
 from crawler.urls import origin_of
+from crawler.usage.tdmrep import TDMREP_PATH
 
 __all__ = ["RobotsRequests"]
 
@@ -60,6 +63,7 @@ class RobotsRequests:
         politeness_config: PolitenessConfig,
         *,
         token: str,
+        tdmrep: bool,
         store: RobotsStore,
         fetcher: Fetcher,
         reader: PageReader,
@@ -88,7 +92,13 @@ class RobotsRequests:
         self._checkpoints = checkpoints
         self._clock = clock
         self._stats = stats
-        self.cache = RobotsCache(robots, self._get, store=store, clock=clock.now)
+        self.cache = RobotsCache(
+            robots,
+            self._get,
+            store=store,
+            clock=clock.now,
+            tdmrep_token=token if tdmrep else None,
+        )
         """Each origin's entry, fetched once at a time and kept (crawler.crawl.robots_cache)."""
         self.given_up: dict[str, str] = {}
         """Origins given up in this run (their robots.txt could not be had), and why."""
@@ -107,6 +117,10 @@ class RobotsRequests:
     async def _get(self, url: str, max_bytes: int) -> Response | FetchFailure:
         """One request of a robots.txt fetch (the cache follows its redirects)."""
         started_at = self._clock.now()
+        if url.endswith(TDMREP_PATH):
+            # The origin's TDMRep file, after its robots.txt: a request like any other.
+            self._stats.tdmrep_fetches += 1
+            self._stats.requests += 1
         answer = await self._fetcher.get(url, max_bytes=max_bytes)
         if isinstance(answer, Response):
             now = self._clock.now()

@@ -4,7 +4,11 @@
 An export is JSON lines (one object per page, its fields named as `PageRecord` names them), or CSV:
 a header row, then a row per page of its single-valued fields (`CSV_PAGE_FIELDS`). CSV leaves the
 links and the text out: lists do not fit a cell, and a page's text, long and of many lines, makes a
-file spreadsheets open badly; the title and description say what a page is.
+file spreadsheets open badly; the title and description say what a page is. Its `usage` cell is
+the page's usage signals as JSON (empty when it has none).
+
+An export is for a purpose (crawler.usage: by default the last crawl's): a page whose owner
+refuses it is exported with `index` false, `index_reason` naming the signals, and no text.
 """
 
 from __future__ import annotations
@@ -18,9 +22,17 @@ from typing import Any, TextIO
 
 from crawler.errors import ConfigError, OutputError
 from crawler.output.cjk import unmarked
-from crawler.output.index_read import find_index, reading
-from crawler.output.index_schema import BOOL_COLUMNS, HISTORY_COLUMNS, JSON_COLUMNS, PAGE_COLUMNS
+from crawler.output.index_read import find_index, index_purpose, reading
+from crawler.output.index_schema import (
+    BOOL_COLUMNS,
+    HISTORY_COLUMNS,
+    JSON_COLUMNS,
+    PAGE_COLUMNS,
+    USAGE_COLUMNS,
+)
 from crawler.output.records import compact_json
+from crawler.usage.purposes import check_purpose, purpose_bit
+from crawler.usage.signals import refusal, signals_from_json
 
 __all__ = [
     "CSV_PAGE_FIELDS",
@@ -36,7 +48,7 @@ _EXPORT_NAMES = {"indexed": "index"}
 """Table columns whose export name differs: `index` is an SQL keyword, so the table says
 `indexed`; an export says `index`, as `PageRecord` and pages.jsonl do."""
 _CSV_COLUMNS = tuple(column for column in PAGE_COLUMNS if column not in JSON_COLUMNS)
-CSV_PAGE_FIELDS = tuple(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS)
+CSV_PAGE_FIELDS = (*(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS), "usage")
 """The columns of `crawl export --format csv`: a page's fields that hold one value."""
 CSV_SKIP_FIELDS = ("url", "reason", "detail")
 
@@ -47,16 +59,23 @@ def _check_format(format: str) -> None:
 
 
 def export_pages(
-    directory: Path, out: TextIO, *, format: str = "jsonl", header: bool = True
+    directory: Path,
+    out: TextIO,
+    *,
+    format: str = "jsonl",
+    header: bool = True,
+    purpose: str | None = None,
 ) -> int:
     """Write every fetched page to `out`, in fetch order; returns the count. jsonl: one JSON object
-    a line, `text` and `nosnippet_text` null unless the page is indexed. csv: a header row of
-    `CSV_PAGE_FIELDS` (unless not `header`), then a row a page (true/false for booleans, empty for
-    null)."""
+    a line, `text` and `nosnippet_text` null unless the page is indexed for `purpose` (by default
+    the last crawl's). csv: a header row of `CSV_PAGE_FIELDS` (unless not `header`), then a row a
+    page (true/false for booleans, empty for null)."""
     _check_format(format)
+    check_purpose(purpose)
     count = 0
     with reading(directory) as (connection, layout):
-        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ())
+        usage = USAGE_COLUMNS if layout.version >= 4 else ()
+        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ()) + usage
         columns = ", ".join(f"pages.{column}" for column in names)
         sql = (
             f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings} "
@@ -64,20 +83,24 @@ def export_pages(
             "ORDER BY pages.fetched_at, pages.id"
         )
         if format == "csv":  # neither text nor lists: no need to read them
-            columns = ", ".join(f"pages.{column}" for column in _CSV_COLUMNS)
+            names = _CSV_COLUMNS + usage
+            columns = ", ".join(f"pages.{column}" for column in names)
             sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
+        chosen = purpose or index_purpose(connection, layout)
         rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
         if format == "csv":
             writer = csv.writer(out)
             if header:
                 writer.writerow(CSV_PAGE_FIELDS)
             for row in rows:
-                page = _export_object(row, _CSV_COLUMNS)
+                page = _export_object(row, names, chosen)
+                usage_cell = compact_json(page["usage"]) if page["usage"] else None
+                page["usage"] = usage_cell
                 writer.writerow([_csv_cell(page[field]) for field in CSV_PAGE_FIELDS])
                 count += 1
             return count
         for row in rows:
-            out.write(compact_json(_export_object(row, names)) + "\n")
+            out.write(compact_json(_export_object(row, names, chosen)) + "\n")
             count += 1
     return count
 
@@ -159,12 +182,25 @@ def _csv_cell(value: object) -> object:
     return "" if value is None else value
 
 
-def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) -> dict[str, Any]:
+def _export_object(
+    row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS, purpose: str = "search"
+) -> dict[str, Any]:
     """A page row (`columns`, then its text, nosnippet text and headings if selected) as
-    exported."""
+    exported for `purpose`."""
     page: dict[str, Any] = {}
+    refuses = 0
     for column, value in zip(columns, row, strict=False):
         name = _EXPORT_NAMES.get(column, column)
+        if column == "refuses":
+            refuses = value or 0
+            continue
+        if column == "usage":
+            signals = signals_from_json(value)
+            page["usage"] = [signal.to_json() for signal in signals]
+            if refuses & purpose_bit(purpose) and page["index"]:
+                # Its robots rules let it be indexed; its owner refuses this purpose.
+                page["index"], page["index_reason"] = False, refusal(signals, purpose)
+            continue
         if column in JSON_COLUMNS:
             page[name] = json.loads(value)
         elif column in BOOL_COLUMNS:
@@ -173,6 +209,7 @@ def _export_object(row: Sequence[Any], columns: Sequence[str] = PAGE_COLUMNS) ->
             page[name] = round(value, 3)
         else:
             page[name] = value
+    page.setdefault("usage", [])
     if len(row) > len(columns):
         text, nosnippet_text, headings = row[len(columns) :]
         indexed = page["index"]

@@ -83,6 +83,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         directory: Path,
         *,
         stemming: str = "none",
+        purpose: str = "search",
         batch_size: int = 200,
         max_batches: int = 8,
     ) -> None:
@@ -98,6 +99,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self.path = directory / INDEX_NAME
         super().__init__(f"index {self.path}", max_batches)
         self._stemming = stemming
+        self._purpose = purpose
         self._batch_size = batch_size
         self._written = 0
         self._unindexed = 0
@@ -150,7 +152,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         as they come; when none waits, a chunk of stored pages is made searchable."""
         background_thread()
         try:
-            connection = open_for_writing(self.path, self._stemming)
+            connection = open_for_writing(self.path, self._stemming, self._purpose)
             self._unindexed = unindexed_count(connection)
         except Exception as error:  # the constructor waits on `opened`: it must hear of anything
             if not isinstance(error, OutputError):

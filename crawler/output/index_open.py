@@ -19,6 +19,7 @@ from crawler.output.index_schema import (
     SCHEMA_VERSION,
     SETTINGS_TABLE,
     TEXT_TABLES,
+    USAGE_SCHEMA,
     fts_table,
     version_message,
 )
@@ -32,9 +33,10 @@ __all__ = [
 ]
 
 
-def open_for_writing(path: Path, stemming: str) -> sqlite3.Connection:
+def open_for_writing(path: Path, stemming: str, purpose: str = "search") -> sqlite3.Connection:
     """The writer's one connection (WAL, synchronous=NORMAL), the index at `path` created or
-    migrated to SCHEMA_VERSION; OutputError if it cannot be, or has another stemming."""
+    migrated to SCHEMA_VERSION, the crawl's `purpose` recorded; OutputError if it cannot be, or
+    has another stemming."""
     try:
         # Autocommit mode: transactions are begun and ended explicitly, here and by the writes
         # (crawler.output.index_writes).
@@ -50,15 +52,21 @@ def open_for_writing(path: Path, stemming: str) -> sqlite3.Connection:
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
-                for statement in (*SCHEMA, *HISTORY_SCHEMA, *TEXT_TABLES, fts_table(stemming)):
+                for statement in (
+                    *SCHEMA,
+                    *HISTORY_SCHEMA,
+                    *USAGE_SCHEMA,
+                    *TEXT_TABLES,
+                    fts_table(stemming),
+                ):
                     connection.execute(statement)
                 _finish_schema(connection, stemming)
-            elif version in (1, 2):
+            elif version in (1, 2, 3):
                 if version == 1:
                     _migrate_from_1(connection, stemming)
                 elif (recorded := _recorded_stemming(connection)) != stemming:
                     raise OutputError(stemming_message(path, recorded, stemming))
-                for statement in HISTORY_SCHEMA:
+                for statement in (*(HISTORY_SCHEMA if version < 3 else ()), *USAGE_SCHEMA):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
@@ -68,6 +76,9 @@ def open_for_writing(path: Path, stemming: str) -> sqlite3.Connection:
                 if recorded != stemming:
                     raise OutputError(stemming_message(path, recorded, stemming))
             _tune_fts(connection)
+            connection.execute(
+                "INSERT OR REPLACE INTO settings (key, value) VALUES ('purpose', ?)", (purpose,)
+            )
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:

@@ -17,7 +17,7 @@ from crawler.errors import OutputError
 from crawler.output.index_schema import INDEX_NAME, READABLE_VERSIONS, version_message
 from crawler.output.jsonl import PAGES_NAME, SKIPS_NAME
 
-__all__ = ["ELLIPSIS", "RANK_WEIGHTS", "Layout", "find_index", "reading"]
+__all__ = ["ELLIPSIS", "RANK_WEIGHTS", "Layout", "find_index", "index_purpose", "reading"]
 
 ELLIPSIS = "…"
 """What stands for text left out: of a snippet, or of an error quoted."""
@@ -91,8 +91,19 @@ _LAYOUTS = {
         2,
     ),
 }
-# Version 3 adds each page's history beside it; what a search reads is as in version 2.
+# Version 3 adds each page's history beside it, version 4 its usage signals; what a search reads
+# is as in version 2.
 _LAYOUTS[3] = dataclasses.replace(_LAYOUTS[2], version=3)
+_LAYOUTS[4] = dataclasses.replace(_LAYOUTS[2], version=4)
+
+
+def index_purpose(connection: sqlite3.Connection, layout: Layout) -> str:
+    """The purpose of the last crawl into the index: what a search or export decides usage for
+    unless told another ('search' for an index from before usage signals)."""
+    if layout.version < 4:
+        return "search"
+    row = connection.execute("SELECT value FROM settings WHERE key = 'purpose'").fetchone()
+    return str(row[0]) if row is not None else "search"
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """What DIR/index.sqlite holds: its tables and columns, its schema versions, its tokenizers, as
 the statements that make them (crawler.output.index_open runs them). Pure.
 
-Schema (version 3, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
+Schema (version 4, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
 migrates it in one transaction):
 
     pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
@@ -10,20 +10,26 @@ migrates it in one transaction):
                nofollow_links, redirects as JSON arrays; and its history (`HISTORY_COLUMNS`):
                etag, last_modified, digest, lastmod (a sitemap's), change (what the last fetch
                found: new, changed, unchanged, gone, failed), first_seen, last_changed,
-               times_fetched, times_changed, gone. Indexes on fetched_at (export order) and
-               last_changed (`crawl export --changed-since`).
+               times_fetched, times_changed, gone; from version 4 its owner's usage signals
+               (`USAGE_COLUMNS`): usage (JSON, crawler.usage) and refuses (the bits of the
+               purposes they refuse, crawler.usage.purposes). `indexed` and `index_reason` are
+               its robots rules' word; a search or export decides usage for its purpose. Indexes
+               on fetched_at (export order) and last_changed (`crawl export --changed-since`).
     skips      one row per URL not fetched: url UNIQUE, reason, detail.
-    texts      an indexed page's words: id (= pages.id), title, headings, text, nosnippet_text,
-               the only copy of its text. Each column is marked for CJK (crawler.output.cjk: a
-               separator between Han, kana or Hangul characters, so each is a token); readers
-               take the marks out.
+    texts      an indexed page's words (a page its robots rules let be indexed, whatever its
+               usage signals refuse: another purpose may use it): id (= pages.id), title,
+               headings, text, nosnippet_text, the only copy of its text. Each column is marked
+               for CJK (crawler.output.cjk: a separator between Han, kana or Hangul characters,
+               so each is a token); readers take the marks out.
     pages_fts  FTS5 over texts (external content: content='texts'), tokenizer `unicode61
                remove_diacritics 2`, with `porter` before it when the index stems English
                (`index.stemming`), rowid = texts.id. `snippet()` reads the text column alone, so
                nosnippet_text is matched but never shown.
     unindexed  id: the texts stored and not yet in pages_fts (crawler.output.index).
-    settings   key, value: what the index was created with (`stemming`: none or english). A crawl
-               asked for another stemming than its index has stops before it writes.
+    settings   key, value: what the index was created with (`stemming`: none or english), and
+               the purpose of the last crawl into it (`purpose`), which searches and exports
+               take unless told another. A crawl asked for another stemming than its index has
+               stops before it writes.
 """
 
 from __future__ import annotations
@@ -43,13 +49,15 @@ __all__ = [
     "SETTINGS_TABLE",
     "STEMMING_CHOICES",
     "TEXT_TABLES",
+    "USAGE_COLUMNS",
+    "USAGE_SCHEMA",
     "fts_table",
     "version_message",
 ]
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 """Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
 STEMMING_CHOICES = ("none", "english")
 _TOKENIZERS = {
@@ -93,6 +101,13 @@ HISTORY_COLUMNS = (
     "gone",
 )
 """A page's history, from schema version 3 (crawler.output.records.Change)."""
+USAGE_COLUMNS = ("refuses", "usage")
+"""A page's usage signals, from schema version 4 (crawler.usage)."""
+USAGE_SCHEMA = (
+    "ALTER TABLE pages ADD COLUMN usage TEXT",
+    "ALTER TABLE pages ADD COLUMN refuses INTEGER NOT NULL DEFAULT 0",
+)
+"""Version 3 to 4 (a new index takes the same steps): no page has signals."""
 JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
 BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow", "gone"})
 HISTORY_SCHEMA = (

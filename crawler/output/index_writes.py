@@ -17,8 +17,15 @@ from typing import Any
 
 from crawler._sqlite import bound_chunks, write_rows
 from crawler.output.cjk import marked
-from crawler.output.index_schema import HISTORY_COLUMNS, JSON_COLUMNS, PAGE_COLUMNS
+from crawler.output.index_schema import (
+    HISTORY_COLUMNS,
+    JSON_COLUMNS,
+    PAGE_COLUMNS,
+    USAGE_COLUMNS,
+)
 from crawler.output.records import PageRecord, Skip, Unskip, compact_json
+from crawler.usage.purposes import refused_bits
+from crawler.usage.signals import refused_purposes
 
 __all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "unindexed_count", "write_batch"]
 
@@ -26,9 +33,9 @@ __all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "unindexed_count", "write_batch"]
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
 _SAME_PAGE = "pages.digest IS excluded.digest AND pages.status IS excluded.status"
 _UPSERT_PAGES = (
-    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS + HISTORY_COLUMNS)}) {{values}} "
+    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:])
+    + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:] + USAGE_COLUMNS)
     + ", etag = excluded.etag, last_modified = excluded.last_modified, digest = excluded.digest, "
     "lastmod = excluded.lastmod, times_fetched = pages.times_fetched + 1, gone = 0, "
     # A page fetched again as it was (a URL fetched twice around a kill) is no change.
@@ -161,13 +168,13 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
             marked(record.nosnippet_text),
         ]
         for record in pages.values()
-        if record.index
+        if _indexable(record)
     ]
     replaced = [(old[url],) for url in pages if url in old]
     if replaced:  # fetched before: these URLs' old words and texts go first
         for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
             write_rows(connection, statement, replaced, 1)
-    width = len(PAGE_COLUMNS) + len(HISTORY_COLUMNS)
+    width = len(PAGE_COLUMNS) + len(HISTORY_COLUMNS) + len(USAGE_COLUMNS)
     write_rows(connection, _UPSERT_PAGES, page_rows, width)
     if texts:
         write_rows(connection, _INSERT_TEXTS, texts, 5)
@@ -190,18 +197,35 @@ def index_chunk(connection: sqlite3.Connection) -> bool:
     return left
 
 
+def _indexable(record: PageRecord) -> bool:
+    """Its robots rules let its text be indexed: the index keeps the text of a page the crawl's
+    purpose may not use, for a search or export for another purpose."""
+    return record.index or record.usage_refusal is not None
+
+
 def _page_row(record: PageRecord) -> list[Any]:
     # The record's own JSON form names every field once; the table calls `index` `indexed`, and
     # keeps the lists as JSON text. As a first fetch: the upsert keeps an existing row's history.
+    # `indexed` and `index_reason` are the page's robots rules' word; its usage signals decide
+    # for each purpose as the index is read.
     fields = record.to_json()
+    if record.usage_refusal is not None:
+        fields["index"], fields["index_reason"] = True, None
     fields["indexed"] = fields["index"]
     for column in JSON_COLUMNS:
         fields[column] = compact_json(fields[column])
     fetched_at = record.fetched_at
+    usage = record.usage
     fields.update(
-        first_seen=fetched_at, last_changed=fetched_at, times_fetched=1, times_changed=0, gone=0
+        first_seen=fetched_at,
+        last_changed=fetched_at,
+        times_fetched=1,
+        times_changed=0,
+        gone=0,
+        usage=compact_json(fields["usage"]) if usage else None,
+        refuses=refused_bits(refused_purposes(usage)) if usage else 0,
     )
-    return [fields[column] for column in PAGE_COLUMNS + HISTORY_COLUMNS]
+    return [fields[column] for column in PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS]
 
 
 def unindexed_count(connection: sqlite3.Connection) -> int:

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 from crawler.http.answer import Response, is_html
 from crawler.page.read import Page
 from crawler.stats import SkipReason
+from crawler.usage.signals import UsageSignal, signals_json
 
 __all__ = ["Change", "PageRecord", "Skip", "Unskip", "body_digest", "compact_json", "record_of"]
 
@@ -53,7 +54,9 @@ class PageRecord:
     language: str | None = None
     """`<html lang>`, else `<meta http-equiv="content-language">`."""
     text: str = ""
-    """The visible text the page lets us index; empty unless `index`."""
+    """The visible text the page lets us index: empty when its robots rules say noindex. A page
+    whose owner refuses the crawl's purpose keeps it here (`usage_refusal`), for the index to
+    keep for other purposes; no export writes it for a purpose refused."""
     nosnippet_text: str = ""
     """Indexable text kept out of snippets: searchable, never shown. The text of nosnippet
     sections (`googleoff: snippet`) and of <nav>, <noscript> and role="navigation" elements
@@ -98,8 +101,16 @@ class PageRecord:
     """When a sitemap that listed the URL says it last changed, epoch seconds."""
     change: Change = "new"
     """What this fetch found against the URL's last one (a recrawl's)."""
+    usage: tuple[UsageSignal, ...] = ()
+    """The owner's usage signals that applied to the page (crawler.usage): its robots.txt lines,
+    tdmrep.json rule, headers and META."""
+    usage_refusal: str | None = None
+    """Why the crawl's purpose may not use the page's text, when its robots rules would have let
+    it be indexed: then `index` is false and `index_reason` says the same."""
 
     def to_json(self) -> dict[str, Any]:
+        # Text is exported only for a page indexed for the crawl's purpose.
+        shown = self.index
         return {
             "url": self.url,
             "final_url": self.final_url,
@@ -115,9 +126,9 @@ class PageRecord:
             "follow": self.follow,
             "follow_reason": self.follow_reason,
             "sections": self.sections,
-            "text": self.text,
-            "nosnippet_text": self.nosnippet_text,
-            "headings": self.headings,
+            "text": self.text if shown else "",
+            "nosnippet_text": self.nosnippet_text if shown else "",
+            "headings": self.headings if shown else "",
             "links": list(self.links),
             "nofollow_links": list(self.nofollow_links),
             "redirects": list(self.redirects),
@@ -130,6 +141,7 @@ class PageRecord:
             "digest": self.digest,
             "lastmod": self.lastmod,
             "change": self.change,
+            "usage": signals_json(self.usage),
         }
 
 
@@ -158,10 +170,13 @@ def record_of(
     digest: str | None = None,
     lastmod: float | None = None,
     change: Change = "new",
+    usage: tuple[UsageSignal, ...] = (),
+    usage_refusal: str | None = None,
 ) -> PageRecord:
     """The record of a fetch: of `page` when the answer was a page read for the crawl, else of
-    why it was not. One constructor call, not a record and `replace()`: this runs for every
-    page on the event loop's thread, and `replace` costs as much again."""
+    why it was not; `usage_refusal`: why the crawl's purpose may not use the page's text. One
+    constructor call, not a record and `replace()`: this runs for every page on the event loop's
+    thread, and `replace` costs as much again."""
     common: dict[str, Any] = {
         "url": url,
         "final_url": final_url,
@@ -178,6 +193,7 @@ def record_of(
         "digest": digest,
         "lastmod": lastmod,
         "change": change,
+        "usage": usage,
     }
     if page is None:
         reason = unread_reason(status, answer, error)
@@ -192,8 +208,9 @@ def record_of(
         headings=page.headings,
         links=page.links,
         nofollow_links=page.nofollow_links,
-        index=page.index,
-        index_reason=page.index_reason,
+        index=page.index and usage_refusal is None,
+        index_reason=page.index_reason if not page.index else usage_refusal,
+        usage_refusal=usage_refusal if page.index else None,
         follow=page.follow,
         follow_reason=page.follow_reason,
         sections=page.sections,

@@ -23,8 +23,9 @@ from crawler.output.export import (
     export_pages,
     export_skips,
 )
-from crawler.output.index_read import ELLIPSIS, find_index, reading
+from crawler.output.index_read import ELLIPSIS, find_index, index_purpose, reading
 from crawler.output.query import fts_query, names_a_column, single_phrase
+from crawler.usage.purposes import check_purpose, purpose_bit
 
 # The export's names, and find_index, stay importable from here, where they were first.
 __all__ = [
@@ -123,15 +124,18 @@ def search(
     highlight: tuple[str, str] = HIGHLIGHT,
     tokens: int = 12,
     fts: bool = False,
+    purpose: str | None = None,
 ) -> list[SearchHit]:
     """The pages best matching `query`, best first: words and punctuation as literal terms, with
     "a phrase", AND/OR/NOT, prefix* and title:word recognised (crawler.output.query); with `fts`,
     FTS5's own syntax as written. SearchError for a query with no word (or, with `fts`, a
     malformed one), one of more than `MAX_QUERY_WORDS` words or `MAX_QUERY_CHARS` characters, or
     one that runs past `SEARCH_SECONDS`; OutputError for a missing, unreadable or damaged
-    index."""
+    index. Only pages whose owners do not refuse `purpose` (by default the purpose of the last
+    crawl into the index) are found."""
     if limit < 1:
         raise ConfigError(f"search limit must be at least 1, not {limit}")
+    check_purpose(purpose)
     if not 1 <= tokens <= 64:  # FTS5 would quietly clamp the count to its bounds
         raise ConfigError(f"snippet tokens must be from 1 to 64, not {tokens}")
     _check_query(query)
@@ -163,6 +167,9 @@ def search(
             "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
         )
         parameters = (*highlight, ELLIPSIS, tokens, *tiers, match, limit)
+        if layout.version >= 4:
+            bit = purpose_bit(purpose or index_purpose(connection, layout))
+            sql = sql.replace(" ORDER BY", f" AND (pages.refuses & {bit}) = 0 ORDER BY")
         connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
         try:
             rows = connection.execute(sql, parameters).fetchall()
@@ -202,15 +209,24 @@ def _hit(url: object, title: object, snippet: object, rank: object, tier: object
 
 
 def search_shards(
-    directories: Sequence[Path], query: str, *, limit: int = 10, fts: bool = False
+    directories: Sequence[Path],
+    query: str,
+    *,
+    limit: int = 10,
+    fts: bool = False,
+    purpose: str | None = None,
 ) -> list[SearchHit]:
     """`search` over several data directories, merged: the shards of a shared crawl, one per
     worker. Tiers first, then scores (each shard's BM25 weighs terms by its own pages: any worker
     takes any host, so each shard is a sample of the whole crawl and its weights are close to the
     whole's); a URL found in several shards (fetched again after a worker was killed) once."""
     if len(directories) == 1:
-        return search(directories[0], query, limit=limit, fts=fts)
-    hits = [hit for where in directories for hit in search(where, query, limit=limit, fts=fts)]
+        return search(directories[0], query, limit=limit, fts=fts, purpose=purpose)
+    hits = [
+        hit
+        for where in directories
+        for hit in search(where, query, limit=limit, fts=fts, purpose=purpose)
+    ]
     best: dict[str, SearchHit] = {}
     for hit in sorted(hits, key=lambda hit: (-hit.tier, -hit.score)):
         best.setdefault(hit.url, hit)

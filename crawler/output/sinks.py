@@ -77,17 +77,18 @@ def open_sinks(
     output_format: OutputFormat,
     stemming: Stemming = "none",
     *,
+    purpose: str = "search",
     warc_info: Mapping[str, str] | None = None,
     warc_file_bytes: int = 1_000_000_000,
 ) -> list[PageSink]:
     """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`; a new
-    index stems as `stemming` says. With `warc_info` (the warcinfo record's fields), the WARC
-    archive too, files rotated at `warc_file_bytes`."""
+    index stems as `stemming` says, and records the crawl's `purpose`. With `warc_info` (the
+    warcinfo record's fields), the WARC archive too, files rotated at `warc_file_bytes`."""
     sinks: list[PageSink] = []
     if warc_info is not None:
         sinks.append(WarcSink(directory, info=warc_info, file_bytes=warc_file_bytes))
     if output_format in _WRITES_INDEX:
-        sinks.append(IndexSink(directory, stemming=stemming))
+        sinks.append(IndexSink(directory, stemming=stemming, purpose=purpose))
     if output_format in _WRITES_JSONL:
         sinks.append(JsonlSink(directory))
     return sinks

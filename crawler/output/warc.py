@@ -54,7 +54,7 @@ from crawler.errors import OutputError
 from crawler.frontier import Earlier
 from crawler.http.answer import Response
 from crawler.output.handoff import BatchHandOff
-from crawler.output.records import PageRecord, Skip, Unskip
+from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 from crawler.runtime import background_thread
 
 __all__ = [
@@ -167,6 +167,8 @@ class ArchivedPage:
     redirects: tuple[str, ...]
     links: tuple[str, ...]
     nofollow_links: tuple[str, ...]
+    usage: tuple[str, ...] = ()
+    """Its usage signals, each as compact JSON (crawler.usage.UsageSignal.to_json)."""
 
     @classmethod
     def of(cls, record: PageRecord) -> ArchivedPage:
@@ -185,6 +187,7 @@ class ArchivedPage:
             record.redirects,
             record.links,
             record.nofollow_links,
+            tuple(compact_json(signal.to_json()) for signal in record.usage),
         )
 
 

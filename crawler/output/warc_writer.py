@@ -302,6 +302,8 @@ class Archiver:
             )
             if page.sections:
                 lines.append(("robots-sections", str(page.sections)))
+            # The owner's word on use, as read: another purpose decides again from it.
+            lines += [("usage", signal) for signal in page.usage]
         if page.error:
             lines.append(("error", page.error))
         if page.cut:

@@ -14,6 +14,10 @@ The rules (SPEC section 7), most restrictive reading first:
   both forms. They act on their own stretch of the document only: its text is not indexed
   (noindex), its links are not followed (nofollow, also an `<a>` opened inside), its text is kept
   out of snippets (`googleoff: snippet`).
+- Usage signals in META (crawler.usage): `noai` and `noimageai` among the words of META robots
+  or our token's META, and `<meta name="tdm-reservation">` with its `tdm-policy`; they go into
+  `Page.usage`, and what they mean for the crawl's purpose is decided with the page's other
+  signals (robots.txt, headers, tdmrep.json) where its record is made.
 - Across META tags and headers, any noindex makes the page noindex and any nofollow makes it
   nofollow. A noindex page still has its links followed (unless nofollow); a nofollow page is
   indexed, and its links are kept apart in `Page.nofollow_links`. A link marked
@@ -72,6 +76,9 @@ from crawler.page.exclusion import (
     x_robots_directives,
     yandex_tags_as_comments,
 )
+from crawler.usage.headers import meta_ai_words
+from crawler.usage.signals import MAX_SIGNALS, UsageSignal
+from crawler.usage.vocab import MAX_VALUE_CHARS, TDM_RESERVATION
 
 __all__ = [
     "NOFOLLOW",
@@ -126,6 +133,8 @@ class Page:
     (crawler.page.charset)."""
     cut: str | None = None
     """Why the page was not read in full: the bound of crawler.page.bounds it crossed, where."""
+    usage: tuple[UsageSignal, ...] = ()
+    """The usage signals of its META tags: noai, noimageai, tdm-reservation (crawler.usage)."""
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         # Pickled as its fields, for the page reader's process (crawler.crawl.page_reader): a
@@ -238,6 +247,8 @@ def read_page(
     sources: list[tuple[str, int]] = []
     description = language = None
     refreshes: list[str] = []
+    usage: list[UsageSignal] = []
+    tdm_policy: str | None = None
     # Each different META tag once: a page of 100,000 copies of one tag says it once.
     for name_value, content, equiv in dict.fromkeys(facts.metas):
         name = (name_value or "").strip().lower()
@@ -250,6 +261,12 @@ def read_page(
             flags = directives_of(content or "")
             if flags:
                 sources.append((f"meta {name}: {(content or '').strip()}", flags))
+            usage.extend(UsageSignal(w, f"meta {name}", w) for w in meta_ai_words(content or ""))
+        elif name == TDM_RESERVATION:
+            value = (content or "").strip()[:MAX_VALUE_CHARS]
+            usage.append(UsageSignal(TDM_RESERVATION, f"meta {name}", value))
+        elif name == "tdm-policy":
+            tdm_policy = tdm_policy or (content or "").strip()[:MAX_VALUE_CHARS] or None
         elif name == "description":
             description = description or content
         elif equiv_name == "content-language":
@@ -305,4 +322,15 @@ def read_page(
         unusable_links=unusable,
         encoding=encoding,
         cut="; ".join(cuts) or None,
+        usage=_with_policy(usage, tdm_policy)[:MAX_SIGNALS] if usage else (),
+    )
+
+
+def _with_policy(usage: list[UsageSignal], policy: str | None) -> tuple[UsageSignal, ...]:
+    """The META signals, a tdm-reservation with the page's tdm-policy beside it."""
+    if policy is None:
+        return tuple(usage)
+    return tuple(
+        UsageSignal(s.kind, s.source, s.value, policy) if s.kind == TDM_RESERVATION else s
+        for s in usage
     )

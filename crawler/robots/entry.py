@@ -1,6 +1,6 @@
-"""A robots.txt entry: an origin's rules with when and how they were fetched, and the stores that
-keep entries (memory here; SQLite in crawler.state). Pure values; the fetching is
-crawler.crawl.robots_cache's.
+"""A robots.txt entry: an origin's rules with when and how they were fetched, with its TDMRep
+file (fetched after it, kept and shared with it), and the stores that keep entries (memory here;
+SQLite in crawler.state). Pure values; the fetching is crawler.crawl.robots_cache's.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from crawler.robots.txt import RobotsTxt
+from crawler.usage.tdmrep import TdmRep
 
 __all__ = ["MemoryRobotsStore", "RobotsEntry", "RobotsStore"]
 
@@ -30,6 +31,9 @@ class RobotsEntry:
     """Unreachable, but the rules are the last good copy's, used past its expiry."""
     hops: tuple[str, ...] = ()
     """URLs requested for this entry, robots.txt of the origin first, then redirect targets."""
+    tdmrep: TdmRep | None = None
+    """The origin's /.well-known/tdmrep.json as read after its robots.txt (crawler.usage.tdmrep);
+    None when not asked for (usage.tdmrep off, or robots.txt unreachable)."""
     error: str | None = field(default=None, compare=False)
     """What the last attempt of an unreachable entry met: a failure kind (`dns`, `tls`,
     `connection`, `timeout`, ...) or `status 503`. Only on the entry a fetch returns."""

@@ -32,6 +32,8 @@ WHITESPACE: Final = " \t\n\v\f\r"
 _SHORT_LINE_CHARS: Final = MAX_LINE_BYTES // 4
 
 UA, ALLOW, DISALLOW, SITEMAP, CRAWL_DELAY, REQUEST_RATE, VISIT_TIME, OTHER = range(8)
+# The usage lines (crawler.robots.usage_lines): extensions too, read whole.
+CONTENT_SIGNAL, CONTENT_USAGE = 8, 9
 
 # Exact spellings seen in nearly every file, looked up before any lower-casing or prefix test.
 _COMMON_KEYS: Final = {
@@ -56,12 +58,15 @@ _KEY_PREFIXES: Final = (
 )
 _ANY_KEY_PREFIX: Final = tuple(prefix for prefixes, _ in _KEY_PREFIXES for prefix in prefixes)
 # The extensions are no part of the reference parser; their keys are read whole, in these spellings.
+# None of them ends a group's User-agent lines, as no line the reference parser does not know does.
 _EXTENSION_KEYS: Final = {
     first + separator + second: kind
     for first, second, kind in (
         ("crawl", "delay", CRAWL_DELAY),
         ("request", "rate", REQUEST_RATE),
         ("visit", "time", VISIT_TIME),
+        ("content", "signal", CONTENT_SIGNAL),
+        ("content", "usage", CONTENT_USAGE),
     )
     for separator in ("-", "_", " ", "")
 }

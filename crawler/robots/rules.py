@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from crawler.canonical_urls import CANONICAL_CHARS, canonical_pattern
 from crawler.errors import InvalidRobotsOptionError
@@ -168,6 +168,16 @@ def _rule_entry(value: str, allow: bool, line: int, fold: bool) -> _Entry:
     return _entry(_pattern(value, fold), _written_length(value), allow, line, False)
 
 
+def pattern_matches(value: str, target: str, fold: bool) -> bool:
+    """Does the path pattern `value` (as an Allow line writes it) match `target`?"""
+    return _first_of([_rule_entry(value, True, 0, fold)], target, None) is not None
+
+
+def pattern_length(value: str) -> int:
+    """How a rule's pattern ranks: its length as written, non-ASCII counted as its escapes."""
+    return _written_length(value)
+
+
 def _pattern(value: str, fold: bool) -> str:
     pattern = canonical_pattern(value)
     return pattern.lower() if fold else pattern
@@ -222,6 +232,7 @@ class AgentView:
         "fold_case",
         "groups",
         "specific",
+        "usage",
     )
 
     def __init__(self, groups: list[Group], specific: bool, options: RobotsOptions) -> None:
@@ -258,6 +269,9 @@ class AgentView:
             self._lengths = ()
         self._ranked = ranked
         self._unplain = [entry for entry in ranked if entry[3] != _PREFIX]
+        # The groups' usage lines, read on the first question about them (crawler.robots.
+        # usage_lines).
+        self.usage: tuple[Any, ...] | None = None
 
     @staticmethod
     def _plain_prefixes(

@@ -45,6 +45,7 @@ from crawler.robots.rates import (
     second_of_day,
 )
 from crawler.robots.rules import DEFAULT_OPTIONS, AgentView, Names, RobotsOptions, Substrings
+from crawler.robots.usage_lines import UsageLine, applying, usage_lines
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -52,6 +53,7 @@ __all__ = [
     "Explanation",
     "RobotsOptions",
     "RobotsTxt",
+    "UsageLine",
     "product_token_from_user_agent",
     "validate_product_token",
 ]
@@ -215,6 +217,25 @@ class RobotsTxt:
             text=text,
             group=group,
         )
+
+    def usage_lines(self, url: str, agent: Agent) -> tuple[UsageLine, ...]:
+        """The Content-Signal and Content-Usage lines that apply to `url` for `agent`: none when
+        robots.txt disallows it (crawler.robots.usage_lines)."""
+        if self._policy is not None:
+            return ()
+        view = self._view(agent)
+        if not usage_lines(view):
+            return ()
+        target = match_target(url)
+        if not view.allowed(target):
+            return ()
+        return applying(view, target)
+
+    def all_usage_lines(self, agent: Agent) -> tuple[UsageLine, ...]:
+        """Every usage line of the groups that apply to `agent`, in file order."""
+        if self._policy is not None:
+            return ()
+        return usage_lines(self._view(agent))
 
     def crawl_delay(self, agent: Agent) -> float | None:
         """Seconds between requests the agent's group asks for; the largest if it says several."""

@@ -23,6 +23,7 @@ from crawler.robots.entry import RobotsEntry
 from crawler.robots.rates import RequestRate, TimeWindow
 from crawler.robots.txt import Explanation, RobotsOptions, RobotsTxt
 from crawler.stats import CARRIED_COUNTERS, CARRIED_FIGURES, CrawlStats, DeferredHost
+from crawler.usage.tdmrep import TdmRep
 
 __all__ = [
     "QueueRow",
@@ -193,10 +194,12 @@ def timing_from_row(row: Sequence[Any]) -> HostTiming:
 
 # --- robots.txt ---------------------------------------------------------------------------------
 
-RobotsRow = tuple[str, bytes, int | None, str | None, float, float, str, int, int, int, str]
+RobotsRow = tuple[
+    str, bytes, int | None, str | None, float, float, str, int, int, int, str, str | None
+]
 """origin, text (UTF-8 bytes, surrogate escapes back to the bytes they stood for), policy
 (NULL: parsed; 1 allow-all, 0 disallow-all), policy message, fetched_at, expires_at, reason,
-unreachable, failures, stale, hops (JSON array)."""
+unreachable, failures, stale, hops (JSON array), tdmrep (JSON: crawler.usage.TdmRep, or NULL)."""
 
 
 def robots_row(entry: RobotsEntry) -> RobotsRow:
@@ -213,12 +216,15 @@ def robots_row(entry: RobotsEntry) -> RobotsRow:
         entry.failures,
         int(entry.stale),
         compact_json(list(entry.hops)),
+        None if entry.tdmrep is None else compact_json(entry.tdmrep.to_json()),
     )
 
 
 def robots_from_row(row: Sequence[Any], options: RobotsOptions) -> RobotsEntry:
     origin, text, allowed, message, fetched_at, expires_at, reason = row[:7]
-    unreachable, failures, stale, hops = row[7:]
+    unreachable, failures, stale, hops = row[7:11]
+    # A row of a state before TDMRep (schema 4) has no tdmrep: not asked for.
+    tdmrep = TdmRep.from_json(json.loads(row[11])) if len(row) > 11 and row[11] else None
     policy = None
     if allowed is not None:
         policy = Explanation(allowed=bool(allowed), reason="policy", message=message)
@@ -233,6 +239,7 @@ def robots_from_row(row: Sequence[Any], options: RobotsOptions) -> RobotsEntry:
         failures,
         bool(stale),
         tuple(json.loads(hops)),
+        tdmrep,
     )
 
 

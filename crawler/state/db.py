@@ -1,12 +1,14 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
-Schema (version 4, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
-file the `queue.extra` column and the `fetches` table, a version 3 file `timings.pace`); the
+Schema (version 5, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
+file the `queue.extra` column and the `fetches` table, a version 3 file `timings.pace`, a version
+4 file `robots.tdmrep`); the
 frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
     robots                  one row per origin: the robots.txt text (or allow/disallow-all policy),
-                            fetch and expiry times, why, failures, redirect hops
+                            fetch and expiry times, why, failures, redirect hops, and the
+                            origin's tdmrep.json as read (JSON)
     timings                 one row per origin: rules (JSON), next start, backoff, failure streak,
                             requests, last start and answer, shortest gap, pages, pace (JSON:
                             what its answers taught, crawler.pace)
@@ -47,7 +49,7 @@ from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
@@ -93,7 +95,8 @@ _SCHEMA = (
         unreachable INTEGER NOT NULL,
         failures INTEGER NOT NULL,
         stale INTEGER NOT NULL,
-        hops TEXT NOT NULL
+        hops TEXT NOT NULL,
+        tdmrep TEXT
     )""",
     """CREATE TABLE timings (
         origin TEXT PRIMARY KEY,
@@ -117,6 +120,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: _HELD_TABLE,
     2: ("ALTER TABLE queue ADD COLUMN extra TEXT", *_FETCHES_TABLE),
     3: ("ALTER TABLE timings ADD COLUMN pace TEXT",),
+    4: ("ALTER TABLE robots ADD COLUMN tdmrep TEXT",),
 }
 """From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]

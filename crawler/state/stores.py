@@ -33,7 +33,7 @@ __all__ = ["SqliteHeldUrls", "SqliteHostTimingStore", "SqliteRobotsStore", "Sqli
 
 _ROBOTS_COLUMNS = (
     "origin, text, policy, policy_message, fetched_at, expires_at, reason, unreachable, "
-    "failures, stale, hops"
+    "failures, stale, hops, tdmrep"
 )
 _TIMING_COLUMNS = (
     "origin, rules, next_start, backoff_until, failure_streak, requests, last_start, "
@@ -143,7 +143,7 @@ class SqliteRobotsStore:
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._dirty:
             connection.executemany(
-                f"INSERT OR REPLACE INTO robots ({_ROBOTS_COLUMNS}) VALUES ({_marks(11)})",
+                f"INSERT OR REPLACE INTO robots ({_ROBOTS_COLUMNS}) VALUES ({_marks(12)})",
                 [robots_row(entry) for entry in self._dirty.values()],
             )
             self._dirty.clear()

@@ -8,6 +8,7 @@ urls.py      a URL coming in: bounds, traps, robots.txt, a redirect's next hop
 answers.py   an answer's fate: retry, redirect or read; what a recrawl's fetch found
 hosts.py     a due host's next request; what its robots.txt answer leads to
 sitemaps.py  the sitemaps a robots.txt names, the ones refused, a sitemap's record
+usage.py     a page's usage signals, and whether the crawl's purpose may use its text
 """
 
 from crawler.crawl.decide.answers import (
@@ -77,6 +78,7 @@ from crawler.crawl.decide.urls import (
     trap_detail,
     why_out,
 )
+from crawler.crawl.decide.usage import origin_signals, page_usage
 
 __all__ = [
     "ADDRESS_REFUSED",
@@ -127,7 +129,9 @@ __all__ = [
     "judge",
     "long_url_name",
     "next_request",
+    "origin_signals",
     "out_of_bounds",
+    "page_usage",
     "path_trap",
     "redirect_hop",
     "robots_fate",

@@ -1,0 +1,47 @@
+"""Which of the owner's usage signals apply to a page, and whether the crawl's purpose may use
+its text. Pure (crawler.usage reads what each signal says).
+
+A page's signals, in the order its record keeps them: the robots.txt lines that apply to its URL
+for our token (Content-Signal, Content-Usage of the longest matching path), its origin's
+tdmrep.json rule, its headers, its META tags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crawler.robots.entry import RobotsEntry
+from crawler.usage.signals import MAX_SIGNALS, UsageSignal, refusal
+
+__all__ = ["origin_signals", "page_usage"]
+
+
+def origin_signals(entry: RobotsEntry | None, url: str, token: str) -> list[UsageSignal]:
+    """The signals `url`'s origin gives in its robots.txt and tdmrep.json."""
+    if entry is None:
+        return []
+    signals = [
+        UsageSignal(line.key, f"robots.txt line {line.line}", line.value)
+        for line in entry.robots.usage_lines(url, token)
+    ]
+    if entry.tdmrep is not None:
+        rule = entry.tdmrep.signal_for(url)
+        if rule is not None:
+            signals.append(rule)
+    return signals
+
+
+def page_usage(
+    entry: RobotsEntry | None,
+    url: str,
+    token: str,
+    purpose: str,
+    said: Sequence[UsageSignal],
+) -> tuple[tuple[UsageSignal, ...], str | None]:
+    """The signals that apply to the page at `url` (its origin's, then `said`: its headers' and
+    META's), and why `purpose` may not use its text (None: it may)."""
+    signals = origin_signals(entry, url, token)
+    if not signals and not said:
+        return (), None
+    found = (*signals, *said)[:MAX_SIGNALS]
+    return found, refusal(found, purpose)
