@@ -97,6 +97,8 @@ class CrawlStats:
     """Hosts paced by a learned interval (their 429s and 503s) now."""
     queued: int = 0
     outcome: Outcome = "running"
+    purpose: str = "search"
+    """What the crawl is for (usage.purpose): what `usage_refused` counts refusals of."""
 
     def carry_over(self, saved: CrawlStats) -> None:
         """Take the figures that add up over runs from `saved` (an earlier run's), in place: a
@@ -180,5 +182,6 @@ LIVE_FIGURES = (
     "hosts_throttled",
     "queued",
     "outcome",
+    "purpose",
 )
 """The figures of `CrawlStats` that describe this run only (`runs` is the run store's count)."""

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "crawler._sqlite",
         "crawler.child",
     ),
+    ("crawler.usage",),
     ("crawler.robots", "crawler.page"),
     ("crawler.config", "crawler.identity"),
     ("crawler.politeness", "crawler.pace", "crawler.http"),
@@ -38,6 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Bottom first. A module may import its own layer (without a circle) and those below it."""
 
 PURE = (
+    "crawler.usage",
     "crawler.robots",
     "crawler.page",
     "crawler.canonical_urls",

@@ -90,7 +90,8 @@ def summary(
         f"{counted(stats.pages, 'page')} "
         f"({stats.pages_per_second:.1f}/s), {counted(stats.requests, 'request')}, "
         f"{counted(stats.robots_fetches, 'robots.txt fetch', 'robots.txt fetches')}, "
-        f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}"
+        + (f"{stats.tdmrep_fetches} tdmrep.json, " if stats.tdmrep_fetches else "")
+        + f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}"
         + (f", {stats.throttled} throttled (429/503, asked again)" if stats.throttled else ""),
         f"statuses: {_counts(stats.statuses)}",
         f"errors: {_counts(stats.errors)}",
@@ -127,6 +128,8 @@ def summary(
                 else ""
             )
         )
+    if stats.page_rules["with usage signals"] or stats.tdmrep_fetches:
+        lines.append(_usage_line(stats))
     if archive is not None:
         lines.append(
             f"warc: {counted(archive.records, 'record')} ({archive.revisits} revisits) in "
@@ -339,3 +342,16 @@ def resume_note(
             f"{_when(first.until, time.time())} ({first.reason})"
         )
     return note
+
+
+def _usage_line(stats: CrawlStats) -> str:
+    """What the owners' usage signals did to this crawl's purpose."""
+    rules = stats.page_rules
+    refused = stats.usage_refused
+    kinds = ", ".join(f"{kind} {count}" for kind, count in refused.most_common())
+    return (
+        f"usage (purpose {stats.purpose}): {counted(rules['with usage signals'], 'page')} with "
+        f"signals, {rules['usage refused']} refused"
+        + (f" ({kinds})" if kinds else "")
+        + (f"; {stats.tdmrep_fetches} tdmrep.json requests" if stats.tdmrep_fetches else "")
+    )

@@ -156,6 +156,7 @@ def stats_parts(stats: CrawlStats) -> dict[str, Any]:
             "pages_per_second": round(stats.pages_per_second, 3),
             "requests": stats.requests,
             "robots_fetches": stats.robots_fetches,
+            "tdmrep_fetches": stats.tdmrep_fetches,
             "sitemaps": stats.sitemaps,
             "sitemap_urls": stats.sitemap_urls,
             "bytes": stats.bytes,
@@ -174,6 +175,8 @@ def stats_parts(stats: CrawlStats) -> dict[str, Any]:
         "skips": dict(stats.skips.most_common()),
         "page_rules": dict(stats.page_rules),
         "changes": dict(stats.changes),
+        # Pages whose owners refuse the crawl's purpose, by the kind of signal that did.
+        "usage": {"purpose": stats.purpose, "refused": dict(stats.usage_refused.most_common())},
     }
 
 
@@ -251,6 +254,7 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
         "fetched",
         "requests",
         "robots_fetches",
+        "tdmrep_fetches",
         "sitemaps",
         "sitemap_urls",
         "bytes",
@@ -268,6 +272,9 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
     stats.skips.update(skips)
     stats.page_rules.update(_counts(document.get("page_rules") or {}))
     stats.changes.update(_counts(document.get("changes") or {}))
+    usage = document.get("usage") or {}
+    stats.purpose = str(usage.get("purpose") or "search")
+    stats.usage_refused.update(_counts(usage.get("refused") or {}))
     hosts = [
         HostReport(
             origin=str(host["origin"]),

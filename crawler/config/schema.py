@@ -331,9 +331,16 @@ class UsageConfig:
     """search: a search index whose results link to the pages. ai-input: pages given to an AI
     model as input when it answers (retrieval, grounding). ai-train: training or fine-tuning AI
     models."""
-    tdmrep: bool = True
-    """Ask each origin for /.well-known/tdmrep.json (TDMRep) after its robots.txt, at its pace,
-    and keep it as long as the robots.txt."""
+    tdmrep: Literal["auto", "always", "never"] = "auto"
+    """When to ask each origin for /.well-known/tdmrep.json (TDMRep) after its robots.txt, at its
+    pace, kept as long as the robots.txt: auto, when the purpose is one it speaks of (ai-input,
+    ai-train; a search crawl makes no request for it); always (its rules are then in every
+    page's record, for a later export for another purpose); never."""
+
+    def asks_tdmrep(self) -> bool:
+        if self.tdmrep == "auto":
+            return self.purpose != "search"
+        return self.tdmrep == "always"
 
 
 @dataclass(frozen=True, slots=True)

@@ -297,13 +297,11 @@ class Answers:
         change: Change,
     ) -> None:
         self._stats.changes[change] += 1
-        if page is not None:
-            self._count_rules(page)
-            if page.follow:
-                depth = item.depth + 1
-                offer = self._admission.offer
-                for link in page.links:
-                    offer(link, depth)
+        if page is not None and page.follow:
+            depth = item.depth + 1
+            offer = self._admission.offer
+            for link in page.links:
+                offer(link, depth)
         self._stats.fetched += 1
         usage: tuple[UsageSignal, ...] = ()
         refused = None
@@ -315,6 +313,7 @@ class Answers:
                 )
             if usage:
                 self._count_usage(page, usage, refused)
+            self._count_rules(page, refused is None)
         record = record_for(
             item,
             started_at,
@@ -335,9 +334,13 @@ class Answers:
             rules["usage refused"] += 1
             self._stats.usage_refused.update(refusing_kinds(usage, self._purpose))
 
-    def _count_rules(self, page: Page) -> None:
+    def _count_rules(self, page: Page, usable: bool) -> None:
         rules = self._stats.page_rules
-        rules["indexed" if page.index else "noindex"] += 1
+        if page.index:
+            # A page its owner refuses the crawl's purpose is counted under usage instead.
+            rules["indexed"] += usable
+        else:
+            rules["noindex"] += 1
         if not page.follow:
             rules["nofollow"] += 1
         if page.sections:

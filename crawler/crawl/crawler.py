@@ -95,7 +95,7 @@ class Crawler:
         self._open = False
         self._running = False
         self._finished_before = False
-        self.stats = CrawlStats()
+        self.stats = CrawlStats(purpose=self._config.usage.purpose)
         self._assemble(state if state is not None else MemoryCrawlState())
 
     def _assemble(self, state: CrawlState, coordinate: Coordinate | None = None) -> None:

@@ -171,7 +171,7 @@ def assemble(
         config.robots,
         polite,
         token=token,
-        tdmrep=config.usage.tdmrep,
+        tdmrep=config.usage.asks_tdmrep(),
         store=state.robots,
         fetcher=fetcher,
         reader=reader,

@@ -411,6 +411,7 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "times_fetched": 1,
         "times_changed": 0,
         "gone": False,
+        "usage": [],
         "text": "some body text",
         "nosnippet_text": "",
         "headings": "",

@@ -3,6 +3,7 @@ SQLite ones keep them across a close, a reopen and a kill."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -38,6 +39,7 @@ from crawler.state import (
 from crawler.state.db import SCHEMA_VERSION
 from crawler.state.seen import _DigestFilter
 from crawler.stats import CrawlStats, DeferredHost
+from crawler.usage.tdmrep import read_tdmrep
 
 A = "http://a.test"
 B = "https://b.test:8443"
@@ -556,7 +558,9 @@ def older_state_with_one_url(tmp_path: Path, reopen: Opener, version: int) -> No
     if version < 3:
         connection.execute("ALTER TABLE queue DROP COLUMN extra")
         connection.execute("DROP TABLE fetches")
-    connection.execute("ALTER TABLE timings DROP COLUMN pace")
+    if version < 4:
+        connection.execute("ALTER TABLE timings DROP COLUMN pace")
+    connection.execute("ALTER TABLE robots DROP COLUMN tdmrep")
     connection.execute(f"PRAGMA user_version = {version}")
     connection.commit()
     connection.close()
@@ -617,6 +621,27 @@ def test_a_version_3_state_gains_the_hosts_pace(tmp_path: Path, reopen: Opener) 
     state = reopen()
     kept = state.timings.get(A)
     assert kept is not None and (kept.pace.learned, kept.pace.refusals) == (2.5, 3)
+    state.close()
+
+
+def test_a_version_4_state_gains_the_origins_tdmrep(tmp_path: Path, reopen: Opener) -> None:
+    state = reopen()
+    state.robots.put(RobotsEntry(A, RobotsTxt.parse("User-agent: *\nAllow: /\n"), 1.0, 2.0, "ok"))
+    state.commit()
+    state.close()
+    older_state_with_one_url(tmp_path, reopen, 4)
+    state = reopen()
+    entry = state.robots.get(A)
+    assert entry is not None and entry.tdmrep is None  # a row written before TDMRep was asked
+    reservation = read_tdmrep(b'[{"location": "/x/", "tdm-reservation": 1}]', "status 200")
+    state.robots.put(dataclasses.replace(entry, tdmrep=reservation))
+    state.commit()
+    state.close()
+    state = reopen()
+    kept = state.robots.get(A)
+    assert kept is not None and kept.tdmrep == reservation
+    signal = kept.tdmrep.signal_for(f"{A}/x/page")
+    assert signal is not None and signal.reading().refuses() == ("ai-input", "ai-train")
     state.close()
 
 
