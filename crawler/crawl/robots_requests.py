@@ -31,6 +31,7 @@ from crawler.crawl.decide import (
     HOST_SKIPPED,
     REFUSAL_STATUSES,
     robots_fate,
+    usage_problems,
 )
 from crawler.crawl.hosts import Host, Slot
 from crawler.crawl.outlet import Outlet
@@ -175,6 +176,8 @@ class RobotsRequests:
                 host.timing.backoff_until - now,
             )
         else:
+            for problem in usage_problems(entry, self._token):
+                log.info("%s: %s", host.origin, problem)
             self.obey(host, entry)
 
     def _pace_hop(self, host: Host) -> Callable[[str], Awaitable[None]]:

@@ -351,6 +351,7 @@ def test_export_csv_is_a_header_and_a_row_per_page_of_single_values(tmp_path: Pa
         "follow",
         "follow_reason",
         "sections",
+        "usage",
     ]
     assert rows[0] == header
     home, failed = (dict(zip(header, row, strict=True)) for row in rows[1:])

@@ -113,6 +113,7 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "pages_per_second": 0.222,
         "requests": 25,
         "robots_fetches": 2,
+        "tdmrep_fetches": 0,
         "sitemaps": 0,
         "sitemap_urls": 0,
         "bytes": 3_500_000,

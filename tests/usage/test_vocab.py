@@ -123,10 +123,14 @@ def test_no_value_makes_a_reader_raise(kind: str, value: str) -> None:
     assert all(purpose in ("search", "ai-input", "ai-train") for purpose, _ in reading.says)
 
 
+def usage_table() -> str:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    return readme.split("<!-- usage table -->")[1].split("<!-- /usage table -->")[0]
+
+
 def test_the_readmes_table_says_what_the_readers_do() -> None:
     """Each row of the README's usage table: a signal and value, and the purposes it refuses."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    table = readme.split("<!-- usage table -->")[1].split("<!-- /usage table -->")[0]
+    table = usage_table()
     rows = re.findall(r"^\| `([^`]+)` \| `([^`]*)` \| ([^|]*) \|", table, re.MULTILINE)
     assert len(rows) >= 10
     for kind, value, refuses in rows:
@@ -136,5 +140,4 @@ def test_the_readmes_table_says_what_the_readers_do() -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_is_in_the_readmes_table(kind: str) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    assert f"| `{kind}` |" in readme.split("<!-- usage table -->")[1].split("<!-- /usage table -->")[0]
+    assert f"| `{kind}` |" in usage_table()

@@ -78,7 +78,7 @@ from crawler.crawl.decide.urls import (
     trap_detail,
     why_out,
 )
-from crawler.crawl.decide.usage import origin_signals, page_usage
+from crawler.crawl.decide.usage import origin_signals, page_usage, usage_problems
 
 __all__ = [
     "ADDRESS_REFUSED",
@@ -141,5 +141,6 @@ __all__ = [
     "sitemaps_named",
     "trap_detail",
     "unchanged_by_lastmod",
+    "usage_problems",
     "why_out",
 ]

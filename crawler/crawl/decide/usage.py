@@ -12,8 +12,9 @@ from collections.abc import Sequence
 
 from crawler.robots.entry import RobotsEntry
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal, refusal
+from crawler.usage.vocab import read_signal
 
-__all__ = ["origin_signals", "page_usage"]
+__all__ = ["origin_signals", "page_usage", "usage_problems"]
 
 
 def origin_signals(entry: RobotsEntry | None, url: str, token: str) -> list[UsageSignal]:
@@ -45,3 +46,18 @@ def page_usage(
         return (), None
     found = (*signals, *said)[:MAX_SIGNALS]
     return found, refusal(found, purpose)
+
+
+def usage_problems(entry: RobotsEntry, token: str) -> list[str]:
+    """What the origin's usage lines (those of our groups) and tdmrep.json say that cannot be
+    read, each ignored: for the crawl's log, as `crawl robots` shows it."""
+    problems = []
+    for line in entry.robots.all_usage_lines(token):
+        said = f"robots.txt line {line.line} {line.key}: {line.value}"
+        reading = read_signal(line.key, line.value)
+        problems += [
+            f"{said}: {problem}" for problem in (line.problem, *reading.problems) if problem
+        ]
+    if entry.tdmrep is not None:
+        problems += [f"tdmrep.json: {problem}" for problem in entry.tdmrep.problems]
+    return problems
