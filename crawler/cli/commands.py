@@ -136,7 +136,7 @@ def _print_usage_lines(lines: Sequence[UsageLine], agent: str, purpose: str) -> 
         refuses = ", ".join(reading.refuses())
         said = f"refuses {refuses}" if refuses else "refuses nothing"
         if line.problem is None and purpose in reading.refuses():
-            said += " (the crawl's purpose, where the line applies)"
+            said += f", the purpose asked ({purpose}), where the line applies"
         print(f"    line {line.line} {_usage_text(line)}: {said}")
         for problem in (line.problem, *reading.problems):
             if problem is not None:

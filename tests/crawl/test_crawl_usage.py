@@ -374,3 +374,15 @@ async def test_what_cannot_be_read_is_ignored_and_said_in_the_log(
         "yes or no, ignored" in said
     )
     assert f"{origin}: tdmrep.json: rule 1: no location that is a path, skipped" in said
+
+
+async def test_pages_read_in_the_readers_process_keep_their_meta_signals() -> None:
+    async with LoopbackWeb(A, B) as net:
+        seeds = build(net)
+        records, crawler = await run(
+            make_config(usage={"purpose": "ai-train"}, page={"reader": "process"}), seeds
+        )
+    assert crawler.pages_read_beside
+    pages = {key(record): record for record in records}
+    assert {path for path, record in pages.items() if not record.index} == REFUSED["ai-train"]
+    assert pages["/meta-noai"].usage[0].source == "meta robots"
