@@ -138,7 +138,9 @@ class RobotsCache:
             tdmrep = None
             if self._tdmrep_token is not None:
                 tdmrep, last = await self._tdmrep(origin, robots, pace)
-                answer = last or answer
+                # When the host last answered; a failed tdmrep.json request is no failure of
+                # the robots.txt's.
+                answer = last if isinstance(last, Response) else answer
             return self._entry(origin, robots, decision.reason, hops, answer, tdmrep)
         if not decision.retry:
             robots = RobotsTxt.disallow_all(decision.reason)

@@ -164,3 +164,56 @@ async def test_legacy_options_reach_the_parser() -> None:
     web = FakeWeb({ORIGIN + "/robots.txt": [ok(body)]})
     entry = await web.cache(split_values=True).get(ORIGIN)
     assert not entry.robots.can_fetch(ORIGIN + "/spool/x", "PoliteBot")
+
+
+TDMREP = ORIGIN + "/.well-known/tdmrep.json"
+
+
+def tdmrep_cache(web: FakeWeb) -> RobotsCache:
+    settings = RobotsConfig(cache_ttl=100.0, retry_initial=10.0, retry_max=40.0)
+    return RobotsCache(settings, web.get, clock=lambda: web.now, tdmrep_token="PoliteBot")
+
+
+@pytest.mark.parametrize(
+    ("answers", "reason", "requests"),
+    [
+        ([ok('[{"location": "/", "tdm-reservation": 1}]')], "status 200", 1),
+        ([(404, "", {})], "status 404: no file", 1),
+        ([(503, "", {})], "status 503: no reservation from the file", 1),
+        ([FetchFailure(TDMREP, "timeout", "read timed out")], "unreachable (timeout): no", 1),
+        (
+            [(301, "", {"Location": "/tdm.json"})],
+            "status 200",  # followed within the origin, to the file
+            2,
+        ),
+        (
+            [(302, "", {"Location": "https://elsewhere.test/tdmrep.json"})],
+            "status 302: redirects to another origin, not followed",
+            1,
+        ),
+    ],
+)
+async def test_tdmrep_json_follows_robots_txt_and_every_outcome_is_an_entry_that_lets_pages_in(
+    answers: list[Answer], reason: str, requests: int
+) -> None:
+    web = FakeWeb(
+        {
+            ORIGIN + "/robots.txt": [ok("User-agent: *\nAllow: /\n")],
+            TDMREP: answers,
+            ORIGIN + "/tdm.json": [ok("[]")],
+        }
+    )
+    entry = await tdmrep_cache(web).get(ORIGIN)
+    assert web.requests[0] == ORIGIN + "/robots.txt" and len(web.requests) == 1 + requests
+    assert not entry.unreachable and entry.error is None
+    assert entry.tdmrep is not None and entry.tdmrep.reason.startswith(reason)
+
+
+async def test_tdmrep_json_is_not_asked_where_robots_txt_disallows_it_or_lets_nothing_in() -> None:
+    web = FakeWeb({ORIGIN + "/robots.txt": [ok("User-agent: *\nDisallow: /.well-known/\n")]})
+    entry = await tdmrep_cache(web).get(ORIGIN)
+    assert web.requests == [ORIGIN + "/robots.txt"]
+    assert entry.tdmrep is not None and entry.tdmrep.reason == "not asked: robots.txt disallows it"
+    web = FakeWeb({ORIGIN + "/robots.txt": [(503, "", {})]})
+    entry = await tdmrep_cache(web).get(ORIGIN)
+    assert web.requests == [ORIGIN + "/robots.txt"] and entry.tdmrep is None
