@@ -13,7 +13,8 @@ The rules this module keeps:
   crawler.state (with their fetch and expiry times, so a resumed crawl keeps its cache).
 - With `tdmrep_token`, rules that let the crawl in (a parsed file, or none to be had) are
   followed by the origin's /.well-known/tdmrep.json (TDMRep section 6.1), if they allow it for
-  that token: paced as a redirect hop is, redirects followed within the origin, read by
+  that token: paced as a redirect hop is, by the pace those rules ask (their Crawl-delay,
+  Request-rate, Visit-time), redirects followed within the origin, read by
   crawler.usage.tdmrep and kept in the entry. A 4xx is no file; a failure or a 5xx is no
   reservation from the file until the entry is fetched again. Either way it is never a reason to
   hold the origin's pages back: their own headers and META still speak.
@@ -37,9 +38,11 @@ __all__ = ["RobotsCache"]
 
 Get = Callable[[str, int], Awaitable[Response | FetchFailure]]
 """`get(url, max_bytes)`: one request, redirects not followed."""
-Pace = Callable[[str], Awaitable[None]]
-"""`pace(url)`: awaited before each redirect hop of a robots.txt fetch, with the hop's URL: a
-hop is a request to its host like any other, and waits its turn."""
+Pace = Callable[[str, RobotsTxt | None], Awaitable[bool]]
+"""`pace(url, rules)`: awaited before each redirect hop of a robots.txt fetch, with the hop's URL
+(a hop is a request to its host like any other, and waits its turn), and before the tdmrep.json
+request with the rules just read, which it waits by; False: do not make that request (the rules
+retire the host)."""
 
 
 class RobotsCache:
@@ -104,7 +107,7 @@ class RobotsCache:
         redirects = 0
         while True:
             if hops and pace is not None:
-                await pace(url)
+                await pace(url, None)
             hops.append(url)
             answer = await self._get(url, MAX_BODY_BYTES)
             if isinstance(answer, FetchFailure):
@@ -174,8 +177,8 @@ class RobotsCache:
             return TdmRep("not asked: robots.txt disallows it"), None
         answer: Response | FetchFailure | None = None
         for _ in range(MAX_REDIRECTS + 1):
-            if pace is not None:
-                await pace(url)
+            if pace is not None and not await pace(url, robots):
+                return TdmRep("not asked: the host is not crawled by its rules"), answer
             answer = await self._get(url, MAX_TDMREP_BYTES)
             if isinstance(answer, FetchFailure):
                 why = f"unreachable ({answer.kind}): no reservation from the file"

@@ -46,6 +46,7 @@ from crawler.output.records import Skip
 from crawler.output.warc import Exchange
 from crawler.politeness import HostRules, Politeness
 from crawler.robots.entry import RobotsEntry, RobotsStore
+from crawler.robots.txt import RobotsTxt
 from crawler.stats import CrawlStats, SkipReason
 from crawler.urls import origin_of
 from crawler.usage.tdmrep import TDMREP_PATH
@@ -180,14 +181,21 @@ class RobotsRequests:
                 log.info("%s: %s", host.origin, problem)
             self.obey(host, entry)
 
-    def _pace_hop(self, host: Host) -> Callable[[str], Awaitable[None]]:
+    def _pace_hop(self, host: Host) -> Callable[[str, RobotsTxt | None], Awaitable[bool]]:
         """A robots.txt redirect to the same origin is one more request to it: it waits the
-        host's interval (or backoff, or visit window) like any other, and counts as a start."""
+        host's interval (or backoff, or visit window) like any other, and counts as a start. So
+        does the tdmrep.json request after it, by the rules the robots.txt just gave (`robots`);
+        unless those rules retire the host (a Crawl-delay over the cap, with `skip`): False."""
 
-        async def pace(url: str) -> None:
+        async def pace(url: str, robots: RobotsTxt | None) -> bool:
             if origin_of(url) != host.origin:
-                return  # another host's first request: its own robots.txt comes later
+                return True  # another host's first request: its own robots.txt comes later
             politeness = self._politeness
+            if robots is not None:
+                rules = HostRules.from_robots(robots, self._token)
+                if self._skip_over_cap and politeness.crawl_delay_over_cap(rules):
+                    return False
+                politeness.rules_changed(host.timing, rules)
             # The hop before has just answered: from here the interval runs, as after any
             # answer (with one request at a time per host).
             politeness.on_answer(host.timing, self._clock.now())
@@ -195,6 +203,7 @@ class RobotsRequests:
             if wait > 0:
                 await asyncio.sleep(wait)
             politeness.on_start(host.timing, self._clock.now())
+            return True
 
         return pace
 

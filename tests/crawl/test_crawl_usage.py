@@ -16,7 +16,7 @@ import pytest
 from support.commands import crawl_beside_servers, crawl_command
 from support.crawling import make_config, run
 from support.keyvalue import StateServer
-from support.loopback import LoopbackWeb
+from support.loopback import EPSILON, LoopbackWeb
 from warcio.archiveiterator import ArchiveIterator
 
 from crawler import Crawler
@@ -386,3 +386,28 @@ async def test_pages_read_in_the_readers_process_keep_their_meta_signals() -> No
     pages = {key(record): record for record in records}
     assert {path for path, record in pages.items() if not record.index} == REFUSED["ai-train"]
     assert pages["/meta-noai"].usage[0].source == "meta robots"
+
+
+async def test_the_tdmrep_json_request_waits_the_pace_the_robots_txt_just_asked() -> None:
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("User-agent: *\nCrawl-delay: 0.4\nAllow: /\n")
+        site.page("/", "/next")
+        site.page("/next")
+        await run(make_config(usage={"purpose": "ai-train"}), [site.url("/")])
+        assert net.paths(A) == ["/robots.txt", TDMREP_PATH, "/", "/next"]
+        times = net.times(A)
+    assert min(later - earlier for earlier, later in itertools.pairwise(times)) >= 0.4 - EPSILON
+
+
+async def test_a_host_its_robots_txt_retires_is_not_asked_for_its_tdmrep_json() -> None:
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        site.robots("User-agent: *\nCrawl-delay: 100000\n")
+        site.page("/")
+        config = make_config(
+            usage={"purpose": "ai-train"}, politeness={"over_max_crawl_delay": "skip"}
+        )
+        records, _ = await run(config, [site.url("/")])
+        assert net.paths(A) == ["/robots.txt"]
+    assert records == []
