@@ -84,7 +84,7 @@ def workers_summary(shards: Sequence[Path]) -> str:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             missing.append(shard.name)
             continue
-        for key in ("pages", "requests", "robots_fetches", "bytes"):
+        for key in ("pages", "requests", "robots_fetches", "tdmrep_fetches", "bytes"):
             figures[key] = figures.get(key, 0) + float(counts.get(key, 0))
     if len(missing) == len(shards):
         return ""
@@ -93,7 +93,9 @@ def workers_summary(shards: Sequence[Path]) -> str:
     lines = [
         f"all {len(shards)} workers: {pages} pages ({rate:.1f}/s over {longest:.1f} s), "
         f"{int(figures['requests'])} requests, {int(figures['robots_fetches'])} robots.txt "
-        f"fetches, {figures['bytes'] / 1e6:.1f} MB, {skips} skipped, {errors} errors"
+        "fetches, "
+        + (f"{int(figures['tdmrep_fetches'])} tdmrep.json, " if figures["tdmrep_fetches"] else "")
+        + f"{figures['bytes'] / 1e6:.1f} MB, {skips} skipped, {errors} errors"
     ]
     if missing:
         lines.append(f"no summary from {', '.join(missing)} (stopped before it wrote one)")
