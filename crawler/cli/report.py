@@ -119,7 +119,13 @@ def summary(
     if stats.page_rules:
         rules = stats.page_rules
         lines.append(
-            f"pages read: {rules['indexed']} indexed, {rules['noindex']} noindex, "
+            f"pages read: {rules['indexed']} indexed, "
+            + (
+                f"{rules['usage refused']} refused for the purpose (usage below), "
+                if rules["usage refused"]
+                else ""
+            )
+            + f"{rules['noindex']} noindex, "
             f"{rules['nofollow']} nofollow, {rules['with sections']} with exclusion sections, "
             f"{rules['links not followed']} links not followed"
             + (

@@ -50,6 +50,7 @@ from crawler.output.index_schema import (
 from crawler.output.index_writes import (
     INDEX_CHUNK_PAGES,
     index_chunk,
+    keeps_text,
     unindexed_count,
     write_batch,
 )
@@ -179,7 +180,8 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
                         write_batch(connection, item)
                         self._written += len(item)
                         self._unindexed += sum(
-                            isinstance(record, PageRecord) and record.index for record in item
+                            isinstance(record, PageRecord) and keeps_text(record)
+                            for record in item
                         )
                 except Exception as error:  # whatever the cause, a lost batch must reach the crawl
                     self._fail(error)

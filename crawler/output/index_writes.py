@@ -27,7 +27,7 @@ from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 from crawler.usage.purposes import refused_bits
 from crawler.usage.signals import refused_purposes
 
-__all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "unindexed_count", "write_batch"]
+__all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "keeps_text", "unindexed_count", "write_batch"]
 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
@@ -168,7 +168,7 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
             marked(record.nosnippet_text),
         ]
         for record in pages.values()
-        if _indexable(record)
+        if keeps_text(record)
     ]
     replaced = [(old[url],) for url in pages if url in old]
     if replaced:  # fetched before: these URLs' old words and texts go first
@@ -197,7 +197,7 @@ def index_chunk(connection: sqlite3.Connection) -> bool:
     return left
 
 
-def _indexable(record: PageRecord) -> bool:
+def keeps_text(record: PageRecord) -> bool:
     """Its robots rules let its text be indexed: the index keeps the text of a page the crawl's
     purpose may not use, for a search or export for another purpose."""
     return record.index or record.usage_refusal is not None

@@ -24,7 +24,7 @@ from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.config import Config
 from crawler.output.export import export_pages
 from crawler.output.records import PageRecord
-from crawler.output.search import search
+from crawler.output.search import not_yet_searchable, search
 from crawler.output.warc import warc_files
 from crawler.usage.tdmrep import TDMREP_PATH
 
@@ -411,3 +411,18 @@ async def test_a_host_its_robots_txt_retires_is_not_asked_for_its_tdmrep_json() 
         records, _ = await run(config, [site.url("/")])
         assert net.paths(A) == ["/robots.txt"]
     assert records == []
+
+
+async def test_a_crawl_whose_every_page_is_refused_still_makes_them_searchable_for_others(
+    tmp_path: Path,
+) -> None:
+    async with LoopbackWeb(B) as net:
+        other = net[B]
+        other.robots(ROBOTS_B)
+        other.page("/", "/b1", body="<p>wordB</p>")
+        other.page("/b1", body="<p>wordBb1</p>")
+        records, _ = await run(config("ai-train"), [other.url("/")], data_dir=tmp_path)
+    assert [record.index for record in records] == [False, False]
+    assert not_yet_searchable(tmp_path) == 0
+    assert search(tmp_path, "wordB", purpose="ai-train") == []
+    assert [hit.url for hit in search(tmp_path, "wordB", purpose="search")] == [other.url("/")]
