@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Main content extraction: quality and speed of ours beside trafilatura and Resiliparse, on the
+same real pages with hand-made truth, in one process, one core.
+
+    python benchmarks/bench_extract.py --data DIR [--rounds 3] [--only ours,trafilatura,...]
+        [--json]
+
+DIR is a checkout of Zyte's article extraction benchmark (MIT; nobody here wrote it):
+
+    git clone https://github.com/scrapinghub/article-extraction-benchmark DIR
+
+181 news and blog pages from as many sites, `html/<id>.html.gz`, and `ground-truth.json`, each
+page's article body as a person marked it (`articleBody`). The score is that benchmark's own
+(`evaluate.py`): each page's text and its truth cut into 4-word shingles; true positives, false
+positives and false negatives counted per page and normalised by the page's total, so a long page
+weighs no more than a short one; precision and recall the means over the pages (of those with
+anything predicted, and with anything true), F1 from the two means.
+
+The contenders, each given the page's bytes and URL:
+
+    ours, text         crawler.page.read.read_page(...).text: the visible text the index
+                       holds today (no script, style, nav or noscript; noindex sections out)
+    trafilatura        trafilatura.extract(html, url=url): its default, plain text
+    trafilatura prec.  the same with favor_precision=True
+    resiliparse        resiliparse.extract.html2text.extract_plain_text(HTMLTree.parse_from_bytes
+                       (body, encoding), main_content=True)
+
+Speed is pages/s of the extraction alone over all the pages (decompression and file reads
+before, untimed), the median of --rounds rounds, in this one process: one core. trafilatura and
+Resiliparse come with the bench extras (`pip install -e '.[bench]'`).
+
+Exit status: 0 when the benchmark ran, 1 when DIR is no such checkout or a contender is not
+installed, 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from support.machine import machine
+
+Extract = Callable[[bytes, str], str]
+
+
+def ours_text() -> Extract:
+    from crawler.page.read import read_page
+
+    return lambda body, url: read_page(body, url).text
+
+
+def trafilatura_text(**options: Any) -> Extract:
+    import trafilatura
+
+    def extract(body: bytes, url: str) -> str:
+        return trafilatura.extract(body, url=url, **options) or ""
+
+    return extract
+
+
+def resiliparse_text() -> Extract:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import detect_encoding
+    from resiliparse.parse.html import HTMLTree
+
+    def extract(body: bytes, url: str) -> str:
+        tree = HTMLTree.parse_from_bytes(body, detect_encoding(body))
+        return str(extract_plain_text(tree, main_content=True))
+
+    return extract
+
+
+CONTENDERS: dict[str, Callable[[], Extract]] = {
+    "ours, text": ours_text,
+    "trafilatura": trafilatura_text,
+    "trafilatura prec.": lambda: trafilatura_text(favor_precision=True),
+    "resiliparse": resiliparse_text,
+}
+SHORT = {"ours": "ours, text", "trafilatura": "trafilatura", "precision": "trafilatura prec."}
+
+
+# --- the score: the benchmark's evaluate.py ------------------------------------------------------
+
+_TOKEN = re.compile(r"\w+", re.UNICODE | re.MULTILINE | re.IGNORECASE | re.DOTALL)
+
+
+def _shingles(text: str, n: int = 4) -> Counter[tuple[str, ...]]:
+    tokens = _TOKEN.findall(text or "")
+    return Counter(
+        tuple(tokens[i : i + n]) for i in range(max(1, len(tokens) - n + 1)) if tokens[i : i + n]
+    )
+
+
+def tp_fp_fn(true: str, predicted: str) -> tuple[float, float, float]:
+    truth, guess = _shingles(true), _shingles(predicted)
+    tp = fp = fn = 0.0
+    for key in truth.keys() | guess.keys():
+        t, p = truth.get(key, 0), guess.get(key, 0)
+        tp += min(t, p)
+        fp += max(0, p - t)
+        fn += max(0, t - p)
+    total = tp + fp + fn
+    return (tp / total, fp / total, fn / total) if total else (0.0, 0.0, 0.0)
+
+
+def _precision(tp: float, fp: float, fn: float) -> float:
+    if fp == fn == 0:
+        return 1.0
+    return 0.0 if tp == fp == 0 else tp / (tp + fp)
+
+
+def _recall(tp: float, fp: float, fn: float) -> float:
+    if fp == fn == 0:
+        return 1.0
+    return 0.0 if tp == fn == 0 else tp / (tp + fn)
+
+
+def score(counts: list[tuple[float, float, float]]) -> dict[str, float]:
+    precision = statistics.mean(_precision(*c) for c in counts if c[0] + c[1] > 0)
+    recall = statistics.mean(_recall(*c) for c in counts if c[0] + c[2] > 0)
+    return {
+        "f1": 2 * precision * recall / (precision + recall),
+        "precision": precision,
+        "recall": recall,
+    }
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+def load(directory: Path) -> list[tuple[str, bytes, str, str]]:
+    """(id, body, url, true text) of every page."""
+    truth = json.loads((directory / "ground-truth.json").read_text(encoding="utf-8"))
+    return [
+        (
+            key,
+            gzip.decompress((directory / "html" / f"{key}.html.gz").read_bytes()),
+            item["url"],
+            item.get("articleBody", ""),
+        )
+        for key, item in sorted(truth.items())
+    ]
+
+
+def measure(
+    extract: Extract, pages: list[tuple[str, bytes, str, str]], rounds: int
+) -> dict[str, Any]:
+    outputs = [extract(body, url) for _, body, url, _ in pages]  # also warms up
+    seconds = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _, body, url, _ in pages:
+            extract(body, url)
+        seconds.append(time.perf_counter() - start)
+    counts = [tp_fp_fn(true, out) for (_, _, _, true), out in zip(pages, outputs, strict=True)]
+    return {
+        **score(counts),
+        "pages_per_second": len(pages) / statistics.median(seconds),
+        "rounds_pages_per_second": [len(pages) / s for s in seconds],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", help="comma-separated: ours, trafilatura, precision, resiliparse")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    names = list(CONTENDERS)
+    if args.only:
+        names = [SHORT.get(name.strip(), name.strip()) for name in args.only.split(",")]
+        unknown = [name for name in names if name not in CONTENDERS]
+        if unknown:
+            parser.error(f"unknown contender {', '.join(unknown)}")
+    if not (args.data / "ground-truth.json").is_file():
+        print(
+            f"bench_extract: {args.data} holds no ground-truth.json (see --help)", file=sys.stderr
+        )
+        return 1
+    pages = load(args.data)
+    results: dict[str, Any] = {}
+    for name in names:
+        try:
+            extract = CONTENDERS[name]()
+        except ImportError as error:
+            print(f"bench_extract: {name} is not installed ({error})", file=sys.stderr)
+            return 1
+        print(f"{name} ...", file=sys.stderr)
+        results[name] = measure(extract, pages, args.rounds)
+    facts = machine("trafilatura", "resiliparse", "selectolax")
+    if args.json:
+        print(json.dumps({"machine": facts, "pages": len(pages), "results": results}, indent=2))
+        return 0
+    print(", ".join(f"{key} {value}" for key, value in facts.items()))
+    print(f"{len(pages)} pages of {args.data} (Zyte's article extraction benchmark); one core\n")
+    print(f"{'contender':<20} {'F1':>6} {'prec.':>6} {'recall':>6} {'pages/s':>9}  by round")
+    for name, result in results.items():
+        rounds = " ".join(f"{rate:,.0f}" for rate in result["rounds_pages_per_second"])
+        print(
+            f"{name:<20} {result['f1']:6.3f} {result['precision']:6.3f} {result['recall']:6.3f} "
+            f"{result['pages_per_second']:9,.0f}  {rounds}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
