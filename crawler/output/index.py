@@ -180,8 +180,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
                         write_batch(connection, item)
                         self._written += len(item)
                         self._unindexed += sum(
-                            isinstance(record, PageRecord) and keeps_text(record)
-                            for record in item
+                            isinstance(record, PageRecord) and keeps_text(record) for record in item
                         )
                 except Exception as error:  # whatever the cause, a lost batch must reach the crawl
                     self._fail(error)
