@@ -24,6 +24,8 @@ The contenders, each given the page's bytes and URL:
     trafilatura prec.  the same with favor_precision=True
     resiliparse        resiliparse.extract.html2text.extract_plain_text(HTMLTree.parse_from_bytes
                        (body, encoding), main_content=True)
+    prototype          benchmarks/rivals/extract_prototype.py: a first readability-style pass
+                       on selectolax in Python, the experiment issue 38's extractor starts from
 
 Speed is pages/s of the extraction alone over all the pages (decompression and file reads
 before, untimed), the median of --rounds rounds, in this one process: one core. trafilatura and
@@ -79,11 +81,18 @@ def resiliparse_text() -> Extract:
     return extract
 
 
+def prototype_text() -> Extract:
+    from rivals.extract_prototype import extract
+
+    return extract
+
+
 CONTENDERS: dict[str, Callable[[], Extract]] = {
     "ours, text": ours_text,
     "trafilatura": trafilatura_text,
     "trafilatura prec.": lambda: trafilatura_text(favor_precision=True),
     "resiliparse": resiliparse_text,
+    "prototype": prototype_text,
 }
 SHORT = {"ours": "ours, text", "trafilatura": "trafilatura", "precision": "trafilatura prec."}
 
@@ -173,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, metavar="DIR")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", help="comma-separated: ours, trafilatura, precision, resiliparse")
+    parser.add_argument(
+        "--only", help="comma-separated: ours, trafilatura, precision, resiliparse, prototype"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     names = list(CONTENDERS)
