@@ -5,16 +5,27 @@ same real pages with hand-made truth, in one process, one core.
     python benchmarks/bench_extract.py --data DIR [--rounds 3] [--only ours,trafilatura,...]
         [--json]
 
-DIR is a checkout of Zyte's article extraction benchmark (MIT; nobody here wrote it):
+DIR is one of two sets of real pages with hand-made truth, nobody's here:
 
-    git clone https://github.com/scrapinghub/article-extraction-benchmark DIR
+- Zyte's article extraction benchmark (MIT), the set to measure on:
 
-181 news and blog pages from as many sites, `html/<id>.html.gz`, and `ground-truth.json`, each
-page's article body as a person marked it (`articleBody`). The score is that benchmark's own
-(`evaluate.py`): each page's text and its truth cut into 4-word shingles; true positives, false
-positives and false negatives counted per page and normalised by the page's total, so a long page
-weighs no more than a short one; precision and recall the means over the pages (of those with
-anything predicted, and with anything true), F1 from the two means.
+      git clone https://github.com/scrapinghub/article-extraction-benchmark DIR
+
+  181 news and blog pages from as many sites, `html/<id>.html.gz`, and `ground-truth.json`, each
+  page's article body as a person marked it (`articleBody`). The score is that benchmark's own
+  (`evaluate.py`): each page's text and its truth cut into 4-word shingles; true positives, false
+  positives and false negatives counted per page and normalised by the page's total, so a long
+  page weighs no more than a short one; precision and recall the means over the pages (of those
+  with anything predicted, and with anything true), F1 from the two means.
+- trafilatura's evaluation set (Apache-2.0; the pages are the web's), the set to tune on:
+
+      git clone https://github.com/adbar/trafilatura && DIR=trafilatura/tests
+
+  990 pages in many languages (`cache/`, `eval/`), and `evaldata.json`: for each, up to six
+  snippets its main content holds (`with`) and up to six it must not (`without`). The score is
+  that set's own (`eval_common.py`): a `with` snippet found in the text (whitespace folded) is a
+  true positive, one missed a false negative; a `without` snippet found is a false positive;
+  counted over all pages, precision and recall of the totals.
 
 The contenders, each given the page's bytes and URL:
 
@@ -56,8 +67,18 @@ Extract = Callable[[bytes, str], str]
 
 def ours_text() -> Extract:
     from crawler.page.read import read_page
+    from crawler.urls import InvalidUrlError, normalize_url
 
-    return lambda body, url: read_page(body, url).text
+    def extract(body: bytes, url: str) -> str:
+        # read_page takes the normal URL the crawl fetched: a set's URL may lack its path's
+        # slash, and trafilatura's set names some pages by a key that is no URL.
+        try:
+            url = normalize_url(url)
+        except InvalidUrlError:
+            url = "https://page.invalid/"
+        return read_page(body, url).text
+
+    return extract
 
 
 def trafilatura_text(**options: Any) -> Extract:
@@ -146,8 +167,40 @@ def score(counts: list[tuple[float, float, float]]) -> dict[str, float]:
 # --- the run -------------------------------------------------------------------------------------
 
 
+def load_snippets(directory: Path) -> list[tuple[str, bytes, str, dict[str, list[str]]]]:
+    """(file, body, url, {"with": [...], "without": [...]}) of every page of trafilatura's set."""
+    data = json.loads((directory / "evaldata.json").read_text(encoding="utf-8"))
+    pages = []
+    for url, item in sorted(data.items()):
+        for where in ("cache", "eval"):
+            path = directory / where / item["file"]
+            if path.is_file():
+                pages.append((item["file"], path.read_bytes(), url, item))
+                break
+    return pages
+
+
+def _folded(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def snippet_score(
+    pages: list[tuple[str, bytes, str, dict[str, list[str]]]], outputs: list[str]
+) -> dict[str, float]:
+    tp = fp = fn = 0
+    for (_, _, _, item), output in zip(pages, outputs, strict=True):
+        text = _folded(output)
+        found = sum(_folded(snippet) in text for snippet in item["with"])
+        tp, fn = tp + found, fn + len(item["with"]) - found
+        fp += sum(_folded(snippet) in text for snippet in item["without"])
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"f1": f1, "precision": precision, "recall": recall}
+
+
 def load(directory: Path) -> list[tuple[str, bytes, str, str]]:
-    """(id, body, url, true text) of every page."""
+    """(id, body, url, true text) of every page of Zyte's set."""
     truth = json.loads((directory / "ground-truth.json").read_text(encoding="utf-8"))
     return [
         (
@@ -170,9 +223,13 @@ def measure(
         for _, body, url, _ in pages:
             extract(body, url)
         seconds.append(time.perf_counter() - start)
-    counts = [tp_fp_fn(true, out) for (_, _, _, true), out in zip(pages, outputs, strict=True)]
+    if pages and isinstance(pages[0][3], dict):
+        quality = snippet_score(pages, outputs)
+    else:
+        counts = [tp_fp_fn(true, out) for (_, _, _, true), out in zip(pages, outputs, strict=True)]
+        quality = score(counts)
     return {
-        **score(counts),
+        **quality,
         "pages_per_second": len(pages) / statistics.median(seconds),
         "rounds_pages_per_second": [len(pages) / s for s in seconds],
     }
@@ -193,12 +250,18 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [name for name in names if name not in CONTENDERS]
         if unknown:
             parser.error(f"unknown contender {', '.join(unknown)}")
-    if not (args.data / "ground-truth.json").is_file():
+    pages: list[Any]
+    if (args.data / "ground-truth.json").is_file():
+        pages, what = load(args.data), "Zyte's article extraction benchmark"
+    elif (args.data / "evaldata.json").is_file():
+        pages, what = load_snippets(args.data), "trafilatura's evaluation set"
+    else:
         print(
-            f"bench_extract: {args.data} holds no ground-truth.json (see --help)", file=sys.stderr
+            f"bench_extract: {args.data} holds neither ground-truth.json nor evaldata.json "
+            "(see --help)",
+            file=sys.stderr,
         )
         return 1
-    pages = load(args.data)
     results: dict[str, Any] = {}
     for name in names:
         try:
@@ -213,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"machine": facts, "pages": len(pages), "results": results}, indent=2))
         return 0
     print(", ".join(f"{key} {value}" for key, value in facts.items()))
-    print(f"{len(pages)} pages of {args.data} (Zyte's article extraction benchmark); one core\n")
+    print(f"{len(pages)} pages of {args.data} ({what}); one core\n")
     print(f"{'contender':<20} {'F1':>6} {'prec.':>6} {'recall':>6} {'pages/s':>9}  by round")
     for name, result in results.items():
         rounds = " ".join(f"{rate:,.0f}" for rate in result["rounds_pages_per_second"])
