@@ -20,6 +20,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.options import data_directory
 from crawler.cli.text import counted
 from crawler.config import load_config, parse_duration
+from crawler.crawl.decide.usage import line_signals
 from crawler.errors import ConfigError, OutputError
 from crawler.output.export import export_changes, export_pages, export_skips
 from crawler.output.index_read import find_index
@@ -28,7 +29,7 @@ from crawler.output.warc_index import cdx_lines
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt, UsageLine
 from crawler.usage.purposes import PURPOSE_MEANINGS, PURPOSES
-from crawler.usage.signals import UsageSignal, refusal, refusing
+from crawler.usage.signals import refusal, refusing
 from crawler.usage.vocab import read_signal
 
 __all__ = ["export_command", "robots_command", "search_command"]
@@ -82,9 +83,7 @@ def robots_command(args: argparse.Namespace) -> int:
     for url in args.urls:
         verdict = robots.explain(url, agent)
         lines = robots.usage_lines(url, agent)
-        signals = [
-            UsageSignal(line.key, f"robots.txt line {line.line}", line.value) for line in lines
-        ]
+        signals = line_signals(lines)
         if args.json:
             print(
                 json.dumps(

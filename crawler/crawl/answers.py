@@ -306,7 +306,7 @@ class Answers:
         usage: tuple[UsageSignal, ...] = ()
         refused = None
         if page is not None:
-            said = header_signals(answer.headers, self._token)
+            said = header_signals(answer.headers)
             if said or page.usage or host.robots is not None:
                 usage, refused = page_usage(
                     host.robots, item.url, self._token, self._purpose, (*said, *page.usage)

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from selectolax.lexbor import LexborNode
 
 __all__ = [
+    "NOAI",
     "NOFOLLOW",
+    "NOIMAGEAI",
     "NOINDEX",
     "NOSNIPPET",
     "Marker",
@@ -43,12 +45,19 @@ __all__ = [
 NOINDEX = 1
 NOFOLLOW = 2
 NOSNIPPET = 4
+# Usage words (crawler.usage): they say what the page may be used for, not what we may do with
+# it, so they never act on a section.
+NOAI = 8
+NOIMAGEAI = 16
+_SECTION_FLAGS = NOINDEX | NOFOLLOW | NOSNIPPET
 
 _WORD_FLAGS = {
     "noindex": NOINDEX,
     "nofollow": NOFOLLOW,
     "none": NOINDEX | NOFOLLOW,
     "nosnippet": NOSNIPPET,
+    "noai": NOAI,
+    "noimageai": NOIMAGEAI,
 }
 _WORD_SEPARATORS = re.compile(r"[\s,]+")
 # X-Robots-Tag directives that take a value after a colon, so the colon names no agent.
@@ -58,7 +67,8 @@ _VALUED_DIRECTIVES = frozenset(
 
 
 def directives_of(words: str) -> int:
-    """NOINDEX | NOFOLLOW | NOSNIPPET flags of a META robots content or X-Robots-Tag list."""
+    """NOINDEX | NOFOLLOW | NOSNIPPET | NOAI | NOIMAGEAI flags of a META robots content or
+    X-Robots-Tag list."""
     flags = 0
     for word in _WORD_SEPARATORS.split(words.lower()):
         flags |= _WORD_FLAGS.get(word, 0)
@@ -188,7 +198,7 @@ def marker_word(content: str) -> MarkerWord | None:
         return None
     if match.group(2):
         return _CLOSE, ROBOTS_SECTION, 0
-    return _OPEN, ROBOTS_SECTION, directives_of(match.group(1))
+    return _OPEN, ROBOTS_SECTION, directives_of(match.group(1)) & _SECTION_FLAGS
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,11 @@ The rules (SPEC section 7), most restrictive reading first:
   both forms. They act on their own stretch of the document only: its text is not indexed
   (noindex), its links are not followed (nofollow, also an `<a>` opened inside), its text is kept
   out of snippets (`googleoff: snippet`).
-- Usage signals in META (crawler.usage): `noai` and `noimageai` among the words of META robots
-  or our token's META, and `<meta name="tdm-reservation">` with its `tdm-policy`; they go into
-  `Page.usage`, and what they mean for the crawl's purpose is decided with the page's other
-  signals (robots.txt, headers, tdmrep.json) where its record is made.
+- Usage signals (crawler.usage): `noai` and `noimageai` among the words of META robots, our
+  token's META and X-Robots-Tag (read as noindex is, agent prefixes and all), and
+  `<meta name="tdm-reservation">` with its `tdm-policy`; they go into `Page.usage`, and what
+  they mean for the crawl's purpose is decided with the page's other signals (robots.txt,
+  headers, tdmrep.json) where its record is made.
 - Across META tags and headers, any noindex makes the page noindex and any nofollow makes it
   nofollow. A noindex page still has its links followed (unless nofollow); a nofollow page is
   indexed, and its links are kept apart in `Page.nofollow_links`. A link marked
@@ -69,14 +70,15 @@ from crawler.page.bounds import (
 from crawler.page.charset import decode, sniff_encoding
 from crawler.page.compiled import links_of, prescan, walk
 from crawler.page.exclusion import (
+    NOAI,
     NOFOLLOW,
+    NOIMAGEAI,
     NOINDEX,
     NOSNIPPET,
     directives_of,
     x_robots_directives,
     yandex_tags_as_comments,
 )
-from crawler.usage.headers import meta_ai_words
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal
 from crawler.usage.vocab import MAX_VALUE_CHARS, TDM_RESERVATION
 
@@ -134,7 +136,8 @@ class Page:
     cut: str | None = None
     """Why the page was not read in full: the bound of crawler.page.bounds it crossed, where."""
     usage: tuple[UsageSignal, ...] = ()
-    """The usage signals of its META tags: noai, noimageai, tdm-reservation (crawler.usage)."""
+    """The usage signals of its META tags and X-Robots-Tag headers: noai, noimageai,
+    tdm-reservation (crawler.usage)."""
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         # Pickled as its fields, for the page reader's process (crawler.crawl.page_reader): a
@@ -261,7 +264,7 @@ def read_page(
             flags = directives_of(content or "")
             if flags:
                 sources.append((f"meta {name}: {(content or '').strip()}", flags))
-            usage.extend(UsageSignal(w, f"meta {name}", w) for w in meta_ai_words(content or ""))
+                usage += _ai_signals(flags, f"meta {name}")
         elif name == TDM_RESERVATION:
             value = (content or "").strip()[:MAX_VALUE_CHARS]
             usage.append(UsageSignal(TDM_RESERVATION, f"meta {name}", value))
@@ -275,10 +278,9 @@ def read_page(
         # What it says is not read: the most restrictive reading.
         sources.append(("meta robots past the cut, not read", NOINDEX | NOFOLLOW))
     if x_robots_tag:
-        sources.extend(
-            (f"X-Robots-Tag: {value}", flags)
-            for value, flags in x_robots_directives(x_robots_tag, token)
-        )
+        for value, flags in x_robots_directives(x_robots_tag, token):
+            sources.append((f"X-Robots-Tag: {value}", flags))
+            usage += _ai_signals(flags, "X-Robots-Tag")
     page_flags = 0
     for _, flags in sources:
         page_flags |= flags
@@ -324,6 +326,14 @@ def read_page(
         cut="; ".join(cuts) or None,
         usage=_with_policy(usage, tdm_policy)[:MAX_SIGNALS] if usage else (),
     )
+
+
+_AI_WORDS = ((NOAI, "noai"), (NOIMAGEAI, "noimageai"))
+
+
+def _ai_signals(flags: int, source: str) -> list[UsageSignal]:
+    """noai and noimageai among `flags`, as the usage signals of `source`."""
+    return [UsageSignal(word, source, word) for flag, word in _AI_WORDS if flags & flag]
 
 
 def _with_policy(usage: list[UsageSignal], policy: str | None) -> tuple[UsageSignal, ...]:

@@ -5,7 +5,7 @@ purpose. Pure: no I/O, no clock.
     vocab.py     each signal's values read: Content-Signal, Content-Usage, noai, TDMRep
     signals.py   `UsageSignal`: one statement, where it came from; the decision for a purpose
     tdmrep.py    /.well-known/tdmrep.json read, bounded, and matched to a path
-    headers.py   the signals of an answer's headers
+    headers.py   the signals of an answer's headers (X-Robots-Tag's noai: crawler.page.read)
 
 Where each signal's lines apply in a robots.txt is crawler.robots' (groups and paths, as for
 Allow and Disallow); what they mean for a purpose is this package's. The README's table of

@@ -78,7 +78,7 @@ from crawler.crawl.decide.urls import (
     trap_detail,
     why_out,
 )
-from crawler.crawl.decide.usage import origin_signals, page_usage, usage_problems
+from crawler.crawl.decide.usage import line_signals, origin_signals, page_usage, usage_problems
 
 __all__ = [
     "ADDRESS_REFUSED",
@@ -127,6 +127,7 @@ __all__ = [
     "found_by",
     "gives_up",
     "judge",
+    "line_signals",
     "long_url_name",
     "next_request",
     "origin_signals",

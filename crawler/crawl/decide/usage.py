@@ -11,20 +11,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crawler.robots.entry import RobotsEntry
+from crawler.robots.usage_lines import UsageLine
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal, refusal
 from crawler.usage.vocab import read_signal
 
-__all__ = ["origin_signals", "page_usage", "usage_problems"]
+__all__ = ["line_signals", "origin_signals", "page_usage", "usage_problems"]
+
+
+def line_signals(lines: Sequence[UsageLine]) -> list[UsageSignal]:
+    """robots.txt usage lines as the signals a record keeps."""
+    return [UsageSignal(line.key, f"robots.txt line {line.line}", line.value) for line in lines]
 
 
 def origin_signals(entry: RobotsEntry | None, url: str, token: str) -> list[UsageSignal]:
     """The signals `url`'s origin gives in its robots.txt and tdmrep.json."""
     if entry is None:
         return []
-    signals = [
-        UsageSignal(line.key, f"robots.txt line {line.line}", line.value)
-        for line in entry.robots.usage_lines(url, token)
-    ]
+    signals = line_signals(entry.robots.usage_lines(url, token))
     if entry.tdmrep is not None:
         rule = entry.tdmrep.signal_for(url)
         if rule is not None:
