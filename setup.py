@@ -15,6 +15,7 @@ setup(
         Extension(
             "crawler.page._pagescan",
             ["crawler/page/_pagescan.c"],
+            depends=["crawler/page/_maincontent.c"],
             optional=True,
             extra_compile_args=COMPILE_ARGS,
         ),

@@ -69,6 +69,7 @@ PURE = (
 """Modules (or packages) that decide without doing: no I/O, no threads, no clock."""
 IMPURE_EXCEPTIONS = {
     "crawler.page.compiled": "reads CRAWLER_PAGE_WALK from the environment to choose the walk",
+    "crawler.page.compiled_main": "reads CRAWLER_PAGE_WALK to choose the main content reading",
 }
 FORBIDDEN_IN_PURE = frozenset(
     {

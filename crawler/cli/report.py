@@ -14,7 +14,7 @@ from crawler.cli.text import counted
 from crawler.config import FetchConfig, LimitsConfig, RecrawlConfig
 from crawler.http.fetcher import Fetcher
 from crawler.output.warc import ArchiveFigures
-from crawler.page.compiled import WALK
+from crawler.page.compiled_main import PAGE_STEP as WALK
 from crawler.runtime import event_loop_name
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport

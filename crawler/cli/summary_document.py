@@ -17,7 +17,7 @@ from typing import Any
 from crawler._version import __version__
 from crawler.cli.report import engine_text, walk_text
 from crawler.output.warc import ArchiveFigures
-from crawler.page.compiled import WALK
+from crawler.page.compiled_main import PAGE_STEP as WALK
 from crawler.runtime import event_loop_name
 from crawler.stats import CrawlStats, DeferredHost, HostReport, Outcome
 

@@ -107,6 +107,15 @@ class PageRecord:
     usage_refusal: str | None = None
     """Why the crawl's purpose may not use the page's text, when its robots rules would have let
     it be indexed: then `index` is false and `index_reason` says the same."""
+    main_text: str = ""
+    """The page's main content as plain text, a block to a line: `text` without the site's
+    navigation, headers, footers, sidebars, related links and comments (crawler.page.main_content).
+    Kept and exported as `text` is."""
+    markdown: str = ""
+    """The main content as Markdown, links absolute."""
+    main_fallback: str | None = None
+    """Why `main_text` is all of the page's visible text: no main content to find ('under 150
+    characters of text', 'no block of text to choose', 'no body')."""
 
     def to_json(self) -> dict[str, Any]:
         # Text is exported only for a page indexed for the crawl's purpose.
@@ -129,6 +138,9 @@ class PageRecord:
             "text": self.text if shown else "",
             "nosnippet_text": self.nosnippet_text if shown else "",
             "headings": self.headings if shown else "",
+            "main_text": self.main_text if shown else "",
+            "markdown": self.markdown if shown else "",
+            "main_fallback": self.main_fallback,
             "links": list(self.links),
             "nofollow_links": list(self.nofollow_links),
             "redirects": list(self.redirects),
@@ -206,6 +218,9 @@ def record_of(
         text=page.text,
         nosnippet_text=page.nosnippet_text,
         headings=page.headings,
+        main_text=page.main_text,
+        markdown=page.markdown,
+        main_fallback=page.main_fallback,
         links=page.links,
         nofollow_links=page.nofollow_links,
         index=page.index and usage_refusal is None,

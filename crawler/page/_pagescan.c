@@ -2048,6 +2048,9 @@ prescan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
+/* The main content reading: its own file, on this file's layout and helpers. */
+#include "_maincontent.c"
+
 static PyMethodDef methods[] = {
     {"prescan", (PyCFunction) (void (*)(void)) prescan, METH_FASTCALL,
      "prescan(source, max_depth, max_work, max_markers) -> (offset or -1, limit, flattened or None)"},
@@ -2057,6 +2060,12 @@ static PyMethodDef methods[] = {
     {"scan", (PyCFunction) (void (*)(void)) scan, METH_FASTCALL,
      "scan(document_address, marker_word, max_anchors) -> (anchors, metas, title, base, lang, text, "
      "nosnippet_text, headings, sections, yandex_element)"},
+    {"main_configure", (PyCFunction) (void (*)(void)) main_configure, METH_FASTCALL,
+     "main_configure(tag_flags, tag_ids, attr_ids, rules, thresholds)"},
+    {"main_parts", main_parts, METH_O,
+     "main_parts(body_address) -> (text, markdown with marked links, hrefs, fallback or None)"},
+    {"attr_name_ids", attr_name_ids, METH_O,
+     "attr_name_ids(element_address) -> lexbor's ids of its attributes' names (0: none there)"},
     {"node_fields", node_fields, METH_O,
      "node_fields(address) -> (parent, first_child, last_child, next, prev, type, local_name)"},
     {"element_fields", element_fields, METH_O, "element_fields(address) -> (first_attr, last_attr)"},

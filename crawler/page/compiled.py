@@ -38,6 +38,8 @@ from crawler.page.walk import Links, PageFacts, link_resolver, python_links, pyt
 from crawler.urls import InvalidUrlError
 
 __all__ = [
+    "CHOICE",
+    "PAGESCAN",
     "SELF_CHECK",
     "WALK",
     "WalkChoice",
@@ -307,10 +309,10 @@ def choose(pagescan: ModuleType | None, environ: Mapping[str, str] = os.environ)
     return WalkChoice(walk, links_of, walk, links_of, "compiled")
 
 
-_PAGESCAN = _load()
-CHOICE = choose(_PAGESCAN)
+PAGESCAN = _load()
+CHOICE = choose(PAGESCAN)
 walk, links_of = CHOICE.walk, CHOICE.links_of
-prescan = choose_prescan(_PAGESCAN)
-compiled_prescan = _compiled_prescan(_PAGESCAN) if _PAGESCAN is not None else None
+prescan = choose_prescan(PAGESCAN)
+compiled_prescan = _compiled_prescan(PAGESCAN) if PAGESCAN is not None else None
 compiled_walk, compiled_links = CHOICE.compiled_walk, CHOICE.compiled_links
 WALK = CHOICE.why

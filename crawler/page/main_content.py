@@ -58,12 +58,12 @@ LINK_DENSE = 0.5
 NAMES_MISLED = 0.3
 NAMES_MISLED_CHARS = 250
 
-_TEXT_BLOCKS = frozenset({"p", "pre", "blockquote", "td", "li", "dd"})
-_OWN_TEXT_BLOCKS = frozenset({"div", "section", "article", "span", "font", "main", "td"})
-_OWN_TEXT_CHARS = 50
-_LINK_LISTS = frozenset({"ul", "ol", "div", "table", "section", "dl", "p", "span"})
-_FRAME_TAGS = frozenset({"header", "footer", "aside", "form", "menu", "figcaption"})
-_NEVER_NAMED = frozenset({"html", "body", "article", "main"})
+TEXT_BLOCKS = frozenset({"p", "pre", "blockquote", "td", "li", "dd"})
+OWN_TEXT_BLOCKS = frozenset({"div", "section", "article", "span", "font", "main", "td"})
+OWN_TEXT_CHARS = 50
+LINK_LISTS = frozenset({"ul", "ol", "div", "table", "section", "dl", "p", "span"})
+FRAME_TAGS = frozenset({"header", "footer", "aside", "form", "menu", "figcaption"})
+NEVER_NAMED = frozenset({"html", "body", "article", "main"})
 
 
 class Chosen(NamedTuple):
@@ -155,9 +155,9 @@ def _read(body: LexborNode) -> list[_Element]:
             articles += 1
         element.later_article = around < 0
         element.article_body = bool(flags & ARTICLE_BODY)
-        element.named = tag not in _NEVER_NAMED and bool(flags & BOILERPLATE)
+        element.named = tag not in NEVER_NAMED and bool(flags & BOILERPLATE)
         element.named = element.named and not flags & CONTENT
-        element.framed = tag in _FRAME_TAGS
+        element.framed = tag in FRAME_TAGS
         push(node, element, element if tag in BLOCK_TAGS else block, in_link or tag == "a", around)
     for element in reversed(elements):
         element.chars += element.own_chars
@@ -223,10 +223,10 @@ class _Reading:
         for element in self.elements:
             if element.gone:
                 continue
-            if element.tag in _TEXT_BLOCKS:
+            if element.tag in TEXT_BLOCKS:
                 chars, links, commas = element.chars, element.link_chars, element.commas
                 holder = element.parent
-            elif element.tag in _OWN_TEXT_BLOCKS and element.own_chars >= _OWN_TEXT_CHARS:
+            elif element.tag in OWN_TEXT_BLOCKS and element.own_chars >= OWN_TEXT_CHARS:
                 chars, links, commas = element.own_chars, 0, element.own_commas
                 holder = element
             else:
@@ -301,7 +301,7 @@ def _link_dense(kept: list[_Element]) -> list[_Element]:
     stack = [child for element in kept for child in element.children]
     while stack:
         element = stack.pop()
-        if element.tag in _LINK_LISTS and element.link_chars > LINK_DENSE * element.chars:
+        if element.tag in LINK_LISTS and element.link_chars > LINK_DENSE * element.chars:
             dense.append(element)
         else:
             stack.extend(element.children)
@@ -332,7 +332,8 @@ def choose(body: LexborNode) -> Chosen:
 
 def python_main_parts(body: LexborNode | None) -> MainParts:
     """The main content of the body `body` (None: a frameset or no body), read."""
-    if body is None:
+    if body is None or is_navigation(body):
+        # The page walk cuts such a body: nothing of it is text.
         return MainParts("", "", [], "no body")
     chosen = choose(body)
     text, markdown, hrefs = read_parts(chosen.roots, chosen.skip, chosen.fallback is None)

@@ -11,17 +11,17 @@ blocks (a page laid out in a table) is read as the blocks it holds. Characters M
 read as markup are escaped.
 
 Links are made absolute after the reading: the reading leaves each link's target as a numbered
-mark (`LINK_OPEN`, `IMAGE_OPEN` ... `TARGET` n `TARGET_END`) and lists the hrefs; `with_links`
-puts the resolved URLs in, or the link's text alone where an href is no usable link. That keeps
-the reading itself free of URL rules, as the compiled reading is.
+mark and lists the hrefs (crawler.page.link_marks puts the URLs in). That keeps the reading
+free of URL rules, as the compiled reading is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from selectolax.lexbor import LexborNode
+
+from crawler.page.link_marks import IMAGE_OPEN, LINK_OPEN, TARGET, TARGET_END
 
 __all__ = [
     "BLOCK_TAGS",
@@ -30,7 +30,6 @@ __all__ = [
     "is_navigation",
     "read_parts",
     "text_chars",
-    "with_links",
 ]
 
 SKIPPED_TAGS = frozenset(
@@ -51,15 +50,14 @@ BLOCK_TAGS = frozenset(
         "header", "footer", "aside", "menu", "figcaption",
     }
 )  # fmt: skip
-LINK_OPEN, TARGET, TARGET_END, IMAGE_OPEN = "\x02", "\x03", "\x04", "\x05"
-_HEADINGS = {f"h{level}": "#" * level for level in range(1, 7)}
-_EMPHASIS = {"strong": "**", "b": "**", "em": "*", "i": "*", "cite": "*", "var": "*"}
-_CODE = frozenset({"code", "kbd", "samp", "tt"})
-_LISTS = frozenset({"ul", "ol", "dir"})
-_CELLS = frozenset({"td", "th"})
-_ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
-_CELL_BLOCKS = "p, div, table, ul, ol, pre, h1, h2, h3, h4, h5, h6, blockquote"
-_DEEPEST = 200
+HEADINGS = {f"h{level}": "#" * level for level in range(1, 7)}
+EMPHASIS = {"strong": "**", "b": "**", "em": "*", "i": "*", "cite": "*", "var": "*"}
+CODE = frozenset({"code", "kbd", "samp", "tt"})
+LISTS = frozenset({"ul", "ol", "dir"})
+CELLS = frozenset({"td", "th"})
+ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
+CELL_BLOCKS = "p, div, table, ul, ol, pre, h1, h2, h3, h4, h5, h6, blockquote"
+DEEPEST = 200
 """Past this nesting a subtree is read as its text: the reading recurses."""
 _HTML_SPACE = " \t\n\r\f"
 SCRAP_CHARS = 25
@@ -69,8 +67,6 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")
 _ESCAPED = re.compile(r"([\\`*\[\]]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
 _LINE_START = re.compile(r"#{1,6}( |$)|>|[-+]( |$)|[0-9]{1,9}[.)]( |$)|={3,}|-{3,}")
 _LANGUAGE = re.compile(r"(?:language|lang|highlight)-([A-Za-z0-9_+-]+)")
-_IMAGE = re.compile("\x05([^\x02-\x05]*)\x03([0-9]+)\x04")
-_LINK = re.compile("\x02([^\x02-\x05]*)\x03([0-9]+)\x04")
 
 
 def text_chars(text: str) -> int:
@@ -160,7 +156,9 @@ class Reading:
         markdown = _folded(markdown)
         if markdown:
             if not prefix and _LINE_START.match(markdown):
-                markdown = "\\" + markdown
+                # A backslash escapes punctuation only: a number's is before its `.` or `)`.
+                at = len(markdown) - len(markdown.lstrip("0123456789"))
+                markdown = markdown[:at] + "\\" + markdown[at:]
             self.markdown_blocks.append(_margin(lists, quote) + prefix + markdown)
         if text or markdown:
             self.unit(bool(text), bool(markdown), text_chars(text), prefix.startswith("#"))
@@ -185,11 +183,11 @@ class Reading:
         self.emit("".join(text), "".join(markdown), lists, quote)
 
     def block(self, node: LexborNode, tag: str, depth: int, lists: list[str], quote: int) -> None:
-        if depth > _DEEPEST:
+        if depth > DEEPEST:
             flat = self.flat_text(node, " ")
             self.emit(flat, _escaped(flat), lists, quote)
             return
-        heading = _HEADINGS.get(tag)
+        heading = HEADINGS.get(tag)
         if heading is not None:
             text: list[str] = []
             markdown: list[str] = []
@@ -200,7 +198,7 @@ class Reading:
         elif tag == "hr":
             self.markdown_blocks.append(_margin(lists, quote) + "---")
             self.unit(0, 1, 0)
-        elif tag in _LISTS:
+        elif tag in LISTS:
             self.list_items(node, tag, depth, lists, quote)
         elif tag == "li":  # outside a list
             self.item(node, "- ", depth, lists, quote)
@@ -263,12 +261,12 @@ class Reading:
 
     def table(self, node: LexborNode, depth: int, lists: list[str], quote: int) -> None:
         grid = [
-            [cell for cell in _children(row) if cell.tag in _CELLS and not self.skipped(cell, "td")]
+            [cell for cell in _children(row) if cell.tag in CELLS and not self.skipped(cell, "td")]
             for row in self.rows(node)
         ]
         width = max((len(cells) for cells in grid), default=0)
         if width < 2 or any(
-            cell.css_first(_CELL_BLOCKS) is not None for cells in grid for cell in cells
+            cell.css_first(CELL_BLOCKS) is not None for cells in grid for cell in cells
         ):
             for cells in grid:
                 for cell in cells:
@@ -304,7 +302,7 @@ class Reading:
                 continue
             if tag == "tr":
                 found.append(child)
-            elif tag in _ROW_GROUPS:
+            elif tag in ROW_GROUPS:
                 found.extend(
                     row
                     for row in _children(child)
@@ -341,7 +339,7 @@ class Reading:
         depth: int,
         code: bool,
     ) -> None:
-        if depth > _DEEPEST:
+        if depth > DEEPEST:
             flat = self.flat_text(node, " ")
             text.append(f" {flat} ")
             markdown.append(f" {_escaped(flat)} ")
@@ -359,7 +357,7 @@ class Reading:
             return
         inner_text: list[str] = []
         inner_markdown: list[str] = []
-        self.inline_children(node, inner_text, inner_markdown, depth, code or tag in _CODE)
+        self.inline_children(node, inner_text, inner_markdown, depth, code or tag in CODE)
         joined_text = "".join(inner_text)
         joined = "".join(inner_markdown)
         if tag in BLOCK_TAGS:  # a block inside inline content: apart by spaces
@@ -382,11 +380,11 @@ class Reading:
                 return markdown
             core = f"{LINK_OPEN}{core}{TARGET}{len(self.hrefs)}{TARGET_END}"
             self.hrefs.append(href)
-        elif tag in _CODE:
+        elif tag in CODE:
             code = _folded(text)
             core = f"`{code}`" if "`" not in code else f"`` {code} ``"
-        elif tag in _EMPHASIS:
-            mark = _EMPHASIS[tag]
+        elif tag in EMPHASIS:
+            mark = EMPHASIS[tag]
             if core.startswith(mark) and core.endswith(mark):
                 return markdown  # <b><strong>x</strong></b>: marked once
             core = f"{mark}{core}{mark}"
@@ -420,36 +418,3 @@ def read_parts(
     else:
         lines, blocks = reading.text_lines, reading.markdown_blocks
     return "\n".join(lines), "\n\n".join(blocks), reading.hrefs
-
-
-def _destination(url: str) -> str:
-    """A URL as a Markdown link destination."""
-    url = url.replace("|", "%7C")
-    if any(char in url for char in " ()<>"):
-        return "<" + url.replace("<", "%3C").replace(">", "%3E") + ">"
-    return url
-
-
-def with_links(markdown: str, hrefs: list[str], resolve: Callable[[str], str | None]) -> str:
-    """`markdown` with each marked link's URL, resolved by `resolve` (None: no usable link: the
-    link's text stays, an image goes)."""
-    if not hrefs:
-        return markdown
-    urls = [resolve(href) for href in hrefs]
-
-    def image(match: re.Match[str]) -> str:
-        url = urls[int(match.group(2))]
-        return "" if url is None else f"![{match.group(1)}]({_destination(url)})"
-
-    def link(match: re.Match[str]) -> str:
-        url = urls[int(match.group(2))]
-        if url is None or url.startswith("javascript:"):
-            return match.group(1)
-        return f"[{match.group(1)}]({_destination(url)})"
-
-    markdown = _IMAGE.sub(image, markdown)
-    while LINK_OPEN in markdown:
-        markdown, count = _LINK.subn(link, markdown)
-        if not count:
-            break
-    return markdown

@@ -54,7 +54,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 from selectolax.lexbor import LexborHTMLParser
@@ -69,6 +69,7 @@ from crawler.page.bounds import (
 )
 from crawler.page.charset import decode, sniff_encoding
 from crawler.page.compiled import links_of, prescan, walk
+from crawler.page.compiled_main import main_parts
 from crawler.page.exclusion import (
     NOAI,
     NOFOLLOW,
@@ -79,6 +80,11 @@ from crawler.page.exclusion import (
     x_robots_directives,
     yandex_tags_as_comments,
 )
+from crawler.page.link_marks import with_links
+from crawler.page.main_content import MainParts
+from crawler.page.tree import body_of
+from crawler.page.walk import PageFacts, link_resolver, python_walk
+from crawler.urls import InvalidUrlError
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal
 from crawler.usage.vocab import MAX_VALUE_CHARS, TDM_RESERVATION
 
@@ -138,6 +144,14 @@ class Page:
     usage: tuple[UsageSignal, ...] = ()
     """The usage signals of its META tags and X-Robots-Tag headers: noai, noimageai,
     tdm-reservation (crawler.usage)."""
+    main_text: str = ""
+    """The page's main content as plain text, a block to a line (crawler.page.main_content);
+    empty when `text` is."""
+    markdown: str = ""
+    """The main content as Markdown, links absolute."""
+    main_fallback: str | None = None
+    """Why `main_text` is the page's whole visible text: no main content to find (a link hub, a
+    frameset, a very short page). None when it was found."""
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         # Pickled as its fields, for the page reader's process (crawler.crawl.page_reader): a
@@ -242,9 +256,12 @@ def read_page(
     rewritten = b"<noindex" in source
     if rewritten:
         source = yandex_tags_as_comments(source)
-    facts = walk(LexborHTMLParser(source))
+    tree = LexborHTMLParser(source)
+    facts = walk(tree)
     if facts.yandex_elements and not rewritten:
-        facts = walk(LexborHTMLParser(yandex_tags_as_comments(source)))
+        source = yandex_tags_as_comments(source)
+        tree = LexborHTMLParser(source)
+        facts = walk(tree)
 
     token = rules.token.lower()
     sources: list[tuple[str, int]] = []
@@ -299,13 +316,18 @@ def read_page(
         cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
         links = links[:MAX_LINKS]
 
-    text = nosnippet_text = headings = ""
+    text = nosnippet_text = headings = main_text = markdown = ""
+    main_fallback = None
     if index:
         text, nosnippet_text, headings = facts.text, facts.nosnippet_text, facts.headings
         if page_flags & NOSNIPPET:
             # The headings are read as part of the text: they go where it goes.
             nosnippet_text = " ".join(part for part in (nosnippet_text, text) if part)
             text = headings = ""
+        else:
+            main = _main_parts(tree, facts, source)
+            main_text, main_fallback = main.text, main.fallback
+            markdown = with_links(main.markdown, main.hrefs, _resolver(facts, url))
 
     return Page(
         title=_squeeze(facts.title),
@@ -325,7 +347,34 @@ def read_page(
         encoding=encoding,
         cut="; ".join(cuts) or None,
         usage=_with_policy(usage, tdm_policy)[:MAX_SIGNALS] if usage else (),
+        main_text=main_text,
+        markdown=markdown,
+        main_fallback=main_fallback,
     )
+
+
+def _main_parts(tree: LexborHTMLParser, facts: PageFacts, source: bytes) -> MainParts:
+    """The main content of the page, read from the tree the walk left. The compiled walk leaves
+    the tree whole; the main content reading leaves out all it leaves out of the text but
+    sections, so a page with sections (rare) is read from a tree the Python walk has cut."""
+    if facts.sections:
+        tree = LexborHTMLParser(source)
+        python_walk(tree)
+    return main_parts(body_of(tree, tree.root))
+
+
+def _resolver(facts: PageFacts, url: str) -> Callable[[str], str | None]:
+    resolve = link_resolver(facts, url)
+
+    def resolved(href: str) -> str | None:
+        # The crawl's URLs drop the fragment; a reader's link keeps it.
+        fragment = href[href.find("#") :] if "#" in href else ""
+        try:
+            return resolve(href) + fragment
+        except InvalidUrlError:
+            return None
+
+    return resolved
 
 
 _AI_WORDS = ((NOAI, "noai"), (NOIMAGEAI, "noimageai"))

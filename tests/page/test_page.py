@@ -1847,7 +1847,9 @@ def test_a_meta_refresh_of_a_nofollow_page_is_not_followed() -> None:
 
 def test_empty_body() -> None:
     page = read(b"")
-    assert page == Page(title=None, links=(), encoding="utf-8")
+    assert page == Page(
+        title=None, links=(), encoding="utf-8", main_fallback="under 150 characters of text"
+    )
 
 
 # --- robustness ----------------------------------------------------------------------------------

@@ -1,0 +1,2224 @@
+/* The main content of a page, in C: the compiled twin of crawler.page.main_content (choosing)
+ * and crawler.page.markdown (reading as plain text and Markdown), which are the reference and
+ * say what is done and why. Included by _pagescan.c, whose lexbor layout and helpers it uses; it
+ * reads lexbor's nodes in place and calls no lexbor function. crawler.page.compiled checks it
+ * against the Python reading before trusting it.
+ *
+ * What it takes from Python, once (`main_configure`): the flags of each tag id lexbor's fixed
+ * table has (which tags are skipped, blocks, the frame, ...; read from selectolax's own tag ids),
+ * the ids of the few tags and attributes it tests one by one, and the word rules of
+ * crawler.page.content_names. So the sets and the words live in Python alone.
+ *
+ * Text is read as bytes of UTF-8: a character is a byte that is not a continuation byte, and the
+ * whitespace folded, stripped and not counted is HTML's (space, tab, LF, CR, FF), as the Python
+ * reading counts and folds str.
+ */
+
+/* --- configuration ---------------------------------------------------------------------------- */
+
+enum {
+    MC_SKIPPED = 1 << 0,
+    MC_BLOCK = 1 << 1,
+    MC_FRAME = 1 << 2,
+    MC_NEVER_NAMED = 1 << 3,
+    MC_TEXT_BLOCK = 1 << 4,
+    MC_OWN_TEXT_BLOCK = 1 << 5,
+    MC_LINK_LIST = 1 << 6,
+    MC_LIST = 1 << 7,
+    MC_CELL = 1 << 8,
+    MC_ROW_GROUP = 1 << 9,
+    MC_CELL_BLOCK = 1 << 10,
+    MC_CODE = 1 << 11,
+    MC_STRONG = 1 << 12,
+    MC_EM = 1 << 13,
+    MC_HEADING_SHIFT = 16, /* bits 16-18: the heading's level, 0 for none */
+};
+
+enum {
+    MC_A, MC_IMG, MC_ARTICLE, MC_H1, MC_OL, MC_LI, MC_PRE, MC_HR, MC_BR, MC_BLOCKQUOTE,
+    MC_TABLE, MC_TR, MC_CODE_TAG, MC_TAG_COUNT
+};
+enum { MC_CLASS, MC_ID, MC_ROLE, MC_ITEMPROP, MC_HREF, MC_SRC, MC_ALT, MC_START, MC_ATTR_COUNT };
+static const char *const MC_ATTR_NAMES[MC_ATTR_COUNT] = {"class", "id", "role", "itemprop",
+                                                          "href", "src", "alt", "start"};
+enum {
+    RULE_PARTS, RULE_PREFIXES, RULE_WORDS, RULE_CONTENT, RULE_ARTICLE_BODY, RULE_ROLES_OUT,
+    RULE_ROLES_IN, RULE_COUNT
+};
+
+typedef struct {
+    char **words;
+    size_t *lengths;
+    size_t count;
+    size_t by_first[256]; /* the first word starting with each byte (count: none) */
+    size_t *next;         /* the next word starting with the same byte */
+} mc_words;
+
+static struct {
+    bool ready;
+    uint32_t tag_flags[TAG_LAST_ENTRY];
+    uintptr_t tags[MC_TAG_COUNT];
+    uintptr_t attrs[MC_ATTR_COUNT];
+    mc_words rules[RULE_COUNT];
+    /* The thresholds of crawler.page.main_content, in its order. */
+    double min_page_chars, min_block_chars, keep_share, climb, sibling_share, sibling_floor,
+        article_body_bonus, later_article, mass_share, lead_share, link_dense, names_misled,
+        names_misled_chars, own_text_chars, scrap_chars, deepest;
+} MC;
+
+static uint32_t
+mc_flags(uintptr_t tag)
+{
+    return tag < TAG_LAST_ENTRY ? MC.tag_flags[tag] : 0;
+}
+
+static const lxb_attr *
+mc_attr(const lxb_node *element, int which)
+{
+    return find_attr(element, MC.attrs[which], MC_ATTR_NAMES[which]);
+}
+
+/* class, id, role and itemprop in one pass over the attributes, each as find_attr finds it
+ * (the first of its name). */
+enum { MC_NAMES = 4 };
+
+static void
+mc_collect(const lxb_node *element, const lxb_attr *found[MC_NAMES])
+{
+    static const size_t lengths[MC_NAMES] = {5, 2, 4, 8};
+    for (int i = 0; i < MC_NAMES; i++) {
+        found[i] = NULL;
+    }
+    for (const lxb_attr *attr = ((const lxb_element *) element)->first_attr; attr != NULL;
+         attr = attr->next) {
+        uintptr_t qualified = attr->qualified_name != 0 ? attr->qualified_name
+                                                        : attr->node.local_name;
+        for (int i = 0; i < MC_NAMES; i++) {
+            if (found[i] != NULL) {
+                continue;
+            }
+            if (qualified < ATTR_LAST_ENTRY
+                    ? (qualified == MC.attrs[i] && MC.attrs[i] != 0)
+                    : dynamic_id_is(qualified, ATTR_LAST_ENTRY, MC_ATTR_NAMES[i], lengths[i])) {
+                found[i] = attr;
+                break;
+            }
+        }
+    }
+}
+
+/* --- growing buffers ------------------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    size_t length;
+    size_t capacity;
+} mc_buffer;
+
+static int
+mc_reserve(mc_buffer *buffer, size_t more)
+{
+    size_t needed = buffer->length + more;
+    if (needed <= buffer->capacity) {
+        return 0;
+    }
+    size_t capacity = buffer->capacity ? buffer->capacity : 256;
+    while (capacity < needed) {
+        capacity *= 2;
+    }
+    char *grown = PyMem_Realloc(buffer->data, capacity);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    buffer->data = grown;
+    buffer->capacity = capacity;
+    return 0;
+}
+
+static int
+mc_add(mc_buffer *buffer, const char *data, size_t length)
+{
+    if (length == 0) {
+        return 0;
+    }
+    if (mc_reserve(buffer, length) < 0) {
+        return -1;
+    }
+    memcpy(buffer->data + buffer->length, data, length);
+    buffer->length += length;
+    return 0;
+}
+
+static int
+mc_adds(mc_buffer *buffer, const char *text)
+{
+    return mc_add(buffer, text, strlen(text));
+}
+
+static int
+mc_repeat(mc_buffer *buffer, const char *text, size_t times)
+{
+    for (size_t i = 0; i < times; i++) {
+        if (mc_adds(buffer, text) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Puts `length` bytes at `at`, moving what follows. */
+static int
+mc_insert(mc_buffer *buffer, size_t at, const char *data, size_t length)
+{
+    if (length == 0) {
+        return 0;
+    }
+    if (mc_reserve(buffer, length) < 0) {
+        return -1;
+    }
+    memmove(buffer->data + at + length, buffer->data + at, buffer->length - at);
+    memcpy(buffer->data + at, data, length);
+    buffer->length += length;
+    return 0;
+}
+
+/* --- text ------------------------------------------------------------------------------------ */
+
+static bool
+mc_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+static bool
+mc_control(unsigned char c)
+{
+    return c <= 0x08 || c == 0x0b || (c >= 0x0e && c <= 0x1f);
+}
+
+static bool
+mc_alnum(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+static long
+mc_chars(const unsigned char *data, size_t length)
+{
+    long chars = 0;
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = data[i];
+        chars += (c & 0xc0) != 0x80 && !mc_space(c);
+    }
+    return chars;
+}
+
+static long
+mc_commas(const unsigned char *data, size_t length)
+{
+    long commas = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (data[i] == ',') {
+            commas++;
+        } else if (i + 2 < length && data[i] == 0xef && data[i + 1] == 0xbc && data[i + 2] == 0x8c) {
+            commas++; /* U+FF0C */
+        } else if (i + 2 < length && data[i] == 0xe3 && data[i + 1] == 0x80 && data[i + 2] == 0x81) {
+            commas++; /* U+3001 */
+        }
+    }
+    return commas;
+}
+
+/* Appends `data` folded: runs of HTML whitespace as one space, none at either end of `buffer`
+ * from `start` (the caller strips the end). */
+static int
+mc_add_folded(mc_buffer *buffer, size_t start, const char *data, size_t length)
+{
+    if (mc_reserve(buffer, length) < 0) {
+        return -1;
+    }
+    char *out = buffer->data;
+    size_t at = buffer->length;
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char) data[i];
+        if (mc_space(c)) {
+            if (at == start || out[at - 1] == ' ') {
+                continue;
+            }
+            c = ' ';
+        }
+        out[at++] = (char) c;
+    }
+    buffer->length = at;
+    return 0;
+}
+
+static void
+mc_strip_end(mc_buffer *buffer, size_t start)
+{
+    while (buffer->length > start && mc_space((unsigned char) buffer->data[buffer->length - 1])) {
+        buffer->length--;
+    }
+}
+
+/* A text node's data without C0 controls (the reading's link marks are controls). */
+static int
+mc_add_clean(mc_buffer *buffer, const unsigned char *data, size_t length)
+{
+    if (mc_reserve(buffer, length) < 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < length; i++) {
+        if (!mc_control(data[i])) {
+            buffer->data[buffer->length++] = (char) data[i];
+        }
+    }
+    return 0;
+}
+
+/* The same, escaped for Markdown: \ ` * [ ] always, _ where no ASCII letter or digit of the
+ * same text is on one of its sides. */
+static int
+mc_add_escaped(mc_buffer *buffer, const unsigned char *data, size_t length)
+{
+    if (mc_reserve(buffer, 2 * length) < 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = data[i];
+        if (mc_control(c)) {
+            continue;
+        }
+        bool escape = c == '\\' || c == '`' || c == '*' || c == '[' || c == ']';
+        if (c == '_') {
+            size_t before = i, after = i + 1;
+            while (before > 0 && mc_control(data[before - 1])) {
+                before--;
+            }
+            while (after < length && mc_control(data[after])) {
+                after++;
+            }
+            escape = before == 0 || !mc_alnum(data[before - 1]) || after == length
+                     || !mc_alnum(data[after]);
+        }
+        if (escape) {
+            buffer->data[buffer->length++] = '\\';
+        }
+        buffer->data[buffer->length++] = (char) c;
+    }
+    return 0;
+}
+
+static void
+mc_text_of(const lxb_node *node, const unsigned char **data, size_t *length)
+{
+    const lxb_character_data *text = (const lxb_character_data *) node;
+    *data = text->data.data != NULL ? text->data.data : (const unsigned char *) "";
+    *length = text->data.data != NULL ? text->data.length : 0;
+}
+
+/* --- what an element's names say (crawler.page.content_names) -------------------------------- */
+
+enum { NAMED_BOILERPLATE = 1, NAMED_CONTENT = 2, NAMED_ARTICLE_BODY = 4 };
+
+static bool
+mc_any_part(const mc_words *words, size_t from, const unsigned char *text, size_t length)
+{
+    /* At each position, only the words that start with its byte (most bytes start none). */
+    for (size_t at = 0; at < length; at++) {
+        for (size_t i = words->by_first[text[at]]; i < words->count; i = words->next[i]) {
+            if (i >= from && words->lengths[i] <= length - at
+                && memcmp(text + at, words->words[i], words->lengths[i]) == 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool
+mc_equals_any(const mc_words *words, const unsigned char *text, size_t length)
+{
+    for (size_t i = 0; i < words->count; i++) {
+        if (words->lengths[i] == length && memcmp(text, words->words[i], length) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An attribute's value stripped of HTML whitespace and ASCII-lowered into `out`. */
+static size_t
+mc_lowered(const lxb_attr *attr, unsigned char *out, size_t size)
+{
+    const unsigned char *data = attr->value->data;
+    size_t length = attr->value->length;
+    while (length > 0 && mc_space(data[0])) {
+        data++;
+        length--;
+    }
+    while (length > 0 && mc_space(data[length - 1])) {
+        length--;
+    }
+    if (length > size) {
+        return size + 1; /* longer than any word compared with */
+    }
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = data[i];
+        out[i] = (c >= 'A' && c <= 'Z') ? c + 32 : c;
+    }
+    return length;
+}
+
+static bool
+mc_boilerplate_words(const unsigned char *names, size_t length)
+{
+    const mc_words *parts = &MC.rules[RULE_PARTS];
+    /* The first part is `comment`: not as in `commentary`. */
+    const char *comment = parts->count ? parts->words[0] : "";
+    size_t comment_length = parts->count ? parts->lengths[0] : 0;
+    for (size_t i = 0; comment_length && i + comment_length <= length; i++) {
+        if (memcmp(names + i, comment, comment_length) == 0
+            && !(i + comment_length + 3 <= length
+                 && memcmp(names + i + comment_length, "ary", 3) == 0)) {
+            return true;
+        }
+    }
+    if (mc_any_part(parts, 1, names, length)) {
+        return true;
+    }
+    size_t start = 0;
+    for (size_t i = 0; i <= length; i++) {
+        if (i < length && !mc_space(names[i]) && names[i] != '-' && names[i] != '_') {
+            continue;
+        }
+        const unsigned char *word = names + start;
+        size_t word_length = i - start;
+        if (mc_equals_any(&MC.rules[RULE_WORDS], word, word_length)) {
+            return true;
+        }
+        const mc_words *prefixes = &MC.rules[RULE_PREFIXES];
+        for (size_t p = 0; p < prefixes->count; p++) {
+            if (prefixes->lengths[p] <= word_length
+                && memcmp(word, prefixes->words[p], prefixes->lengths[p]) == 0) {
+                return true;
+            }
+        }
+        start = i + 1;
+    }
+    return false;
+}
+
+/* What the class and id say: most elements of a page share a few class values, so each
+ * different pair is read once per page. */
+typedef struct {
+    const unsigned char *class_data, *id_data;
+    size_t class_length, id_length;
+    uint64_t hash;
+    int flags; /* -1: an empty slot */
+} mc_name_slot;
+
+enum { MC_NAME_SLOTS = 4096 };
+
+typedef struct {
+    mc_name_slot slots[MC_NAME_SLOTS];
+    size_t used;
+} mc_name_cache;
+
+static int mc_class_id_flags(const lxb_attr *class_attr, const lxb_attr *id_attr,
+                             mc_buffer *scratch);
+
+static uint64_t
+mc_hash(uint64_t hash, const unsigned char *data, size_t length)
+{
+    for (size_t i = 0; i < length; i++) {
+        hash = (hash ^ data[i]) * 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+static int
+mc_names_flags(const lxb_attr *const attrs[MC_NAMES], mc_buffer *scratch, mc_name_cache *cache)
+{
+    int flags = 0;
+    unsigned char lowered[32];
+    const lxb_attr *role = attrs[MC_ROLE];
+    if (has_value(role) && role->value->length > 0) {
+        size_t length = mc_lowered(role, lowered, sizeof lowered);
+        if (length <= sizeof lowered) {
+            if (mc_equals_any(&MC.rules[RULE_ROLES_OUT], lowered, length)) {
+                flags |= NAMED_BOILERPLATE;
+            } else if (mc_equals_any(&MC.rules[RULE_ROLES_IN], lowered, length)) {
+                flags |= NAMED_CONTENT;
+            }
+        }
+    }
+    const lxb_attr *itemprop = attrs[MC_ITEMPROP];
+    if (has_value(itemprop) && itemprop->value->length > 0) {
+        size_t length = mc_lowered(itemprop, lowered, sizeof lowered);
+        if (length == 11 && memcmp(lowered, "articlebody", 11) == 0) {
+            flags |= NAMED_ARTICLE_BODY | NAMED_CONTENT;
+        }
+    }
+    const lxb_attr *class_attr = attrs[MC_CLASS];
+    const lxb_attr *id_attr = attrs[MC_ID];
+    bool has_class = has_value(class_attr) && class_attr->value->length > 0;
+    bool has_id = has_value(id_attr) && id_attr->value->length > 0;
+    if (!has_class && !has_id) {
+        return flags;
+    }
+    const unsigned char *class_data = has_class ? class_attr->value->data : NULL;
+    const unsigned char *id_data = has_id ? id_attr->value->data : NULL;
+    size_t class_length = has_class ? class_attr->value->length : 0;
+    size_t id_length = has_id ? id_attr->value->length : 0;
+    uint64_t hash = mc_hash(mc_hash(0xcbf29ce484222325ULL, class_data, class_length) ^ 1, id_data,
+                            id_length);
+    size_t at = (size_t) (hash % MC_NAME_SLOTS);
+    for (;;) {
+        mc_name_slot *slot = &cache->slots[at];
+        if (slot->flags < 0) {
+            int named = mc_class_id_flags(has_class ? class_attr : NULL, has_id ? id_attr : NULL,
+                                          scratch);
+            if (named < 0) {
+                return -1;
+            }
+            if (cache->used < MC_NAME_SLOTS / 2) {
+                *slot = (mc_name_slot) {class_data, id_data, class_length, id_length, hash, named};
+                cache->used++;
+            }
+            return flags | named;
+        }
+        if (slot->hash == hash && slot->class_length == class_length
+            && slot->id_length == id_length
+            && (class_length == 0 || memcmp(slot->class_data, class_data, class_length) == 0)
+            && (id_length == 0 || memcmp(slot->id_data, id_data, id_length) == 0)) {
+            return flags | slot->flags;
+        }
+        at = (at + 1) % MC_NAME_SLOTS;
+    }
+}
+
+static int
+mc_class_id_flags(const lxb_attr *class_attr, const lxb_attr *id_attr, mc_buffer *scratch)
+{
+    int flags = 0;
+    bool has_class = class_attr != NULL, has_id = id_attr != NULL;
+    /* The names, lowered, without BEM modifiers. */
+    scratch->length = 0;
+    const lxb_attr *parts[2] = {has_class ? class_attr : NULL, has_id ? id_attr : NULL};
+    bool modifier = false;
+    for (int p = 0; p < 2; p++) {
+        if (parts[p] == NULL) {
+            continue;
+        }
+        if (p == 1 && has_class) {
+            if (mc_add(scratch, " ", 1) < 0) {
+                return -1;
+            }
+            modifier = false;
+        }
+        const unsigned char *data = parts[p]->value->data;
+        size_t length = parts[p]->value->length;
+        if (mc_reserve(scratch, length) < 0) {
+            return -1;
+        }
+        for (size_t i = 0; i < length; i++) {
+            unsigned char c = data[i];
+            if (modifier && !mc_space(c)) {
+                continue;
+            }
+            modifier = false;
+            if (c == '-' && i + 1 < length && data[i + 1] == '-') {
+                modifier = true;
+                continue;
+            }
+            scratch->data[scratch->length++] = (char) ((c >= 'A' && c <= 'Z') ? c + 32 : c);
+        }
+    }
+    const unsigned char *names = (const unsigned char *) scratch->data;
+    size_t length = scratch->length;
+    size_t first = 0;
+    while (first < length && mc_space(names[first])) {
+        first++;
+    }
+    size_t first_end = first;
+    while (first_end < length && !mc_space(names[first_end])) {
+        first_end++;
+    }
+    if (mc_any_part(&MC.rules[RULE_CONTENT], 0, names + first, first_end - first)) {
+        flags |= NAMED_CONTENT;
+    }
+    /* The names without - and _, after them in the scratch buffer. */
+    if (mc_reserve(scratch, length) < 0) {
+        return -1;
+    }
+    names = (const unsigned char *) scratch->data;
+    unsigned char *joined = (unsigned char *) scratch->data + length;
+    size_t joined_length = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (names[i] != '-' && names[i] != '_') {
+            joined[joined_length++] = names[i];
+        }
+    }
+    if (mc_any_part(&MC.rules[RULE_ARTICLE_BODY], 0, joined, joined_length)) {
+        flags |= NAMED_ARTICLE_BODY;
+    }
+    if (mc_boilerplate_words(names, length)) {
+        flags |= NAMED_BOILERPLATE;
+    }
+    return flags;
+}
+
+/* --- the body's elements (crawler.page.main_content._read) ----------------------------------- */
+
+typedef struct {
+    const lxb_node *node;
+    uint32_t flags; /* the tag's */
+    uintptr_t tag;
+    Py_ssize_t parent, end, first_child, last_child, next_sibling;
+    long own_chars, own_commas, inline_chars, inline_links, chars, link_chars, commas;
+    bool named, framed, article_body, later_article, gone, skip;
+    double score, good, noise;
+} mc_element;
+
+typedef struct {
+    mc_element *items;
+    Py_ssize_t count, capacity;
+} mc_table;
+
+static Py_ssize_t
+mc_new_element(mc_table *table, const lxb_node *node, uintptr_t tag, Py_ssize_t parent)
+{
+    if (table->count == table->capacity) {
+        Py_ssize_t capacity = table->capacity ? 2 * table->capacity : 256;
+        mc_element *grown = PyMem_Realloc(table->items, (size_t) capacity * sizeof(mc_element));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        table->items = grown;
+        table->capacity = capacity;
+    }
+    Py_ssize_t index = table->count++;
+    mc_element *element = &table->items[index];
+    memset(element, 0, sizeof *element);
+    element->node = node;
+    element->tag = tag;
+    element->flags = mc_flags(tag);
+    element->parent = parent;
+    element->end = index + 1;
+    element->first_child = element->last_child = element->next_sibling = -1;
+    if (parent >= 0) {
+        mc_element *above = &table->items[parent];
+        if (above->last_child >= 0) {
+            table->items[above->last_child].next_sibling = index;
+        } else {
+            above->first_child = index;
+        }
+        above->last_child = index;
+    }
+    return index;
+}
+
+typedef struct {
+    const lxb_node *node;
+    Py_ssize_t holder, block;
+    bool link;
+    long around;
+} mc_frame;
+
+static int
+mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache *cache)
+{
+    if (mc_new_element(table, body, TAG_BODY, -1) < 0) {
+        return -1;
+    }
+    mc_frame *stack = NULL;
+    size_t depth = 0, capacity = 0;
+    long articles = 0;
+    int status = 0;
+#define PUSH_CHILDREN(parent_node, HOLDER, BLOCK, LINK, AROUND)                                   \
+    do {                                                                                          \
+        size_t first = depth;                                                                     \
+        for (const lxb_node *child = (parent_node)->first_child; child != NULL;                   \
+             child = child->next) {                                                               \
+            if (depth == capacity) {                                                              \
+                capacity = capacity ? 2 * capacity : 256;                                         \
+                mc_frame *grown = PyMem_Realloc(stack, capacity * sizeof(mc_frame));              \
+                if (grown == NULL) {                                                              \
+                    PyErr_NoMemory();                                                             \
+                    status = -1;                                                                  \
+                    goto done;                                                                    \
+                }                                                                                 \
+                stack = grown;                                                                    \
+            }                                                                                     \
+            stack[depth++] = (mc_frame) {child, (HOLDER), (BLOCK), (LINK), (AROUND)};             \
+        }                                                                                         \
+        for (size_t lo = first, hi = depth; hi > lo + 1; lo++, hi--) {                            \
+            mc_frame swap = stack[lo];                                                            \
+            stack[lo] = stack[hi - 1];                                                            \
+            stack[hi - 1] = swap;                                                                 \
+        }                                                                                         \
+    } while (0)
+
+    PUSH_CHILDREN(body, 0, 0, false, 0);
+    while (depth > 0) {
+        mc_frame frame = stack[--depth];
+        const lxb_node *node = frame.node;
+        if (node->type == NODE_TEXT) {
+            const unsigned char *data;
+            size_t length;
+            mc_text_of(node, &data, &length);
+            long chars = mc_chars(data, length);
+            if (chars) {
+                mc_element *holder = &table->items[frame.holder];
+                mc_element *block = &table->items[frame.block];
+                holder->own_chars += chars;
+                holder->own_commas += mc_commas(data, length);
+                block->inline_chars += chars;
+                if (frame.link) {
+                    block->inline_links += chars;
+                }
+            }
+            continue;
+        }
+        if (node->type != NODE_ELEMENT || (mc_flags(node->local_name) & MC_SKIPPED)) {
+            continue;
+        }
+        const lxb_attr *attrs[MC_NAMES];
+        mc_collect(node, attrs);
+        /* role="navigation", as navigation_role reads it: never read. */
+        const lxb_attr *role = attrs[MC_ROLE];
+        if (has_value(role) && role->value->length == 10
+            && ascii_ieq(role->value->data, "navigation", 10)) {
+            continue;
+        }
+        uintptr_t tag = node->local_name;
+        Py_ssize_t index = mc_new_element(table, node, tag, frame.holder);
+        if (index < 0) {
+            status = -1;
+            goto done;
+        }
+        int named = mc_names_flags(attrs, scratch, cache);
+        if (named < 0) {
+            status = -1;
+            goto done;
+        }
+        mc_element *element = &table->items[index];
+        long around = frame.around;
+        if (tag == MC.tags[MC_ARTICLE] && around >= 0) {
+            around = articles > around ? -1 : around + 1;
+            articles++;
+        }
+        element->later_article = around < 0;
+        element->article_body = named & NAMED_ARTICLE_BODY;
+        element->named = !(element->flags & MC_NEVER_NAMED) && (named & NAMED_BOILERPLATE)
+                         && !(named & NAMED_CONTENT);
+        element->framed = element->flags & MC_FRAME;
+        Py_ssize_t block = (element->flags & MC_BLOCK) ? index : frame.block;
+        PUSH_CHILDREN(node, index, block, frame.link || tag == MC.tags[MC_A], around);
+    }
+#undef PUSH_CHILDREN
+    for (Py_ssize_t i = table->count - 1; i >= 0; i--) {
+        mc_element *element = &table->items[i];
+        element->chars += element->own_chars;
+        element->commas += element->own_commas;
+        element->link_chars += element->inline_links;
+        if (element->parent >= 0) {
+            mc_element *parent = &table->items[element->parent];
+            parent->chars += element->chars;
+            parent->link_chars += element->link_chars;
+            parent->commas += element->commas;
+            if (element->end > parent->end) {
+                parent->end = element->end;
+            }
+        }
+    }
+done:
+    PyMem_Free(stack);
+    return status;
+}
+
+/* --- choosing (crawler.page.main_content._Reading and choose) ------------------------------- */
+
+static double
+mc_good_of(const mc_table *table, const Py_ssize_t *kept, Py_ssize_t count)
+{
+    double good = 0.0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        good += table->items[kept[i]].good;
+    }
+    return good;
+}
+
+static Py_ssize_t
+mc_mass(mc_table *table)
+{
+    mc_element *items = table->items;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        mc_element *element = &items[i];
+        long chars = element->inline_chars, links = element->inline_links;
+        if (!chars || element->gone) {
+            continue;
+        }
+        if (chars >= MC.min_block_chars && links < MC.link_dense * chars) {
+            double good = (double) (chars - links);
+            if (element->article_body) {
+                good *= MC.article_body_bonus;
+            }
+            if (element->later_article) {
+                good *= MC.later_article;
+            }
+            element->good = good;
+            element->noise = (double) links;
+        } else {
+            element->noise = (double) chars;
+        }
+    }
+    for (Py_ssize_t i = table->count - 1; i >= 0; i--) {
+        mc_element *element = &items[i];
+        if (element->parent >= 0 && !element->gone) {
+            items[element->parent].good += element->good;
+            items[element->parent].noise += element->noise;
+        }
+    }
+    Py_ssize_t best = -1;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        mc_element *element = &items[i];
+        if (!element->gone
+            && (best < 0 || element->good - element->noise > items[best].good - items[best].noise)) {
+            best = i;
+        }
+    }
+    return best >= 0 && items[best].good > 0 ? best : -1;
+}
+
+static void
+mc_score(mc_table *table)
+{
+    mc_element *items = table->items;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        mc_element *element = &items[i];
+        long chars, links, commas;
+        Py_ssize_t holder;
+        if (element->gone) {
+            continue;
+        }
+        if (element->flags & MC_TEXT_BLOCK) {
+            chars = element->chars;
+            links = element->link_chars;
+            commas = element->commas;
+            holder = element->parent;
+        } else if ((element->flags & MC_OWN_TEXT_BLOCK) && element->own_chars >= MC.own_text_chars) {
+            chars = element->own_chars;
+            links = 0;
+            commas = element->own_commas;
+            holder = i;
+        } else {
+            continue;
+        }
+        if (chars < MC.min_block_chars || holder < 0) {
+            continue;
+        }
+        long lengths = chars / 100 < 3 ? chars / 100 : 3;
+        long linked = links < chars ? links : chars;
+        double score = (double) (1 + commas + lengths) * (1 - (double) linked / (double) chars);
+        items[holder].score += score;
+        if (items[holder].parent >= 0) {
+            items[items[holder].parent].score += score / 2;
+        }
+    }
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        if (items[i].article_body) {
+            items[i].score *= MC.article_body_bonus;
+        }
+        if (items[i].later_article) {
+            items[i].score *= MC.later_article;
+        }
+    }
+}
+
+/* Readability's choice into `kept`; how many. */
+static Py_ssize_t
+mc_chosen(const mc_table *table, Py_ssize_t *kept)
+{
+    const mc_element *items = table->items;
+    Py_ssize_t best = -1;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        if (!items[i].gone && items[i].score > 0 && (best < 0 || items[i].score > items[best].score)) {
+            best = i;
+        }
+    }
+    if (best < 0) {
+        return 0;
+    }
+    double top = items[best].score;
+    while (items[best].parent >= 0 && items[items[best].parent].score >= MC.climb * top) {
+        best = items[best].parent;
+    }
+    Py_ssize_t parent = items[best].parent;
+    if (parent < 0) {
+        kept[0] = best;
+        return 1;
+    }
+    double threshold = items[best].score * MC.sibling_share;
+    if (threshold < MC.sibling_floor) {
+        threshold = MC.sibling_floor;
+    }
+    Py_ssize_t count = 0;
+    for (Py_ssize_t child = items[parent].first_child; child >= 0;
+         child = items[child].next_sibling) {
+        if (child == best || (!items[child].gone && items[child].score >= threshold)) {
+            kept[count++] = child;
+        }
+    }
+    return count;
+}
+
+/* One reading, with the names heeded or not: what it keeps into `kept`; how many. */
+static Py_ssize_t
+mc_reading(mc_table *table, bool by_names, Py_ssize_t *kept)
+{
+    mc_element *items = table->items;
+    double total = (double) items[0].chars;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        mc_element *element = &items[i];
+        element->score = element->good = element->noise = 0.0;
+        element->gone = (element->parent >= 0 && items[element->parent].gone)
+                        || ((element->framed || (by_names && element->named))
+                            && (double) element->chars < MC.keep_share * total);
+    }
+    Py_ssize_t mass = mc_mass(table);
+    mc_score(table);
+    Py_ssize_t count = mc_chosen(table, kept);
+    if (mass >= 0 && (count == 0 || mc_good_of(table, kept, count) < MC.mass_share * items[mass].good)) {
+        kept[0] = mass;
+        count = 1;
+    }
+    return count;
+}
+
+static bool
+mc_holds(const mc_element *items, Py_ssize_t outer, Py_ssize_t inner)
+{
+    return outer <= inner && inner < items[outer].end;
+}
+
+/* The lead before the kept content, put in front of it in `kept`; the new count. */
+static Py_ssize_t
+mc_lead(const mc_table *table, Py_ssize_t *kept, Py_ssize_t count, Py_ssize_t *lead)
+{
+    const mc_element *items = table->items;
+    Py_ssize_t start = kept[0], heading = -1;
+    for (Py_ssize_t i = start - 1; i >= 0; i--) {
+        if (items[i].tag == MC.tags[MC_H1] && !items[i].gone) {
+            heading = i;
+            break;
+        }
+    }
+    if (heading < 0 || mc_holds(items, heading, start)) {
+        return count;
+    }
+    Py_ssize_t leads = 0;
+    long chars = 0, kept_chars = 0;
+    for (Py_ssize_t i = items[heading].end; i < start; i++) {
+        const mc_element *element = &items[i];
+        bool inside = false;
+        for (Py_ssize_t j = 0; j < leads && !inside; j++) {
+            inside = mc_holds(items, lead[j], i);
+        }
+        if (element->gone || mc_holds(items, i, start) || inside
+            || element->inline_chars < MC.min_block_chars
+            || element->inline_links >= MC.link_dense * element->inline_chars) {
+            continue;
+        }
+        lead[leads++] = i;
+        chars += element->chars;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        kept_chars += items[kept[i]].chars;
+    }
+    if (leads == 0 || chars > MC.lead_share * kept_chars) {
+        return count;
+    }
+    memmove(kept + leads, kept, (size_t) count * sizeof *kept);
+    memcpy(kept, lead, (size_t) leads * sizeof *lead);
+    return count + leads;
+}
+
+/* Marks what not to read inside the kept content: what is gone, and lists and blocks that are
+ * mostly links. */
+static void
+mc_mark_skipped(mc_table *table, const Py_ssize_t *kept, Py_ssize_t count)
+{
+    mc_element *items = table->items;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        items[i].skip = items[i].gone;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const mc_element *root = &items[kept[k]];
+        for (Py_ssize_t i = kept[k] + 1; i < root->end; i++) {
+            mc_element *element = &items[i];
+            if ((element->flags & MC_LINK_LIST)
+                && (double) element->link_chars > MC.link_dense * (double) element->chars) {
+                element->skip = true;
+                i = element->end - 1; /* what is inside goes with it */
+            }
+        }
+    }
+}
+
+/* --- reading (crawler.page.markdown.Reading) ------------------------------------------------- */
+
+typedef struct {
+    Py_ssize_t lines, blocks;
+    long chars;
+    bool heading;
+} mc_unit;
+
+typedef struct {
+    const mc_element *items;
+    Py_ssize_t count;
+    mc_buffer text, markdown;          /* the lines and the blocks, back to back */
+    Py_ssize_t *line_ends, *block_starts;
+    Py_ssize_t line_count, block_count, line_capacity, block_capacity;
+    mc_unit *units;
+    Py_ssize_t unit_count, unit_capacity;
+    mc_buffer run_text, run_markdown; /* the inline content being read */
+    mc_buffer scratch, scratch2;
+    PyObject *hrefs;
+} mc_reader;
+
+static int
+mc_grow(void **items, Py_ssize_t *capacity, Py_ssize_t count, size_t size)
+{
+    if (count < *capacity) {
+        return 0;
+    }
+    Py_ssize_t grown_capacity = *capacity ? 2 * *capacity : 64;
+    void *grown = PyMem_Realloc(*items, (size_t) grown_capacity * size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = grown;
+    *capacity = grown_capacity;
+    return 0;
+}
+
+static int
+mc_line(mc_reader *r, const char *data, size_t length)
+{
+    if (mc_grow((void **) &r->line_ends, &r->line_capacity, r->line_count, sizeof(Py_ssize_t)) < 0
+        || mc_add(&r->text, data, length) < 0) {
+        return -1;
+    }
+    r->line_ends[r->line_count++] = (Py_ssize_t) r->text.length;
+    return 0;
+}
+
+/* Starts a Markdown block; the caller adds its bytes to r->markdown. */
+static int
+mc_block_start(mc_reader *r)
+{
+    if (mc_grow((void **) &r->block_starts, &r->block_capacity, r->block_count,
+                sizeof(Py_ssize_t))
+        < 0) {
+        return -1;
+    }
+    r->block_starts[r->block_count++] = (Py_ssize_t) r->markdown.length;
+    return 0;
+}
+
+static int
+mc_unit_add(mc_reader *r, Py_ssize_t lines, Py_ssize_t blocks, long chars, bool heading)
+{
+    if (mc_grow((void **) &r->units, &r->unit_capacity, r->unit_count, sizeof(mc_unit)) < 0) {
+        return -1;
+    }
+    r->units[r->unit_count++] = (mc_unit) {lines, blocks, chars, heading};
+    return 0;
+}
+
+static int
+mc_margin(mc_buffer *buffer, long indent, long quote)
+{
+    if (mc_repeat(buffer, "> ", (size_t) quote) < 0 || mc_reserve(buffer, (size_t) indent) < 0) {
+        return -1;
+    }
+    memset(buffer->data + buffer->length, ' ', (size_t) indent);
+    buffer->length += (size_t) indent;
+    return 0;
+}
+
+/* Folds `data` into `out` (emptied first). */
+static int
+mc_fold(mc_buffer *out, const char *data, size_t length)
+{
+    out->length = 0;
+    if (mc_add_folded(out, 0, data, length) < 0) {
+        return -1;
+    }
+    mc_strip_end(out, 0);
+    return 0;
+}
+
+/* Whether a Markdown line starting so would be read as markup. */
+static bool
+mc_line_start(const char *data, size_t length)
+{
+    size_t n = 0;
+    if (length == 0) {
+        return false;
+    }
+    if (data[0] == '#') {
+        while (n < length && data[n] == '#') {
+            n++;
+        }
+        return n <= 6 && (n == length || data[n] == ' ');
+    }
+    if (data[0] == '>') {
+        return true;
+    }
+    if (data[0] == '-' || data[0] == '+') {
+        if (length == 1 || data[1] == ' ') {
+            return true;
+        }
+    }
+    if (data[0] >= '0' && data[0] <= '9') {
+        while (n < length && data[n] >= '0' && data[n] <= '9') {
+            n++;
+        }
+        return n <= 9 && n < length && (data[n] == '.' || data[n] == ')')
+               && (n + 1 == length || data[n + 1] == ' ');
+    }
+    if (data[0] == '=' || data[0] == '-') {
+        while (n < length && data[n] == data[0]) {
+            n++;
+        }
+        return n >= 3;
+    }
+    return false;
+}
+
+/* A Markdown line, with a backslash where its start would read as markup: before the first
+ * character, or, for a number, before its `.` or `)` (a backslash escapes punctuation only). */
+static int
+mc_escaped_start(mc_buffer *out, const mc_buffer *line, bool check)
+{
+    size_t at = 0;
+    if (!check || !mc_line_start(line->data, line->length)) {
+        return mc_add(out, line->data, line->length);
+    }
+    while (at < line->length && line->data[at] >= '0' && line->data[at] <= '9') {
+        at++;
+    }
+    return mc_add(out, line->data, at) < 0 || mc_add(out, "\\", 1) < 0
+                   || mc_add(out, line->data + at, line->length - at) < 0
+               ? -1
+               : 0;
+}
+
+/* The run read so far as a block: a line of text and a Markdown block. */
+static int
+mc_emit(mc_reader *r, const char *text, size_t text_length, const char *markdown,
+        size_t markdown_length, long indent, long quote, const char *prefix)
+{
+    mc_buffer *folded = &r->scratch;
+    long chars = 0;
+    bool has_text = false, has_markdown = false;
+    if (mc_fold(folded, text, text_length) < 0) {
+        return -1;
+    }
+    if (folded->length > 0) {
+        has_text = true;
+        chars = mc_chars((const unsigned char *) folded->data, folded->length);
+        if (mc_line(r, folded->data, folded->length) < 0) {
+            return -1;
+        }
+    }
+    if (mc_fold(folded, markdown, markdown_length) < 0) {
+        return -1;
+    }
+    if (folded->length > 0) {
+        has_markdown = true;
+        if (mc_block_start(r) < 0 || mc_margin(&r->markdown, indent, quote) < 0
+            || mc_adds(&r->markdown, prefix) < 0
+            || mc_escaped_start(&r->markdown, folded, !prefix[0]) < 0) {
+            return -1;
+        }
+    }
+    if (has_text || has_markdown) {
+        return mc_unit_add(r, has_text, has_markdown, chars, prefix[0] == '#');
+    }
+    return 0;
+}
+
+static int
+mc_emit_run(mc_reader *r, long indent, long quote, const char *prefix)
+{
+    int status = mc_emit(r, r->run_text.data, r->run_text.length, r->run_markdown.data,
+                         r->run_markdown.length, indent, quote, prefix);
+    r->run_text.length = r->run_markdown.length = 0;
+    return status;
+}
+
+/* Children of an element, with the table index of each element child the reading read. */
+typedef struct {
+    const lxb_node *node;
+    Py_ssize_t next_index;
+} mc_children;
+
+/* The next child; its index in `*index` (-1 for a node that is no read element). */
+static const lxb_node *
+mc_next_child(const mc_reader *r, mc_children *children, const lxb_node **at, Py_ssize_t *index)
+{
+    const lxb_node *node = *at;
+    if (node == NULL) {
+        return NULL;
+    }
+    *at = node->next;
+    *index = -1;
+    /* An element the reading read is the next one of its table, in document order. */
+    Py_ssize_t next = children->next_index;
+    if (next < r->count && r->items[next].node == node) {
+        *index = next;
+        children->next_index = r->items[next].end;
+    }
+    return node;
+}
+
+static bool
+mc_skipped(const mc_reader *r, Py_ssize_t index)
+{
+    return index < 0 || r->items[index].skip;
+}
+
+static int mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
+                    long quote);
+static int mc_inline(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth,
+                     bool code);
+
+#define FOR_CHILDREN(r, parent_node, parent_index, child, child_index)                           \
+    mc_children _children = {(parent_node), (parent_index) + 1};                                 \
+    const lxb_node *_at = (parent_node)->first_child;                                            \
+    Py_ssize_t child_index;                                                                      \
+    for (const lxb_node *child; (child = mc_next_child((r), &_children, &_at, &child_index));)
+
+/* The text under an element as it stands, parts joined by `separator`, into `out`. */
+static int
+mc_flat(mc_reader *r, const lxb_node *node, Py_ssize_t index, const char *separator,
+        mc_buffer *out, bool *first)
+{
+    FOR_CHILDREN(r, node, index, child, child_index)
+    {
+        if (child->type == NODE_TEXT) {
+            const unsigned char *data;
+            size_t length;
+            mc_text_of(child, &data, &length);
+            if ((!*first && mc_adds(out, separator) < 0) || mc_add_clean(out, data, length) < 0) {
+                return -1;
+            }
+            *first = false;
+        } else if (!mc_skipped(r, child_index)
+                   && mc_flat(r, child, child_index, separator, out, first) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+mc_blocks(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
+          long quote)
+{
+    FOR_CHILDREN(r, node, index, child, child_index)
+    {
+        if (child->type == NODE_TEXT) {
+            const unsigned char *data;
+            size_t length;
+            mc_text_of(child, &data, &length);
+            if (mc_add_clean(&r->run_text, data, length) < 0
+                || mc_add_escaped(&r->run_markdown, data, length) < 0) {
+                return -1;
+            }
+            continue;
+        }
+        if (mc_skipped(r, child_index)) {
+            continue;
+        }
+        if (!(r->items[child_index].flags & MC_BLOCK)) {
+            if (mc_inline(r, child, child_index, depth + 1, false) < 0) {
+                return -1;
+            }
+            continue;
+        }
+        if (mc_emit_run(r, indent, quote, "") < 0
+            || mc_block(r, child, child_index, depth + 1, indent, quote) < 0) {
+            return -1;
+        }
+    }
+    return mc_emit_run(r, indent, quote, "");
+}
+
+static int
+mc_item(mc_reader *r, const lxb_node *node, Py_ssize_t index, const char *marker, long depth,
+        long indent, long quote)
+{
+    long inside = indent + (long) strlen(marker);
+    Py_ssize_t first = r->block_count;
+    if (mc_blocks(r, node, index, depth, inside, quote) < 0) {
+        return -1;
+    }
+    if (r->block_count == first) {
+        return 0;
+    }
+    /* The item's first block carries the marker in the place its indent holds for it. */
+    char *line = r->markdown.data + r->block_starts[first];
+    size_t available = (first + 1 < r->block_count ? (size_t) r->block_starts[first + 1]
+                                                   : r->markdown.length)
+                       - (size_t) r->block_starts[first];
+    size_t margin = 2 * (size_t) quote + (size_t) inside;
+    if (available < margin) {
+        return 0;
+    }
+    for (size_t i = 0; i < margin; i++) {
+        char expected = i < 2 * (size_t) quote ? (i % 2 == 0 ? '>' : ' ') : ' ';
+        if (line[i] != expected) {
+            return 0;
+        }
+    }
+    memcpy(line + 2 * quote + indent, marker, strlen(marker));
+    return 0;
+}
+
+static int
+mc_list_items(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
+              long quote)
+{
+    bool ordered = node->local_name == MC.tags[MC_OL];
+    long number = 1;
+    const lxb_attr *start = ordered ? mc_attr(node, MC_START) : NULL;
+    if (has_value(start)) {
+        const unsigned char *data = start->value->data;
+        size_t length = start->value->length, from = 0, to = length;
+        bool ascii = true;
+        for (size_t i = 0; i < length; i++) {
+            ascii = ascii && data[i] < 0x80;
+        }
+        while (from < to && mc_space(data[from])) {
+            from++;
+        }
+        while (to > from && mc_space(data[to - 1])) {
+            to--;
+        }
+        bool digits = ascii && to > from;
+        for (size_t i = from; i < to && digits; i++) {
+            digits = data[i] >= '0' && data[i] <= '9';
+        }
+        if (digits) {
+            number = 0;
+            for (size_t i = from; i < to && i < from + 9; i++) {
+                number = number * 10 + (data[i] - '0');
+            }
+        }
+    }
+    FOR_CHILDREN(r, node, index, child, child_index)
+    {
+        if (mc_skipped(r, child_index)) {
+            continue;
+        }
+        if (child->local_name == MC.tags[MC_LI]) {
+            char marker[32];
+            if (ordered) {
+                snprintf(marker, sizeof marker, "%ld. ", number);
+            } else {
+                strcpy(marker, "- ");
+            }
+            number++;
+            if (mc_item(r, child, child_index, marker, depth + 1, indent, quote) < 0) {
+                return -1;
+            }
+        } else if ((r->items[child_index].flags & MC_BLOCK)
+                   && mc_block(r, child, child_index, depth + 1, indent, quote) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The language a class names: `language-x`, `lang-x` or `highlight-x`, the first found. */
+static bool
+mc_language_char(unsigned char c)
+{
+    return mc_alnum(c) || c == '_' || c == '+' || c == '-';
+}
+
+static void
+mc_language(const mc_buffer *names, const char **language, size_t *length)
+{
+    static const char *const prefixes[] = {"language-", "lang-", "highlight-"};
+    *length = 0;
+    for (size_t at = 0; at < names->length; at++) {
+        for (size_t p = 0; p < 3; p++) {
+            size_t n = strlen(prefixes[p]);
+            if (at + n < names->length && memcmp(names->data + at, prefixes[p], n) == 0
+                && mc_language_char((unsigned char) names->data[at + n])) {
+                size_t end = at + n;
+                while (end < names->length && mc_language_char((unsigned char) names->data[end])) {
+                    end++;
+                }
+                *language = names->data + at + n;
+                *length = end - at - n;
+                return;
+            }
+        }
+    }
+}
+
+static int
+mc_code_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long indent, long quote)
+{
+    mc_buffer *code = &r->scratch2;
+    bool first = true;
+    code->length = 0;
+    if (mc_flat(r, node, index, "", code, &first) < 0) {
+        return -1;
+    }
+    size_t from = 0, to = code->length;
+    while (from < to && code->data[from] == '\n') {
+        from++;
+    }
+    while (to > from && code->data[to - 1] == '\n') {
+        to--;
+    }
+    bool blank = true;
+    for (size_t i = from; i < to && blank; i++) {
+        blank = mc_space((unsigned char) code->data[i]);
+    }
+    if (blank) {
+        return 0;
+    }
+    Py_ssize_t lines = 0;
+    for (size_t start = from, i = from; i <= to; i++) {
+        if (i < to && code->data[i] != '\n') {
+            continue;
+        }
+        bool empty = true;
+        for (size_t j = start; j < i && empty; j++) {
+            empty = mc_space((unsigned char) code->data[j]);
+        }
+        if (!empty) {
+            if (mc_line(r, code->data + start, i - start) < 0) {
+                return -1;
+            }
+            lines++;
+        }
+        start = i + 1;
+    }
+    /* The class of the <pre>, and of a <code> that is its first child. */
+    mc_buffer *names = &r->scratch;
+    names->length = 0;
+    const lxb_attr *classes[2] = {mc_attr(node, MC_CLASS), NULL};
+    const lxb_node *child = node->first_child;
+    if (child != NULL && child->type == NODE_ELEMENT && child->local_name == MC.tags[MC_CODE_TAG]) {
+        classes[1] = mc_attr(child, MC_CLASS);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (has_value(classes[i]) && classes[i]->value->length > 0) {
+            if ((names->length > 0 && mc_add(names, " ", 1) < 0)
+                || mc_add(names, (const char *) classes[i]->value->data,
+                          classes[i]->value->length)
+                       < 0) {
+                return -1;
+            }
+        }
+    }
+    const char *language = NULL;
+    size_t language_length;
+    mc_language(names, &language, &language_length);
+    bool long_fence = false;
+    for (size_t i = from; i + 2 < to && !long_fence; i++) {
+        long_fence = memcmp(code->data + i, "```", 3) == 0;
+    }
+    const char *fence = long_fence ? "````" : "```";
+    if (mc_block_start(r) < 0 || mc_margin(&r->markdown, indent, quote) < 0
+        || mc_adds(&r->markdown, fence) < 0
+        || mc_add(&r->markdown, language, language_length) < 0) {
+        return -1;
+    }
+    for (size_t start = from, i = from; i <= to; i++) {
+        if (i < to && code->data[i] != '\n') {
+            continue;
+        }
+        if (mc_add(&r->markdown, "\n", 1) < 0 || mc_margin(&r->markdown, indent, quote) < 0
+            || mc_add(&r->markdown, code->data + start, i - start) < 0) {
+            return -1;
+        }
+        start = i + 1;
+    }
+    if (mc_add(&r->markdown, "\n", 1) < 0 || mc_margin(&r->markdown, indent, quote) < 0
+        || mc_adds(&r->markdown, fence) < 0) {
+        return -1;
+    }
+    return mc_unit_add(r, lines, 1, mc_chars((const unsigned char *) code->data + from, to - from),
+                       false);
+}
+
+/* Up to `most` rows of a table, with their indices: its <tr>s and those of its row groups. */
+typedef struct {
+    const lxb_node *node;
+    Py_ssize_t index;
+} mc_at;
+
+static int
+mc_add_at(mc_at **items, Py_ssize_t *count, Py_ssize_t *capacity, const lxb_node *node,
+          Py_ssize_t index)
+{
+    if (mc_grow((void **) items, capacity, *count, sizeof(mc_at)) < 0) {
+        return -1;
+    }
+    (*items)[(*count)++] = (mc_at) {node, index};
+    return 0;
+}
+
+static bool
+mc_holds_cell_blocks(const lxb_node *cell)
+{
+    const lxb_node *node = cell->first_child;
+    while (node != NULL) {
+        if (node->type == NODE_ELEMENT && (mc_flags(node->local_name) & MC_CELL_BLOCK)) {
+            return true;
+        }
+        if (node->first_child != NULL) {
+            node = node->first_child;
+            continue;
+        }
+        while (node != NULL && node != cell && node->next == NULL) {
+            node = node->parent;
+        }
+        node = (node == NULL || node == cell) ? NULL : node->next;
+    }
+    return false;
+}
+
+static int
+mc_table_rows(mc_reader *r, const lxb_node *table, Py_ssize_t index, mc_at **rows,
+              Py_ssize_t *count, Py_ssize_t *capacity)
+{
+    FOR_CHILDREN(r, table, index, child, child_index)
+    {
+        if (mc_skipped(r, child_index)) {
+            continue;
+        }
+        if (child->local_name == MC.tags[MC_TR]) {
+            if (mc_add_at(rows, count, capacity, child, child_index) < 0) {
+                return -1;
+            }
+        } else if (r->items[child_index].flags & MC_ROW_GROUP) {
+            FOR_CHILDREN(r, child, child_index, row, row_index)
+            {
+                if (row->local_name == MC.tags[MC_TR] && !mc_skipped(r, row_index)
+                    && mc_add_at(rows, count, capacity, row, row_index) < 0) {
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int mc_inline_children(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth,
+                              bool code);
+
+static int
+mc_read_table(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
+         long quote)
+{
+    mc_at *rows = NULL, *cells = NULL;
+    Py_ssize_t row_count = 0, row_capacity = 0, cell_count = 0, cell_capacity = 0;
+    Py_ssize_t *row_cells = NULL; /* where each row's cells start in `cells`, and the end */
+    int status = -1;
+    if (mc_table_rows(r, node, index, &rows, &row_count, &row_capacity) < 0) {
+        goto done;
+    }
+    row_cells = PyMem_Malloc((size_t) (row_count + 1) * sizeof(Py_ssize_t));
+    if (row_cells == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t width = 0;
+    bool laid_out = false;
+    for (Py_ssize_t i = 0; i < row_count; i++) {
+        row_cells[i] = cell_count;
+        FOR_CHILDREN(r, rows[i].node, rows[i].index, cell, cell_index)
+        {
+            if (cell_index >= 0 && (r->items[cell_index].flags & MC_CELL)
+                && !mc_skipped(r, cell_index)) {
+                if (mc_add_at(&cells, &cell_count, &cell_capacity, cell, cell_index) < 0) {
+                    goto done;
+                }
+                laid_out = laid_out || mc_holds_cell_blocks(cell);
+            }
+        }
+        if (cell_count - row_cells[i] > width) {
+            width = cell_count - row_cells[i];
+        }
+    }
+    row_cells[row_count] = cell_count;
+    if (width < 2 || laid_out) {
+        for (Py_ssize_t i = 0; i < cell_count; i++) {
+            if (mc_blocks(r, cells[i].node, cells[i].index, depth + 1, indent, quote) < 0) {
+                goto done;
+            }
+        }
+        status = 0;
+        goto done;
+    }
+    /* Each row: a line of text (cells apart by a tab) when any cell has text; a Markdown row. */
+    mc_buffer line = {0}, markdown = {0}, folded = {0};
+    Py_ssize_t added = 0;
+    long chars = 0;
+    if (mc_block_start(r) < 0) {
+        goto rows_done;
+    }
+    for (Py_ssize_t i = 0; i < row_count; i++) {
+        bool any_text = false;
+        line.length = 0;
+        markdown.length = 0;
+        if (mc_margin(&markdown, indent, quote) < 0 || mc_add(&markdown, "|", 1) < 0) {
+            goto rows_done;
+        }
+        for (Py_ssize_t c = row_cells[i]; c < row_cells[i + 1] || c < row_cells[i] + width; c++) {
+            bool real = c < row_cells[i + 1];
+            if (real && c > row_cells[i] && mc_add(&line, "\t", 1) < 0) {
+                goto rows_done;
+            }
+            if (mc_add(&markdown, " ", 1) < 0) {
+                goto rows_done;
+            }
+            if (real) {
+                r->run_text.length = r->run_markdown.length = 0;
+                if (mc_inline_children(r, cells[c].node, cells[c].index, depth + 1, false) < 0
+                    || mc_fold(&folded, r->run_text.data, r->run_text.length) < 0) {
+                    goto rows_done;
+                }
+                if (folded.length > 0) {
+                    any_text = true;
+                    chars += mc_chars((const unsigned char *) folded.data, folded.length);
+                }
+                if (mc_add(&line, folded.data, folded.length) < 0
+                    || mc_fold(&folded, r->run_markdown.data, r->run_markdown.length) < 0) {
+                    goto rows_done;
+                }
+                for (size_t k = 0; k < folded.length; k++) {
+                    if ((folded.data[k] == '|' && mc_add(&markdown, "\\", 1) < 0)
+                        || mc_add(&markdown, folded.data + k, 1) < 0) {
+                        goto rows_done;
+                    }
+                }
+                r->run_text.length = r->run_markdown.length = 0;
+            }
+            if (mc_add(&markdown, " |", 2) < 0) {
+                goto rows_done;
+            }
+        }
+        if (any_text) {
+            if (mc_line(r, line.data, line.length) < 0) {
+                goto rows_done;
+            }
+            added++;
+        }
+        if ((i > 0 && mc_add(&r->markdown, "\n", 1) < 0)
+            || mc_add(&r->markdown, markdown.data, markdown.length) < 0) {
+            goto rows_done;
+        }
+        if (i == 0) {
+            if (mc_add(&r->markdown, "\n", 1) < 0 || mc_margin(&r->markdown, indent, quote) < 0
+                || mc_add(&r->markdown, "|", 1) < 0
+                || mc_repeat(&r->markdown, " --- |", (size_t) width) < 0) {
+                goto rows_done;
+            }
+        }
+    }
+    status = mc_unit_add(r, added, 1, chars, false);
+rows_done:
+    PyMem_Free(line.data);
+    PyMem_Free(markdown.data);
+    PyMem_Free(folded.data);
+done:
+    PyMem_Free(rows);
+    PyMem_Free(cells);
+    PyMem_Free(row_cells);
+    return status;
+}
+
+static int
+mc_href(mc_reader *r, const lxb_attr *attr, mc_buffer *markdown)
+{
+    char number[32];
+    PyObject *href = value_str(attr);
+    if (href == NULL || PyList_Append(r->hrefs, href) < 0) {
+        Py_XDECREF(href);
+        return -1;
+    }
+    Py_DECREF(href);
+    int length = snprintf(number, sizeof number, "\x03%zd\x04", PyList_GET_SIZE(r->hrefs) - 1);
+    return mc_add(markdown, number, (size_t) length);
+}
+
+/* The run's Markdown from `from` with the markup `node` gives it, its whitespace outside. */
+static int
+mc_marked(mc_reader *r, const lxb_node *node, Py_ssize_t index, size_t text_from, size_t from)
+{
+    mc_buffer *markdown = &r->run_markdown;
+    size_t start = from, end = markdown->length;
+    while (start < end && mc_space((unsigned char) markdown->data[start])) {
+        start++;
+    }
+    while (end > start && mc_space((unsigned char) markdown->data[end - 1])) {
+        end--;
+    }
+    if (start == end) {
+        return 0;
+    }
+    uint32_t flags = r->items[index].flags;
+    if (node->local_name == MC.tags[MC_A]) {
+        const lxb_attr *href = mc_attr(node, MC_HREF);
+        if (!has_value(href) || href->value->length == 0) {
+            return 0;
+        }
+        /* The target goes in at the end of the core, the mark at its start. */
+        mc_buffer tail = {0};
+        int status = mc_href(r, href, &tail);
+        if (status == 0) {
+            status = mc_insert(markdown, end, tail.data, tail.length);
+        }
+        PyMem_Free(tail.data);
+        return status < 0 ? -1 : mc_insert(markdown, start, "\x02", 1);
+    }
+    if (flags & MC_CODE) {
+        mc_buffer *code = &r->scratch2;
+        if (mc_fold(code, r->run_text.data + text_from, r->run_text.length - text_from) < 0) {
+            return -1;
+        }
+        bool tick = memchr(code->data ? code->data : "", '`', code->length) != NULL;
+        mc_buffer *core = &r->scratch;
+        core->length = 0;
+        if (mc_adds(core, tick ? "`` " : "`") < 0 || mc_add(core, code->data, code->length) < 0
+            || mc_adds(core, tick ? " ``" : "`") < 0) {
+            return -1;
+        }
+        size_t after = markdown->length - end;
+        char *tail = PyMem_Malloc(after + 1);
+        if (tail == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(tail, markdown->data + end, after);
+        markdown->length = start;
+        int status = mc_add(markdown, core->data, core->length) < 0
+                             || mc_add(markdown, tail, after) < 0
+                         ? -1
+                         : 0;
+        PyMem_Free(tail);
+        return status;
+    }
+    if (flags & (MC_STRONG | MC_EM)) {
+        const char *mark = (flags & MC_STRONG) ? "**" : "*";
+        size_t n = strlen(mark);
+        if (end - start >= n && memcmp(markdown->data + start, mark, n) == 0
+            && memcmp(markdown->data + end - n, mark, n) == 0) {
+            return 0; /* <b><strong>x</strong></b>: marked once */
+        }
+        if (mc_insert(markdown, end, mark, n) < 0 || mc_insert(markdown, start, mark, n) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+mc_inline_children(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, bool code)
+{
+    FOR_CHILDREN(r, node, index, child, child_index)
+    {
+        if (child->type == NODE_TEXT) {
+            const unsigned char *data;
+            size_t length;
+            mc_text_of(child, &data, &length);
+            if (mc_add_clean(&r->run_text, data, length) < 0
+                || (code ? mc_add_clean(&r->run_markdown, data, length)
+                         : mc_add_escaped(&r->run_markdown, data, length))
+                       < 0) {
+                return -1;
+            }
+        } else if (!mc_skipped(r, child_index)
+                   && mc_inline(r, child, child_index, depth + 1, code) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The flat text of `node` escaped into `out`. */
+static int
+mc_flat_escaped(mc_reader *r, const lxb_node *node, Py_ssize_t index, mc_buffer *flat,
+                mc_buffer *out)
+{
+    bool first = true;
+    flat->length = 0;
+    if (mc_flat(r, node, index, " ", flat, &first) < 0) {
+        return -1;
+    }
+    return mc_add_escaped(out, (const unsigned char *) flat->data, flat->length);
+}
+
+static int
+mc_inline(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, bool code)
+{
+    uintptr_t tag = node->local_name;
+    uint32_t flags = r->items[index].flags;
+    if (depth > MC.deepest) {
+        mc_buffer flat = {0};
+        bool first = true;
+        int status = mc_add(&r->run_text, " ", 1) < 0
+                             || mc_flat(r, node, index, " ", &r->run_text, &first) < 0
+                             || mc_add(&r->run_text, " ", 1) < 0
+                             || mc_add(&r->run_markdown, " ", 1) < 0
+                             || mc_flat_escaped(r, node, index, &flat, &r->run_markdown) < 0
+                             || mc_add(&r->run_markdown, " ", 1) < 0
+                         ? -1
+                         : 0;
+        PyMem_Free(flat.data);
+        return status;
+    }
+    if (tag == MC.tags[MC_BR]) {
+        return mc_add(&r->run_text, " ", 1) < 0 || mc_add(&r->run_markdown, " ", 1) < 0 ? -1 : 0;
+    }
+    if (tag == MC.tags[MC_IMG]) {
+        const lxb_attr *src = mc_attr(node, MC_SRC);
+        if (!has_value(src) || src->value->length == 0 || code) {
+            return 0;
+        }
+        const lxb_attr *alt = mc_attr(node, MC_ALT);
+        mc_buffer *clean = &r->scratch, *folded = &r->scratch2;
+        clean->length = 0;
+        if ((has_value(alt)
+             && mc_add_clean(clean, alt->value->data, alt->value->length) < 0)
+            || mc_fold(folded, clean->data, clean->length) < 0
+            || mc_add(&r->run_markdown, "\x05", 1) < 0
+            || mc_add_escaped(&r->run_markdown, (const unsigned char *) folded->data,
+                              folded->length)
+                   < 0
+            || mc_href(r, src, &r->run_markdown) < 0) {
+            return -1;
+        }
+        return 0;
+    }
+    size_t text_from = r->run_text.length, from = r->run_markdown.length;
+    if (mc_inline_children(r, node, index, depth, code || (flags & MC_CODE)) < 0) {
+        return -1;
+    }
+    if (flags & MC_BLOCK) { /* a block inside inline content: apart by spaces */
+        return mc_insert(&r->run_text, text_from, " ", 1) < 0 || mc_add(&r->run_text, " ", 1) < 0
+                       || mc_insert(&r->run_markdown, from, " ", 1) < 0
+                       || mc_add(&r->run_markdown, " ", 1) < 0
+                   ? -1
+                   : 0;
+    }
+    return code ? 0 : mc_marked(r, node, index, text_from, from);
+}
+
+static int
+mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
+         long quote)
+{
+    uint32_t flags = r->items[index].flags;
+    uintptr_t tag = node->local_name;
+    if (depth > MC.deepest) {
+        mc_buffer flat = {0}, escaped = {0};
+        bool first = true;
+        int status = mc_flat(r, node, index, " ", &flat, &first) < 0
+                             || mc_add_escaped(&escaped, (const unsigned char *) flat.data,
+                                               flat.length)
+                                    < 0
+                             || mc_emit(r, flat.data, flat.length, escaped.data, escaped.length,
+                                        indent, quote, "")
+                                    < 0
+                         ? -1
+                         : 0;
+        PyMem_Free(flat.data);
+        PyMem_Free(escaped.data);
+        return status;
+    }
+    long level = (long) ((flags >> MC_HEADING_SHIFT) & 7);
+    if (level > 0) {
+        static const char *const prefixes[] = {"", "# ", "## ", "### ", "#### ", "##### ",
+                                               "###### "};
+        return mc_inline_children(r, node, index, depth, false) < 0
+                       || mc_emit_run(r, indent, quote, prefixes[level]) < 0
+                   ? -1
+                   : 0;
+    }
+    if (tag == MC.tags[MC_PRE]) {
+        return mc_code_block(r, node, index, indent, quote);
+    }
+    if (tag == MC.tags[MC_HR]) {
+        return mc_block_start(r) < 0 || mc_margin(&r->markdown, indent, quote) < 0
+                       || mc_add(&r->markdown, "---", 3) < 0 || mc_unit_add(r, 0, 1, 0, false) < 0
+                   ? -1
+                   : 0;
+    }
+    if (flags & MC_LIST) {
+        return mc_list_items(r, node, index, depth, indent, quote);
+    }
+    if (tag == MC.tags[MC_LI]) { /* outside a list */
+        return mc_item(r, node, index, "- ", depth, indent, quote);
+    }
+    if (tag == MC.tags[MC_BLOCKQUOTE]) {
+        return mc_blocks(r, node, index, depth, indent, quote + 1);
+    }
+    if (tag == MC.tags[MC_TABLE]) {
+        return mc_read_table(r, node, index, depth, indent, quote);
+    }
+    if (tag == MC.tags[MC_BR]) {
+        return 0;
+    }
+    return mc_blocks(r, node, index, depth, indent, quote);
+}
+
+/* --- the whole (crawler.page.main_content.python_main_parts) -------------------------------- */
+
+static void
+mc_reader_free(mc_reader *r)
+{
+    PyMem_Free(r->text.data);
+    PyMem_Free(r->markdown.data);
+    PyMem_Free(r->line_ends);
+    PyMem_Free(r->block_starts);
+    PyMem_Free(r->units);
+    PyMem_Free(r->run_text.data);
+    PyMem_Free(r->run_markdown.data);
+    PyMem_Free(r->scratch.data);
+    PyMem_Free(r->scratch2.data);
+}
+
+/* Reads `roots` (with their indices) into `r`. */
+static int
+mc_read_roots(mc_reader *r, const Py_ssize_t *roots, Py_ssize_t count)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const mc_element *root = &r->items[roots[i]];
+        if (root->flags & MC_BLOCK || roots[i] == 0) {
+            if (mc_block(r, root->node, roots[i], 0, 0, 0) < 0) {
+                return -1;
+            }
+        } else if (mc_inline(r, root->node, roots[i], 0, false) < 0
+                   || mc_emit_run(r, 0, 0, "") < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* (text, markdown) of what `r` read, less the scraps at either end when `trim`. */
+static PyObject *
+mc_result(const mc_reader *r, bool trim)
+{
+    Py_ssize_t start = 0, end = r->unit_count;
+    if (trim) {
+        while (end > 0 && (r->units[end - 1].chars < MC.scrap_chars || r->units[end - 1].heading)) {
+            end--;
+        }
+        while (start < end && r->units[start].chars < MC.scrap_chars && !r->units[start].heading) {
+            start++;
+        }
+    }
+    Py_ssize_t lines[2] = {0, 0}, blocks[2] = {0, 0};
+    for (Py_ssize_t i = 0; i < end; i++) {
+        if (i < start) {
+            lines[0] += r->units[i].lines;
+            blocks[0] += r->units[i].blocks;
+        }
+        lines[1] += r->units[i].lines;
+        blocks[1] += r->units[i].blocks;
+    }
+    mc_buffer text = {0}, markdown = {0};
+    PyObject *result = NULL;
+    for (Py_ssize_t i = lines[0]; i < lines[1]; i++) {
+        Py_ssize_t from = i > 0 ? r->line_ends[i - 1] : 0;
+        if ((i > lines[0] && mc_add(&text, "\n", 1) < 0)
+            || mc_add(&text, r->text.data + from, (size_t) (r->line_ends[i] - from)) < 0) {
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = blocks[0]; i < blocks[1]; i++) {
+        Py_ssize_t to = i + 1 < r->block_count ? r->block_starts[i + 1]
+                                               : (Py_ssize_t) r->markdown.length;
+        if ((i > blocks[0] && mc_add(&markdown, "\n\n", 2) < 0)
+            || mc_add(&markdown, r->markdown.data + r->block_starts[i],
+                      (size_t) (to - r->block_starts[i]))
+                   < 0) {
+            goto done;
+        }
+    }
+    result = Py_BuildValue("(s#s#)", text.data ? text.data : "", (Py_ssize_t) text.length,
+                           markdown.data ? markdown.data : "", (Py_ssize_t) markdown.length);
+    if (result == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+        /* Bytes that are no UTF-8 (a page's lone surrogates): read as the replacement. */
+        PyErr_Clear();
+        PyObject *t = PyUnicode_DecodeUTF8(text.data ? text.data : "", (Py_ssize_t) text.length,
+                                           "replace");
+        PyObject *m = PyUnicode_DecodeUTF8(markdown.data ? markdown.data : "",
+                                           (Py_ssize_t) markdown.length, "replace");
+        result = (t && m) ? PyTuple_Pack(2, t, m) : NULL;
+        Py_XDECREF(t);
+        Py_XDECREF(m);
+    }
+done:
+    PyMem_Free(text.data);
+    PyMem_Free(markdown.data);
+    return result;
+}
+
+static PyObject *
+mc_parts(mc_table *table, const Py_ssize_t *roots, Py_ssize_t count, bool trim,
+         const char *fallback)
+{
+    mc_reader r = {0};
+    PyObject *read = NULL, *result = NULL;
+    r.items = table->items;
+    r.count = table->count;
+    r.hrefs = PyList_New(0);
+    if (r.hrefs == NULL || mc_read_roots(&r, roots, count) < 0) {
+        goto done;
+    }
+    read = mc_result(&r, trim);
+    if (read == NULL) {
+        goto done;
+    }
+    if (fallback == NULL && PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(read, 0)) == 0) {
+        /* What was chosen reads as nothing: all of it. */
+        for (Py_ssize_t i = 0; i < table->count; i++) {
+            table->items[i].skip = false;
+        }
+        Py_ssize_t body = 0;
+        mc_reader_free(&r);
+        Py_DECREF(r.hrefs);
+        Py_DECREF(read);
+        return mc_parts(table, &body, 1, false, "no block of text to choose");
+    }
+    result = Py_BuildValue("(OOOs)", PyTuple_GET_ITEM(read, 0), PyTuple_GET_ITEM(read, 1), r.hrefs,
+                           fallback);
+done:
+    mc_reader_free(&r);
+    Py_XDECREF(r.hrefs);
+    Py_XDECREF(read);
+    return result;
+}
+
+static PyObject *
+main_parts(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!MC.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "main_parts before main_configure");
+        return NULL;
+    }
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    const lxb_node *body = (const lxb_node *) address;
+    mc_table table = {0};
+    mc_buffer scratch = {0};
+    Py_ssize_t *kept = NULL, *lead = NULL;
+    PyObject *result = NULL;
+    char fallback[64];
+    mc_name_cache *cache = PyMem_Malloc(sizeof *cache);
+    if (cache == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < MC_NAME_SLOTS; i++) {
+        cache->slots[i].flags = -1;
+    }
+    cache->used = 0;
+    int read = mc_read(body, &table, &scratch, cache);
+    PyMem_Free(cache);
+    if (read < 0) {
+        goto done;
+    }
+    kept = PyMem_Malloc(2 * (size_t) table.count * sizeof(Py_ssize_t));
+    lead = PyMem_Malloc((size_t) table.count * sizeof(Py_ssize_t));
+    if (kept == NULL || lead == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t body_index = 0;
+    if ((double) table.items[0].chars < MC.min_page_chars) {
+        snprintf(fallback, sizeof fallback, "under %ld characters of text", (long) MC.min_page_chars);
+        result = mc_parts(&table, &body_index, 1, false, fallback);
+        goto done;
+    }
+    Py_ssize_t count = mc_reading(&table, true, kept);
+    double got = mc_good_of(&table, kept, count);
+    if (got < MC.names_misled_chars) {
+        Py_ssize_t *plain = kept + table.count;
+        Py_ssize_t plain_count = mc_reading(&table, false, plain);
+        if (got < MC.names_misled * mc_good_of(&table, plain, plain_count)) {
+            memcpy(kept, plain, (size_t) plain_count * sizeof *kept);
+            count = plain_count;
+        } else {
+            count = mc_reading(&table, true, kept);
+        }
+    }
+    if (count == 0) {
+        result = mc_parts(&table, &body_index, 1, false, "no block of text to choose");
+        goto done;
+    }
+    count = mc_lead(&table, kept, count, lead);
+    mc_mark_skipped(&table, kept, count);
+    result = mc_parts(&table, kept, count, true, NULL);
+done:
+    PyMem_Free(table.items);
+    PyMem_Free(scratch.data);
+    PyMem_Free(kept);
+    PyMem_Free(lead);
+    return result;
+}
+
+static void
+mc_words_free(mc_words *words)
+{
+    for (size_t i = 0; i < words->count; i++) {
+        PyMem_Free(words->words[i]);
+    }
+    PyMem_Free(words->words);
+    PyMem_Free(words->lengths);
+    PyMem_Free(words->next);
+    memset(words, 0, sizeof *words);
+}
+
+/* main_configure(tag_flags, tag_ids, attr_ids, rules, thresholds) */
+static PyObject *
+main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "main_configure(tag_flags, tag_ids, attr_ids, rules, thresholds)");
+        return NULL;
+    }
+    MC.ready = false;
+    PyObject *flags = args[0], *tags = args[1], *attrs = args[2], *rules = args[3],
+             *thresholds = args[4];
+    if (!PyDict_Check(flags) || !PyTuple_Check(tags) || PyTuple_GET_SIZE(tags) != MC_TAG_COUNT
+        || !PyTuple_Check(attrs) || PyTuple_GET_SIZE(attrs) != MC_ATTR_COUNT
+        || !PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != RULE_COUNT
+        || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 16) {
+        PyErr_SetString(PyExc_ValueError, "main_configure: arguments of the wrong shape");
+        return NULL;
+    }
+    memset(MC.tag_flags, 0, sizeof MC.tag_flags);
+    PyObject *key, *value;
+    Py_ssize_t position = 0;
+    while (PyDict_Next(flags, &position, &key, &value)) {
+        size_t tag = PyLong_AsSize_t(key);
+        unsigned long tag_flags = PyLong_AsUnsignedLong(value);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (tag >= TAG_LAST_ENTRY) {
+            PyErr_SetString(PyExc_ValueError, "main_configure: a tag id past lexbor's table");
+            return NULL;
+        }
+        MC.tag_flags[tag] = (uint32_t) tag_flags;
+    }
+    for (Py_ssize_t i = 0; i < MC_TAG_COUNT; i++) {
+        MC.tags[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(tags, i));
+    }
+    for (Py_ssize_t i = 0; i < MC_ATTR_COUNT; i++) {
+        MC.attrs[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(attrs, i));
+    }
+    double *numbers[16] = {
+        &MC.min_page_chars, &MC.min_block_chars, &MC.keep_share, &MC.climb, &MC.sibling_share,
+        &MC.sibling_floor, &MC.article_body_bonus, &MC.later_article, &MC.mass_share,
+        &MC.lead_share, &MC.link_dense, &MC.names_misled, &MC.names_misled_chars,
+        &MC.own_text_chars, &MC.scrap_chars, &MC.deepest};
+    for (Py_ssize_t i = 0; i < 16; i++) {
+        *numbers[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(thresholds, i));
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    for (Py_ssize_t r = 0; r < RULE_COUNT; r++) {
+        mc_words *words = &MC.rules[r];
+        mc_words_free(words);
+        PyObject *list = PyTuple_GET_ITEM(rules, r);
+        if (!PyTuple_Check(list)) {
+            PyErr_SetString(PyExc_ValueError, "main_configure: rules are tuples of str");
+            return NULL;
+        }
+        Py_ssize_t count = PyTuple_GET_SIZE(list);
+        words->words = PyMem_Calloc((size_t) count + 1, sizeof(char *));
+        words->lengths = PyMem_Calloc((size_t) count + 1, sizeof(size_t));
+        words->next = PyMem_Calloc((size_t) count + 1, sizeof(size_t));
+        if (words->words == NULL || words->lengths == NULL || words->next == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_ssize_t length;
+            const char *word = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(list, i), &length);
+            if (word == NULL) {
+                return NULL;
+            }
+            words->words[i] = PyMem_Malloc((size_t) length + 1);
+            if (words->words[i] == NULL) {
+                PyErr_NoMemory();
+                return NULL;
+            }
+            memcpy(words->words[i], word, (size_t) length + 1);
+            words->lengths[i] = (size_t) length;
+            words->count = (size_t) i + 1;
+        }
+        /* Chains by first byte, each in the words' order; an empty word matches nowhere. */
+        for (size_t b = 0; b < 256; b++) {
+            words->by_first[b] = words->count;
+        }
+        for (size_t i = words->count; i-- > 0;) {
+            if (words->lengths[i] == 0) {
+                words->next[i] = words->count;
+                continue;
+            }
+            unsigned char first = (unsigned char) words->words[i][0];
+            words->next[i] = words->by_first[first];
+            words->by_first[first] = i;
+        }
+    }
+    MC.ready = true;
+    Py_RETURN_NONE;
+}
+
+/* The name ids of an element's attributes, in order (for main_configure's attr_ids). */
+static PyObject *
+attr_name_ids(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    PyObject *ids = PyList_New(0);
+    for (const lxb_attr *attr = ((const lxb_element *) address)->first_attr;
+         ids != NULL && attr != NULL; attr = attr->next) {
+        uintptr_t qualified = attr->qualified_name != 0 ? attr->qualified_name
+                                                        : attr->node.local_name;
+        PyObject *id = PyLong_FromSize_t(qualified < ATTR_LAST_ENTRY ? qualified : 0);
+        if (id == NULL || PyList_Append(ids, id) < 0) {
+            Py_CLEAR(ids);
+        }
+        Py_XDECREF(id);
+    }
+    return ids;
+}
