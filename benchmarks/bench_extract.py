@@ -29,17 +29,20 @@ DIR is one of two sets of real pages with hand-made truth, nobody's here:
 
 The contenders, each given the page's bytes and URL:
 
-    ours, text         crawler.page.read.read_page(...).text: the visible text the index
-                       holds today (no script, style, nav or noscript; noindex sections out)
+    ours, main text    crawler.page.read.read_page(...).main_text: the page step's main content
+                       (crawler.page.main_content), as the crawl reads it (compiled where built)
+    ours, text         read_page(...).text: all the visible text (no script, style, nav or
+                       noscript; noindex sections out), what the index held before issue 38
     trafilatura        trafilatura.extract(html, url=url): its default, plain text
     trafilatura prec.  the same with favor_precision=True
     resiliparse        resiliparse.extract.html2text.extract_plain_text(HTMLTree.parse_from_bytes
                        (body, encoding), main_content=True)
-    prototype          benchmarks/rivals/extract_prototype.py: a first readability-style pass
-                       on selectolax in Python, the experiment issue 38's extractor starts from
+    ours, no main      the page step without its main content reading: the difference
+                       between this and `ours, main text` is what the main content costs
 
-Speed is pages/s of the extraction alone over all the pages (decompression and file reads
-before, untimed), the median of --rounds rounds, in this one process: one core. trafilatura and
+Speed is pages/s of each contender's whole work from the page's bytes (parsing included; for
+ours, the whole page step: links, META, text and main content), decompression and file reads
+before, untimed; the median of --rounds rounds, in this one process: one core. trafilatura and
 Resiliparse come with the bench extras (`pip install -e '.[bench]'`).
 
 Exit status: 0 when the benchmark ran, 1 when DIR is no such checkout or a contender is not
@@ -65,20 +68,40 @@ from support.machine import machine
 Extract = Callable[[bytes, str], str]
 
 
-def ours_text() -> Extract:
-    from crawler.page.read import read_page
-    from crawler.urls import InvalidUrlError, normalize_url
+def ours(field: str, main: bool = True) -> Callable[[], Extract]:
+    """read_page's `field`; without `main`, the page step as it was before it read the main
+    content: the same build with that one step left out, so that the difference between the
+    two is what the main content costs."""
 
-    def extract(body: bytes, url: str) -> str:
-        # read_page takes the normal URL the crawl fetched: a set's URL may lack its path's
-        # slash, and trafilatura's set names some pages by a key that is no URL.
-        try:
-            url = normalize_url(url)
-        except InvalidUrlError:
-            url = "https://page.invalid/"
-        return read_page(body, url).text
+    def contender() -> Extract:
+        import crawler.page.read as read
+        from crawler.page.main_content import MainParts
+        from crawler.urls import InvalidUrlError, normalize_url
 
-    return extract
+        original = _ORIGINAL.setdefault("main_parts", read._main_parts)
+
+        def no_main_parts(*_: object) -> MainParts:
+            return MainParts("", "", [], None)
+
+        step = original if main else no_main_parts
+
+        def extract(body: bytes, url: str) -> str:
+            read._main_parts = step
+            # read_page takes the normal URL the crawl fetched: a set's URL may lack its path's
+            # slash, and trafilatura's set names some pages by a key that is no URL.
+            try:
+                url = normalize_url(url)
+            except InvalidUrlError:
+                url = "https://page.invalid/"
+            text: str = getattr(read.read_page(body, url), field)
+            return text
+
+        return extract
+
+    return contender
+
+
+_ORIGINAL: dict[str, Any] = {}
 
 
 def trafilatura_text(**options: Any) -> Extract:
@@ -102,20 +125,21 @@ def resiliparse_text() -> Extract:
     return extract
 
 
-def prototype_text() -> Extract:
-    from rivals.extract_prototype import extract
-
-    return extract
-
-
 CONTENDERS: dict[str, Callable[[], Extract]] = {
-    "ours, text": ours_text,
+    "ours, main text": ours("main_text"),
+    "ours, text": ours("text"),
+    "ours, no main": ours("text", main=False),
     "trafilatura": trafilatura_text,
     "trafilatura prec.": lambda: trafilatura_text(favor_precision=True),
     "resiliparse": resiliparse_text,
-    "prototype": prototype_text,
 }
-SHORT = {"ours": "ours, text", "trafilatura": "trafilatura", "precision": "trafilatura prec."}
+SHORT = {
+    "ours": "ours, main text",
+    "nomain": "ours, no main",
+    "text": "ours, text",
+    "trafilatura": "trafilatura",
+    "precision": "trafilatura prec.",
+}
 
 
 # --- the score: the benchmark's evaluate.py ------------------------------------------------------
@@ -240,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, metavar="DIR")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--only", help="comma-separated: ours, trafilatura, precision, resiliparse, prototype"
+        "--only",
+        help="comma-separated: ours, text, ours, no main, trafilatura, precision, resiliparse",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

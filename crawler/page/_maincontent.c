@@ -63,7 +63,7 @@ static struct {
     /* The thresholds of crawler.page.main_content, in its order. */
     double min_page_chars, min_block_chars, keep_share, climb, sibling_share, sibling_floor,
         article_body_bonus, later_article, mass_share, lead_share, link_dense, names_misled,
-        names_misled_chars, own_text_chars, scrap_chars, deepest;
+        names_misled_chars, own_text_chars, scrap_chars, deepest, max_links;
 } MC;
 
 static uint32_t
@@ -126,9 +126,8 @@ mc_reserve(mc_buffer *buffer, size_t more)
     while (capacity < needed) {
         capacity *= 2;
     }
-    char *grown = PyMem_Realloc(buffer->data, capacity);
+    char *grown = realloc(buffer->data, capacity);
     if (grown == NULL) {
-        PyErr_NoMemory();
         return -1;
     }
     buffer->data = grown;
@@ -180,6 +179,23 @@ mc_insert(mc_buffer *buffer, size_t at, const char *data, size_t length)
     memmove(buffer->data + at + length, buffer->data + at, buffer->length - at);
     memcpy(buffer->data + at, data, length);
     buffer->length += length;
+    return 0;
+}
+
+/* Room in an array of `count` items of `size` bytes for one more. */
+static int
+mc_grow(void **items, Py_ssize_t *capacity, Py_ssize_t count, size_t size)
+{
+    if (count < *capacity) {
+        return 0;
+    }
+    Py_ssize_t grown_capacity = *capacity ? 2 * *capacity : 64;
+    void *grown = realloc(*items, (size_t) grown_capacity * size);
+    if (grown == NULL) {
+        return -1;
+    }
+    *items = grown;
+    *capacity = grown_capacity;
     return 0;
 }
 
@@ -572,14 +588,16 @@ mc_class_id_flags(const lxb_attr *class_attr, const lxb_attr *id_attr, mc_buffer
 
 /* --- the body's elements (crawler.page.main_content._read) ----------------------------------- */
 
+/* Counts are 32 bits: a page's characters are bounded by fetch.max_body_bytes (5 MiB unless
+ * set), and a table of 500,000 elements (a page of empty tags) is 48 MB at this size. */
 typedef struct {
     const lxb_node *node;
-    uint32_t flags; /* the tag's */
     uintptr_t tag;
-    Py_ssize_t parent, end, first_child, last_child, next_sibling;
-    long own_chars, own_commas, inline_chars, inline_links, chars, link_chars, commas;
-    bool named, framed, article_body, later_article, gone, skip;
     double score, good, noise;
+    int32_t parent, end, first_child, last_child, next_sibling;
+    int32_t own_chars, own_commas, inline_chars, inline_links, chars, link_chars, commas;
+    uint32_t flags; /* the tag's */
+    bool named, framed, article_body, later_article, gone, skip;
 } mc_element;
 
 typedef struct {
@@ -592,9 +610,8 @@ mc_new_element(mc_table *table, const lxb_node *node, uintptr_t tag, Py_ssize_t 
 {
     if (table->count == table->capacity) {
         Py_ssize_t capacity = table->capacity ? 2 * table->capacity : 256;
-        mc_element *grown = PyMem_Realloc(table->items, (size_t) capacity * sizeof(mc_element));
+        mc_element *grown = realloc(table->items, (size_t) capacity * sizeof(mc_element));
         if (grown == NULL) {
-            PyErr_NoMemory();
             return -1;
         }
         table->items = grown;
@@ -621,11 +638,11 @@ mc_new_element(mc_table *table, const lxb_node *node, uintptr_t tag, Py_ssize_t 
     return index;
 }
 
+/* Where the walk down the body is: the element read last on the way down, the nearest block,
+ * whether inside a link, and the <article>s around (-1: inside one after one that ended). */
 typedef struct {
-    const lxb_node *node;
-    Py_ssize_t holder, block;
+    int32_t holder, block, around;
     bool link;
-    long around;
 } mc_frame;
 
 static int
@@ -634,38 +651,20 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
     if (mc_new_element(table, body, TAG_BODY, -1) < 0) {
         return -1;
     }
-    mc_frame *stack = NULL;
-    size_t depth = 0, capacity = 0;
+    /* One frame a level of the elements the walk is inside: memory as deep as the tree, not as
+     * wide (a page of 500,000 sibling elements). */
+    mc_frame *frames = NULL;
+    Py_ssize_t depth = 0, capacity = 0;
     long articles = 0;
     int status = 0;
-#define PUSH_CHILDREN(parent_node, HOLDER, BLOCK, LINK, AROUND)                                   \
-    do {                                                                                          \
-        size_t first = depth;                                                                     \
-        for (const lxb_node *child = (parent_node)->first_child; child != NULL;                   \
-             child = child->next) {                                                               \
-            if (depth == capacity) {                                                              \
-                capacity = capacity ? 2 * capacity : 256;                                         \
-                mc_frame *grown = PyMem_Realloc(stack, capacity * sizeof(mc_frame));              \
-                if (grown == NULL) {                                                              \
-                    PyErr_NoMemory();                                                             \
-                    status = -1;                                                                  \
-                    goto done;                                                                    \
-                }                                                                                 \
-                stack = grown;                                                                    \
-            }                                                                                     \
-            stack[depth++] = (mc_frame) {child, (HOLDER), (BLOCK), (LINK), (AROUND)};             \
-        }                                                                                         \
-        for (size_t lo = first, hi = depth; hi > lo + 1; lo++, hi--) {                            \
-            mc_frame swap = stack[lo];                                                            \
-            stack[lo] = stack[hi - 1];                                                            \
-            stack[hi - 1] = swap;                                                                 \
-        }                                                                                         \
-    } while (0)
-
-    PUSH_CHILDREN(body, 0, 0, false, 0);
-    while (depth > 0) {
-        mc_frame frame = stack[--depth];
-        const lxb_node *node = frame.node;
+    if (mc_grow((void **) &frames, &capacity, 0, sizeof(mc_frame)) < 0) {
+        return -1;
+    }
+    frames[depth++] = (mc_frame) {0, 0, 0, false};
+    const lxb_node *node = body->first_child;
+    while (node != NULL) {
+        const mc_frame frame = frames[depth - 1];
+        bool descend = false;
         if (node->type == NODE_TEXT) {
             const unsigned char *data;
             size_t length;
@@ -681,45 +680,64 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
                     block->inline_links += chars;
                 }
             }
+        } else if (node->type == NODE_ELEMENT && !(mc_flags(node->local_name) & MC_SKIPPED)) {
+            const lxb_attr *attrs[MC_NAMES];
+            mc_collect(node, attrs);
+            /* role="navigation", as navigation_role reads it: never read. */
+            const lxb_attr *role = attrs[MC_ROLE];
+            bool navigation = has_value(role) && role->value->length == 10
+                              && ascii_ieq(role->value->data, "navigation", 10);
+            if (!navigation) {
+                uintptr_t tag = node->local_name;
+                Py_ssize_t index = mc_new_element(table, node, tag, frame.holder);
+                int named = index < 0 ? -1 : mc_names_flags(attrs, scratch, cache);
+                if (named < 0) {
+                    status = -1;
+                    goto done;
+                }
+                mc_element *element = &table->items[index];
+                long around = frame.around;
+                if (tag == MC.tags[MC_ARTICLE] && around >= 0) {
+                    around = articles > around ? -1 : around + 1;
+                    articles++;
+                }
+                element->later_article = around < 0;
+                element->article_body = named & NAMED_ARTICLE_BODY;
+                element->named = !(element->flags & MC_NEVER_NAMED)
+                                 && (named & NAMED_BOILERPLATE) && !(named & NAMED_CONTENT);
+                element->framed = element->flags & MC_FRAME;
+                if (node->first_child != NULL) {
+                    if (mc_grow((void **) &frames, &capacity, depth, sizeof(mc_frame)) < 0) {
+                        status = -1;
+                        goto done;
+                    }
+                    frames[depth++] = (mc_frame) {
+                        (int32_t) index,
+                        (element->flags & MC_BLOCK) ? (int32_t) index : frame.block,
+                        (int32_t) around,
+                        frame.link || tag == MC.tags[MC_A],
+                    };
+                    descend = true;
+                }
+            }
+        }
+        if (descend) {
+            node = node->first_child;
             continue;
         }
-        if (node->type != NODE_ELEMENT || (mc_flags(node->local_name) & MC_SKIPPED)) {
-            continue;
+        /* On to the next node in document order, leaving the elements whose last child this is. */
+        while (node != NULL && node->next == NULL) {
+            node = node->parent;
+            if (node == body || node == NULL) {
+                node = NULL;
+                break;
+            }
+            depth--;
         }
-        const lxb_attr *attrs[MC_NAMES];
-        mc_collect(node, attrs);
-        /* role="navigation", as navigation_role reads it: never read. */
-        const lxb_attr *role = attrs[MC_ROLE];
-        if (has_value(role) && role->value->length == 10
-            && ascii_ieq(role->value->data, "navigation", 10)) {
-            continue;
+        if (node != NULL) {
+            node = node->next;
         }
-        uintptr_t tag = node->local_name;
-        Py_ssize_t index = mc_new_element(table, node, tag, frame.holder);
-        if (index < 0) {
-            status = -1;
-            goto done;
-        }
-        int named = mc_names_flags(attrs, scratch, cache);
-        if (named < 0) {
-            status = -1;
-            goto done;
-        }
-        mc_element *element = &table->items[index];
-        long around = frame.around;
-        if (tag == MC.tags[MC_ARTICLE] && around >= 0) {
-            around = articles > around ? -1 : around + 1;
-            articles++;
-        }
-        element->later_article = around < 0;
-        element->article_body = named & NAMED_ARTICLE_BODY;
-        element->named = !(element->flags & MC_NEVER_NAMED) && (named & NAMED_BOILERPLATE)
-                         && !(named & NAMED_CONTENT);
-        element->framed = element->flags & MC_FRAME;
-        Py_ssize_t block = (element->flags & MC_BLOCK) ? index : frame.block;
-        PUSH_CHILDREN(node, index, block, frame.link || tag == MC.tags[MC_A], around);
     }
-#undef PUSH_CHILDREN
     for (Py_ssize_t i = table->count - 1; i >= 0; i--) {
         mc_element *element = &table->items[i];
         element->chars += element->own_chars;
@@ -736,7 +754,7 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
         }
     }
 done:
-    PyMem_Free(stack);
+    free(frames);
     return status;
 }
 
@@ -987,25 +1005,9 @@ typedef struct {
     Py_ssize_t unit_count, unit_capacity;
     mc_buffer run_text, run_markdown; /* the inline content being read */
     mc_buffer scratch, scratch2;
-    PyObject *hrefs;
+    lxb_str *hrefs; /* the links' hrefs, in lexbor's memory, in order */
+    Py_ssize_t href_count, href_capacity;
 } mc_reader;
-
-static int
-mc_grow(void **items, Py_ssize_t *capacity, Py_ssize_t count, size_t size)
-{
-    if (count < *capacity) {
-        return 0;
-    }
-    Py_ssize_t grown_capacity = *capacity ? 2 * *capacity : 64;
-    void *grown = PyMem_Realloc(*items, (size_t) grown_capacity * size);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *items = grown;
-    *capacity = grown_capacity;
-    return 0;
-}
 
 static int
 mc_line(mc_reader *r, const char *data, size_t length)
@@ -1543,9 +1545,8 @@ mc_read_table(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, 
     if (mc_table_rows(r, node, index, &rows, &row_count, &row_capacity) < 0) {
         goto done;
     }
-    row_cells = PyMem_Malloc((size_t) (row_count + 1) * sizeof(Py_ssize_t));
+    row_cells = malloc((size_t) (row_count + 1) * sizeof(Py_ssize_t));
     if (row_cells == NULL) {
-        PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t width = 0;
@@ -1644,13 +1645,13 @@ mc_read_table(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, 
     }
     status = mc_unit_add(r, added, 1, chars, false);
 rows_done:
-    PyMem_Free(line.data);
-    PyMem_Free(markdown.data);
-    PyMem_Free(folded.data);
+    free(line.data);
+    free(markdown.data);
+    free(folded.data);
 done:
-    PyMem_Free(rows);
-    PyMem_Free(cells);
-    PyMem_Free(row_cells);
+    free(rows);
+    free(cells);
+    free(row_cells);
     return status;
 }
 
@@ -1658,13 +1659,11 @@ static int
 mc_href(mc_reader *r, const lxb_attr *attr, mc_buffer *markdown)
 {
     char number[32];
-    PyObject *href = value_str(attr);
-    if (href == NULL || PyList_Append(r->hrefs, href) < 0) {
-        Py_XDECREF(href);
+    if (mc_grow((void **) &r->hrefs, &r->href_capacity, r->href_count, sizeof(lxb_str)) < 0) {
         return -1;
     }
-    Py_DECREF(href);
-    int length = snprintf(number, sizeof number, "\x03%zd\x04", PyList_GET_SIZE(r->hrefs) - 1);
+    r->hrefs[r->href_count] = (lxb_str) {attr->value->data, attr->value->length};
+    int length = snprintf(number, sizeof number, "\x03%zd\x04", r->href_count++);
     return mc_add(markdown, number, (size_t) length);
 }
 
@@ -1686,7 +1685,8 @@ mc_marked(mc_reader *r, const lxb_node *node, Py_ssize_t index, size_t text_from
     uint32_t flags = r->items[index].flags;
     if (node->local_name == MC.tags[MC_A]) {
         const lxb_attr *href = mc_attr(node, MC_HREF);
-        if (!has_value(href) || href->value->length == 0) {
+        if (!has_value(href) || href->value->length == 0
+            || r->href_count >= (Py_ssize_t) MC.max_links) {
             return 0;
         }
         /* The target goes in at the end of the core, the mark at its start. */
@@ -1695,7 +1695,7 @@ mc_marked(mc_reader *r, const lxb_node *node, Py_ssize_t index, size_t text_from
         if (status == 0) {
             status = mc_insert(markdown, end, tail.data, tail.length);
         }
-        PyMem_Free(tail.data);
+        free(tail.data);
         return status < 0 ? -1 : mc_insert(markdown, start, "\x02", 1);
     }
     if (flags & MC_CODE) {
@@ -1711,9 +1711,8 @@ mc_marked(mc_reader *r, const lxb_node *node, Py_ssize_t index, size_t text_from
             return -1;
         }
         size_t after = markdown->length - end;
-        char *tail = PyMem_Malloc(after + 1);
+        char *tail = malloc(after + 1);
         if (tail == NULL) {
-            PyErr_NoMemory();
             return -1;
         }
         memcpy(tail, markdown->data + end, after);
@@ -1722,7 +1721,7 @@ mc_marked(mc_reader *r, const lxb_node *node, Py_ssize_t index, size_t text_from
                              || mc_add(markdown, tail, after) < 0
                          ? -1
                          : 0;
-        PyMem_Free(tail);
+        free(tail);
         return status;
     }
     if (flags & (MC_STRONG | MC_EM)) {
@@ -1791,7 +1790,7 @@ mc_inline(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, bool
                              || mc_add(&r->run_markdown, " ", 1) < 0
                          ? -1
                          : 0;
-        PyMem_Free(flat.data);
+        free(flat.data);
         return status;
     }
     if (tag == MC.tags[MC_BR]) {
@@ -1799,7 +1798,8 @@ mc_inline(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, bool
     }
     if (tag == MC.tags[MC_IMG]) {
         const lxb_attr *src = mc_attr(node, MC_SRC);
-        if (!has_value(src) || src->value->length == 0 || code) {
+        if (!has_value(src) || src->value->length == 0 || code
+            || r->href_count >= (Py_ssize_t) MC.max_links) {
             return 0;
         }
         const lxb_attr *alt = mc_attr(node, MC_ALT);
@@ -1849,8 +1849,8 @@ mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long 
                                     < 0
                          ? -1
                          : 0;
-        PyMem_Free(flat.data);
-        PyMem_Free(escaped.data);
+        free(flat.data);
+        free(escaped.data);
         return status;
     }
     long level = (long) ((flags >> MC_HEADING_SHIFT) & 7);
@@ -1894,15 +1894,15 @@ mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long 
 static void
 mc_reader_free(mc_reader *r)
 {
-    PyMem_Free(r->text.data);
-    PyMem_Free(r->markdown.data);
-    PyMem_Free(r->line_ends);
-    PyMem_Free(r->block_starts);
-    PyMem_Free(r->units);
-    PyMem_Free(r->run_text.data);
-    PyMem_Free(r->run_markdown.data);
-    PyMem_Free(r->scratch.data);
-    PyMem_Free(r->scratch2.data);
+    free(r->text.data);
+    free(r->markdown.data);
+    free(r->line_ends);
+    free(r->block_starts);
+    free(r->units);
+    free(r->run_text.data);
+    free(r->run_markdown.data);
+    free(r->scratch.data);
+    free(r->scratch2.data);
 }
 
 /* Reads `roots` (with their indices) into `r`. */
@@ -1923,9 +1923,19 @@ mc_read_roots(mc_reader *r, const Py_ssize_t *roots, Py_ssize_t count)
     return 0;
 }
 
-/* (text, markdown) of what `r` read, less the scraps at either end when `trim`. */
-static PyObject *
-mc_result(const mc_reader *r, bool trim)
+/* What the reading gives, built without the GIL: the text, the Markdown, the hrefs, and why
+ * the whole body was read (NULL: it was not). */
+typedef struct {
+    mc_buffer text, markdown;
+    lxb_str *hrefs;
+    Py_ssize_t href_count;
+    const char *fallback;
+    char fallback_text[64];
+} mc_output;
+
+/* What `r` read into `out`, less the scraps at either end when `trim`. */
+static int
+mc_result(const mc_reader *r, bool trim, mc_output *out)
 {
     Py_ssize_t start = 0, end = r->unit_count;
     if (trim) {
@@ -1945,100 +1955,68 @@ mc_result(const mc_reader *r, bool trim)
         lines[1] += r->units[i].lines;
         blocks[1] += r->units[i].blocks;
     }
-    mc_buffer text = {0}, markdown = {0};
-    PyObject *result = NULL;
+    out->text.length = out->markdown.length = 0;
     for (Py_ssize_t i = lines[0]; i < lines[1]; i++) {
         Py_ssize_t from = i > 0 ? r->line_ends[i - 1] : 0;
-        if ((i > lines[0] && mc_add(&text, "\n", 1) < 0)
-            || mc_add(&text, r->text.data + from, (size_t) (r->line_ends[i] - from)) < 0) {
-            goto done;
+        if ((i > lines[0] && mc_add(&out->text, "\n", 1) < 0)
+            || mc_add(&out->text, r->text.data + from, (size_t) (r->line_ends[i] - from)) < 0) {
+            return -1;
         }
     }
     for (Py_ssize_t i = blocks[0]; i < blocks[1]; i++) {
         Py_ssize_t to = i + 1 < r->block_count ? r->block_starts[i + 1]
                                                : (Py_ssize_t) r->markdown.length;
-        if ((i > blocks[0] && mc_add(&markdown, "\n\n", 2) < 0)
-            || mc_add(&markdown, r->markdown.data + r->block_starts[i],
+        if ((i > blocks[0] && mc_add(&out->markdown, "\n\n", 2) < 0)
+            || mc_add(&out->markdown, r->markdown.data + r->block_starts[i],
                       (size_t) (to - r->block_starts[i]))
                    < 0) {
-            goto done;
+            return -1;
         }
     }
-    result = Py_BuildValue("(s#s#)", text.data ? text.data : "", (Py_ssize_t) text.length,
-                           markdown.data ? markdown.data : "", (Py_ssize_t) markdown.length);
-    if (result == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
-        /* Bytes that are no UTF-8 (a page's lone surrogates): read as the replacement. */
-        PyErr_Clear();
-        PyObject *t = PyUnicode_DecodeUTF8(text.data ? text.data : "", (Py_ssize_t) text.length,
-                                           "replace");
-        PyObject *m = PyUnicode_DecodeUTF8(markdown.data ? markdown.data : "",
-                                           (Py_ssize_t) markdown.length, "replace");
-        result = (t && m) ? PyTuple_Pack(2, t, m) : NULL;
-        Py_XDECREF(t);
-        Py_XDECREF(m);
-    }
-done:
-    PyMem_Free(text.data);
-    PyMem_Free(markdown.data);
-    return result;
+    return 0;
 }
 
-static PyObject *
+static int
 mc_parts(mc_table *table, const Py_ssize_t *roots, Py_ssize_t count, bool trim,
-         const char *fallback)
+         const char *fallback, mc_output *out)
 {
     mc_reader r = {0};
-    PyObject *read = NULL, *result = NULL;
+    int status = -1;
     r.items = table->items;
     r.count = table->count;
-    r.hrefs = PyList_New(0);
-    if (r.hrefs == NULL || mc_read_roots(&r, roots, count) < 0) {
+    if (mc_read_roots(&r, roots, count) < 0 || mc_result(&r, trim, out) < 0) {
         goto done;
     }
-    read = mc_result(&r, trim);
-    if (read == NULL) {
-        goto done;
-    }
-    if (fallback == NULL && PyUnicode_GET_LENGTH(PyTuple_GET_ITEM(read, 0)) == 0) {
+    if (fallback == NULL && out->text.length == 0) {
         /* What was chosen reads as nothing: all of it. */
         for (Py_ssize_t i = 0; i < table->count; i++) {
             table->items[i].skip = false;
         }
         Py_ssize_t body = 0;
         mc_reader_free(&r);
-        Py_DECREF(r.hrefs);
-        Py_DECREF(read);
-        return mc_parts(table, &body, 1, false, "no block of text to choose");
+        return mc_parts(table, &body, 1, false, "no block of text to choose", out);
     }
-    result = Py_BuildValue("(OOOs)", PyTuple_GET_ITEM(read, 0), PyTuple_GET_ITEM(read, 1), r.hrefs,
-                           fallback);
+    out->fallback = fallback;
+    out->hrefs = r.hrefs;
+    out->href_count = r.href_count;
+    r.hrefs = NULL;
+    status = 0;
 done:
     mc_reader_free(&r);
-    Py_XDECREF(r.hrefs);
-    Py_XDECREF(read);
-    return result;
+    return status;
 }
 
-static PyObject *
-main_parts(PyObject *module, PyObject *number)
+/* The whole reading of `body` into `out`; it takes no Python object, so it runs without the
+ * GIL (a worker thread reads a long page while the event loop goes on). -1: out of memory. */
+static int
+mc_compute(const lxb_node *body, mc_output *out)
 {
-    uintptr_t address;
-    if (!MC.ready) {
-        PyErr_SetString(PyExc_RuntimeError, "main_parts before main_configure");
-        return NULL;
-    }
-    if (!address_of(number, &address)) {
-        return NULL;
-    }
-    const lxb_node *body = (const lxb_node *) address;
     mc_table table = {0};
     mc_buffer scratch = {0};
     Py_ssize_t *kept = NULL, *lead = NULL;
-    PyObject *result = NULL;
-    char fallback[64];
-    mc_name_cache *cache = PyMem_Malloc(sizeof *cache);
+    int status = -1;
+    mc_name_cache *cache = malloc(sizeof *cache);
     if (cache == NULL) {
-        PyErr_NoMemory();
         goto done;
     }
     for (size_t i = 0; i < MC_NAME_SLOTS; i++) {
@@ -2046,20 +2024,20 @@ main_parts(PyObject *module, PyObject *number)
     }
     cache->used = 0;
     int read = mc_read(body, &table, &scratch, cache);
-    PyMem_Free(cache);
+    free(cache);
     if (read < 0) {
         goto done;
     }
-    kept = PyMem_Malloc(2 * (size_t) table.count * sizeof(Py_ssize_t));
-    lead = PyMem_Malloc((size_t) table.count * sizeof(Py_ssize_t));
+    kept = malloc(2 * (size_t) table.count * sizeof(Py_ssize_t));
+    lead = malloc((size_t) table.count * sizeof(Py_ssize_t));
     if (kept == NULL || lead == NULL) {
-        PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t body_index = 0;
     if ((double) table.items[0].chars < MC.min_page_chars) {
-        snprintf(fallback, sizeof fallback, "under %ld characters of text", (long) MC.min_page_chars);
-        result = mc_parts(&table, &body_index, 1, false, fallback);
+        snprintf(out->fallback_text, sizeof out->fallback_text, "under %ld characters of text",
+                 (long) MC.min_page_chars);
+        status = mc_parts(&table, &body_index, 1, false, out->fallback_text, out);
         goto done;
     }
     Py_ssize_t count = mc_reading(&table, true, kept);
@@ -2075,17 +2053,70 @@ main_parts(PyObject *module, PyObject *number)
         }
     }
     if (count == 0) {
-        result = mc_parts(&table, &body_index, 1, false, "no block of text to choose");
+        status = mc_parts(&table, &body_index, 1, false, "no block of text to choose", out);
         goto done;
     }
     count = mc_lead(&table, kept, count, lead);
     mc_mark_skipped(&table, kept, count);
-    result = mc_parts(&table, kept, count, true, NULL);
+    status = mc_parts(&table, kept, count, true, NULL, out);
 done:
-    PyMem_Free(table.items);
-    PyMem_Free(scratch.data);
-    PyMem_Free(kept);
-    PyMem_Free(lead);
+    free(table.items);
+    free(scratch.data);
+    free(kept);
+    free(lead);
+    return status;
+}
+
+static PyObject *
+mc_str(const char *data, size_t length)
+{
+    /* "replace": bytes that are no UTF-8 (a page's lone surrogates) read as U+FFFD. */
+    return PyUnicode_DecodeUTF8(data ? data : "", (Py_ssize_t) length, "replace");
+}
+
+static PyObject *
+main_parts(PyObject *module, PyObject *number)
+{
+    uintptr_t address;
+    if (!MC.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "main_parts before main_configure");
+        return NULL;
+    }
+    if (!address_of(number, &address)) {
+        return NULL;
+    }
+    mc_output out = {0};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = mc_compute((const lxb_node *) address, &out);
+    Py_END_ALLOW_THREADS
+    PyObject *text = NULL, *markdown = NULL, *hrefs = NULL, *result = NULL;
+    if (status < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    text = mc_str(out.text.data, out.text.length);
+    markdown = mc_str(out.markdown.data, out.markdown.length);
+    hrefs = PyList_New(out.href_count);
+    if (text == NULL || markdown == NULL || hrefs == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < out.href_count; i++) {
+        PyObject *href = mc_str((const char *) out.hrefs[i].data, out.hrefs[i].length);
+        if (href == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(hrefs, i, href);
+    }
+    result = out.fallback != NULL ? Py_BuildValue("(OOOs)", text, markdown, hrefs, out.fallback)
+                                  : Py_BuildValue("(OOOO)", text, markdown, hrefs, Py_None);
+done:
+    Py_XDECREF(text);
+    Py_XDECREF(markdown);
+    Py_XDECREF(hrefs);
+    free(out.text.data);
+    free(out.markdown.data);
+    free(out.hrefs);
     return result;
 }
 
@@ -2093,11 +2124,11 @@ static void
 mc_words_free(mc_words *words)
 {
     for (size_t i = 0; i < words->count; i++) {
-        PyMem_Free(words->words[i]);
+        free(words->words[i]);
     }
-    PyMem_Free(words->words);
-    PyMem_Free(words->lengths);
-    PyMem_Free(words->next);
+    free(words->words);
+    free(words->lengths);
+    free(words->next);
     memset(words, 0, sizeof *words);
 }
 
@@ -2116,7 +2147,7 @@ main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!PyDict_Check(flags) || !PyTuple_Check(tags) || PyTuple_GET_SIZE(tags) != MC_TAG_COUNT
         || !PyTuple_Check(attrs) || PyTuple_GET_SIZE(attrs) != MC_ATTR_COUNT
         || !PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != RULE_COUNT
-        || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 16) {
+        || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 17) {
         PyErr_SetString(PyExc_ValueError, "main_configure: arguments of the wrong shape");
         return NULL;
     }
@@ -2141,12 +2172,12 @@ main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t i = 0; i < MC_ATTR_COUNT; i++) {
         MC.attrs[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(attrs, i));
     }
-    double *numbers[16] = {
+    double *numbers[17] = {
         &MC.min_page_chars, &MC.min_block_chars, &MC.keep_share, &MC.climb, &MC.sibling_share,
         &MC.sibling_floor, &MC.article_body_bonus, &MC.later_article, &MC.mass_share,
         &MC.lead_share, &MC.link_dense, &MC.names_misled, &MC.names_misled_chars,
-        &MC.own_text_chars, &MC.scrap_chars, &MC.deepest};
-    for (Py_ssize_t i = 0; i < 16; i++) {
+        &MC.own_text_chars, &MC.scrap_chars, &MC.deepest, &MC.max_links};
+    for (Py_ssize_t i = 0; i < 17; i++) {
         *numbers[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(thresholds, i));
     }
     if (PyErr_Occurred()) {
@@ -2161,9 +2192,9 @@ main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
         Py_ssize_t count = PyTuple_GET_SIZE(list);
-        words->words = PyMem_Calloc((size_t) count + 1, sizeof(char *));
-        words->lengths = PyMem_Calloc((size_t) count + 1, sizeof(size_t));
-        words->next = PyMem_Calloc((size_t) count + 1, sizeof(size_t));
+        words->words = calloc((size_t) count + 1, sizeof(char *));
+        words->lengths = calloc((size_t) count + 1, sizeof(size_t));
+        words->next = calloc((size_t) count + 1, sizeof(size_t));
         if (words->words == NULL || words->lengths == NULL || words->next == NULL) {
             PyErr_NoMemory();
             return NULL;
@@ -2174,7 +2205,7 @@ main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (word == NULL) {
                 return NULL;
             }
-            words->words[i] = PyMem_Malloc((size_t) length + 1);
+            words->words[i] = malloc((size_t) length + 1);
             if (words->words[i] == NULL) {
                 PyErr_NoMemory();
                 return NULL;

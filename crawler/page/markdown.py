@@ -59,6 +59,9 @@ ROW_GROUPS = frozenset({"thead", "tbody", "tfoot"})
 CELL_BLOCKS = "p, div, table, ul, ol, pre, h1, h2, h3, h4, h5, h6, blockquote"
 DEEPEST = 200
 """Past this nesting a subtree is read as its text: the reading recurses."""
+MAX_LINKS = 2_000
+"""Links and images given their URL in a page's Markdown; past these, a link is its text, and an
+image goes: making 100,000 links absolute costs a page step a second."""
 _HTML_SPACE = " \t\n\r\f"
 SCRAP_CHARS = 25
 """A block at either end of what is read shorter than this is a scrap ("Share this", a date)."""
@@ -350,7 +353,7 @@ class Reading:
             return
         if tag == "img":
             src = node.attrs.get("src")
-            if src and not code:
+            if src and not code and len(self.hrefs) < MAX_LINKS:
                 alt = _escaped(_folded(_CONTROLS.sub("", node.attrs.get("alt") or "")))
                 markdown.append(f"{IMAGE_OPEN}{alt}{TARGET}{len(self.hrefs)}{TARGET_END}")
                 self.hrefs.append(src)
@@ -376,7 +379,7 @@ class Reading:
         after = markdown[len(markdown.rstrip(_HTML_SPACE)) :]
         if tag == "a":
             href = node.attrs.get("href")
-            if not href:
+            if not href or len(self.hrefs) >= MAX_LINKS:
                 return markdown
             core = f"{LINK_OPEN}{core}{TARGET}{len(self.hrefs)}{TARGET_END}"
             self.hrefs.append(href)

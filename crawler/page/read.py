@@ -305,17 +305,6 @@ def read_page(
     follow = not page_flags & NOFOLLOW
     language = facts.lang or language
 
-    if refreshes:
-        # A refresh's target is a link like an <a>'s, after the page's own.
-        facts = facts._replace(anchors=[*facts.anchors, *((ref, None, False) for ref in refreshes)])
-    if len(facts.anchors) > MAX_ANCHORS_READ:
-        cuts.append(f"anchors: more than {MAX_ANCHORS_READ:,}, the first {MAX_ANCHORS_READ:,} read")
-        facts = facts._replace(anchors=facts.anchors[:MAX_ANCHORS_READ])
-    links, nofollow_links, unusable = links_of(facts, url, follow, rules.follow_rel_nofollow)
-    if len(links) > MAX_LINKS:
-        cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
-        links = links[:MAX_LINKS]
-
     text = nosnippet_text = headings = main_text = markdown = ""
     main_fallback = None
     if index:
@@ -326,8 +315,27 @@ def read_page(
             text = headings = ""
         else:
             main = _main_parts(tree, facts, source)
-            main_text, main_fallback = main.text, main.fallback
-            markdown = with_links(main.markdown, main.hrefs, _resolver(facts, url))
+            main_text, main_fallback = _bounded(main.text, "\n"), main.fallback
+            markdown = _bounded(
+                with_links(main.markdown, main.hrefs, _resolver(facts, url)), "\n\n"
+            )
+            if len(main_text) < len(main.text):
+                cuts.append(
+                    f"main content: more than {MAX_MAIN_CHARS:,} characters, the first read"
+                )
+    # The tree is done with: a long page's is the biggest thing the page step holds.
+    del tree
+
+    if refreshes:
+        # A refresh's target is a link like an <a>'s, after the page's own.
+        facts = facts._replace(anchors=[*facts.anchors, *((ref, None, False) for ref in refreshes)])
+    if len(facts.anchors) > MAX_ANCHORS_READ:
+        cuts.append(f"anchors: more than {MAX_ANCHORS_READ:,}, the first {MAX_ANCHORS_READ:,} read")
+        facts = facts._replace(anchors=facts.anchors[:MAX_ANCHORS_READ])
+    links, nofollow_links, unusable = links_of(facts, url, follow, rules.follow_rel_nofollow)
+    if len(links) > MAX_LINKS:
+        cuts.append(f"links: more than {MAX_LINKS:,}, the first {MAX_LINKS:,} read")
+        links = links[:MAX_LINKS]
 
     return Page(
         title=_squeeze(facts.title),
@@ -361,6 +369,19 @@ def _main_parts(tree: LexborHTMLParser, facts: PageFacts, source: bytes) -> Main
         tree = LexborHTMLParser(source)
         python_walk(tree)
     return main_parts(body_of(tree, tree.root))
+
+
+MAX_MAIN_CHARS = 1_000_000
+"""Of a page's main content as text and as Markdown, what is kept, whole blocks: a page of five
+megabytes of text (the body's cap) would otherwise be held three times over by every step after
+the page's."""
+
+
+def _bounded(text: str, separator: str) -> str:
+    if len(text) <= MAX_MAIN_CHARS:
+        return text
+    end = text.rfind(separator, 0, MAX_MAIN_CHARS + 1)
+    return text[: end if end > 0 else MAX_MAIN_CHARS]
 
 
 def _resolver(facts: PageFacts, url: str) -> Callable[[str], str | None]:

@@ -320,3 +320,14 @@ MARKUP = st.recursive(
 @given(st.lists(MARKUP, min_size=1, max_size=6))
 def test_both_readings_read_any_page_alike(parts: list[str]) -> None:
     assert_same_readings("<body>" + "".join(parts) * 2 + "</body>")
+
+
+def test_a_page_of_100000_links_gives_its_first_2000_a_url() -> None:
+    html = (
+        "<ul>" + "".join(f'<li><a href="/l/{n}">link {n}</a></li>' for n in range(3_000)) + "</ul>"
+    )
+    page = read(html)
+    assert page.main_fallback == "no block of text to choose"
+    assert page.markdown.count("](https://site.test/l/") == 2_000
+    assert page.markdown.endswith("- link 2999")
+    assert_same_readings(html)
