@@ -221,6 +221,8 @@ def export_command(args: argparse.Namespace) -> int:
             "crawl export: --purpose decides whose text is exported; --skips and "
             "--changed-since export no text"
         )
+    if args.skips and args.format == "markdown":
+        raise ConfigError("crawl export: --skips writes jsonl or csv; markdown is of pages")
     since = None
     if args.changed_since is not None:
         if args.skips or args.format != "jsonl":

@@ -7,7 +7,7 @@
                    [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--purpose PURPOSE] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--purpose PURPOSE] [--json]
-    crawl export [--data DIR] [--format jsonl|csv] [--purpose PURPOSE]
+    crawl export [--data DIR] [--format jsonl|csv|markdown] [--purpose PURPOSE]
                  [--skips [--reason REASON]] [-o FILE]
     crawl export --changed-since DATE [--data DIR] [-o FILE]
     crawl warc-index [--data DIR] [-o FILE]
@@ -321,7 +321,8 @@ def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--format",
         choices=EXPORT_FORMATS,
         default="jsonl",
-        help="jsonl: one JSON object a line; csv: a header row, then a row each (default: jsonl)",
+        help="jsonl: one JSON object a line; csv: a header row, then a row each; markdown: a "
+        "JSON object a line of each page's main content as Markdown (default: jsonl)",
     )
     parser.add_argument("--skips", action="store_true", help="the URLs not fetched, not the pages")
     parser.add_argument(

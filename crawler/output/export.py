@@ -27,6 +27,7 @@ from crawler.output.index_schema import (
     BOOL_COLUMNS,
     HISTORY_COLUMNS,
     JSON_COLUMNS,
+    MAIN_COLUMNS,
     PAGE_COLUMNS,
     USAGE_COLUMNS,
 )
@@ -38,12 +39,24 @@ __all__ = [
     "CSV_PAGE_FIELDS",
     "CSV_SKIP_FIELDS",
     "EXPORT_FORMATS",
+    "MARKDOWN_FIELDS",
     "export_changes",
     "export_pages",
     "export_skips",
 ]
 
-EXPORT_FORMATS = ("jsonl", "csv")
+EXPORT_FORMATS = ("jsonl", "csv", "markdown")
+MARKDOWN_FIELDS = (
+    "url",
+    "final_url",
+    "title",
+    "language",
+    "fetched_at",
+    "main_fallback",
+    "markdown",
+)
+"""What `--format markdown` writes of each page indexed for the purpose, a JSON object a line:
+its main content as Markdown, and what says which page it is."""
 _EXPORT_NAMES = {"indexed": "index"}
 """Table columns whose export name differs: `index` is an SQL keyword, so the table says
 `indexed`; an export says `index`, as `PageRecord` and pages.jsonl do."""
@@ -69,17 +82,21 @@ def export_pages(
     """Write every fetched page to `out`, in fetch order; returns the count. jsonl: one JSON object
     a line, `text` and `nosnippet_text` null unless the page is indexed for `purpose` (by default
     the last crawl's). csv: a header row of `CSV_PAGE_FIELDS` (unless not `header`), then a row a
-    page (true/false for booleans, empty for null)."""
+    page (true/false for booleans, empty for null). markdown: a JSON object a line of each page
+    indexed for `purpose`, `MARKDOWN_FIELDS`: its main content as Markdown (an index from before
+    schema version 5 has none)."""
     _check_format(format)
     check_purpose(purpose)
     count = 0
     with reading(directory) as (connection, layout):
         usage = USAGE_COLUMNS if layout.version >= 4 else ()
-        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ()) + usage
+        main = MAIN_COLUMNS if layout.version >= 5 else ()
+        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ()) + usage + main
         columns = ", ".join(f"pages.{column}" for column in names)
+        main_texts = "texts.main_text, texts.markdown" if main else "NULL, NULL"
         sql = (
-            f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings} "
-            f"FROM pages LEFT JOIN {layout.texts} AS texts ON texts.id = pages.id "
+            f"SELECT {columns}, texts.text, texts.nosnippet_text, {layout.headings}, "
+            f"{main_texts} FROM pages LEFT JOIN {layout.texts} AS texts ON texts.id = pages.id "
             "ORDER BY pages.fetched_at, pages.id"
         )
         if format == "csv":  # neither text nor lists: no need to read them
@@ -100,7 +117,12 @@ def export_pages(
                 count += 1
             return count
         for row in rows:
-            out.write(compact_json(_export_object(row, names, chosen)) + "\n")
+            page = _export_object(row, names, chosen)
+            if format == "markdown":
+                if not page["index"] or not page["markdown"]:
+                    continue
+                page = {field: page[field] for field in MARKDOWN_FIELDS}
+            out.write(compact_json(page) + "\n")
             count += 1
     return count
 
@@ -211,11 +233,16 @@ def _export_object(
             page[name] = value
     page.setdefault("usage", [])
     if len(row) > len(columns):
-        text, nosnippet_text, headings = row[len(columns) :]
+        text, nosnippet_text, headings, main_text, markdown = row[len(columns) :]
         indexed = page["index"]
         page["text"] = unmarked(text) if indexed and text is not None else None
         page["nosnippet_text"] = (
             unmarked(nosnippet_text) if indexed and nosnippet_text is not None else None
         )
         page["headings"] = unmarked(headings) if indexed and headings is not None else None
+        page.setdefault("main_fallback", None)
+        if page["main_fallback"] is not None:
+            main_text = text  # a page without main content of its own falls back to its text
+        page["main_text"] = unmarked(main_text) if indexed and main_text is not None else None
+        page["markdown"] = markdown if indexed else None
     return page

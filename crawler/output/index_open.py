@@ -14,6 +14,8 @@ from crawler.output.cjk import marked
 from crawler.output.index_schema import (
     HISTORY_SCHEMA,
     INDEX_NAME,
+    MAIN_SCHEMA,
+    MAIN_TEXTS_SCHEMA,
     READABLE_VERSIONS,
     SCHEMA,
     SCHEMA_VERSION,
@@ -56,17 +58,24 @@ def open_for_writing(path: Path, stemming: str, purpose: str = "search") -> sqli
                     *SCHEMA,
                     *HISTORY_SCHEMA,
                     *USAGE_SCHEMA,
+                    *MAIN_SCHEMA,
                     *TEXT_TABLES,
                     fts_table(stemming),
                 ):
                     connection.execute(statement)
                 _finish_schema(connection, stemming)
-            elif version in (1, 2, 3):
+            elif version in (1, 2, 3, 4):
                 if version == 1:
                     _migrate_from_1(connection, stemming)
                 elif (recorded := _recorded_stemming(connection)) != stemming:
                     raise OutputError(stemming_message(path, recorded, stemming))
-                for statement in (*(HISTORY_SCHEMA if version < 3 else ()), *USAGE_SCHEMA):
+                else:
+                    _texts_to_5(connection, stemming)
+                for statement in (
+                    *(HISTORY_SCHEMA if version < 3 else ()),
+                    *(USAGE_SCHEMA if version < 4 else ()),
+                    *MAIN_SCHEMA,
+                ):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
@@ -187,6 +196,17 @@ def _migrate_from_1(connection: sqlite3.Connection, stemming: str) -> None:
     connection.execute(fts_table(stemming))
     connection.execute(SETTINGS_TABLE)
     _finish_schema(connection, stemming)
+
+
+def _texts_to_5(connection: sqlite3.Connection, stemming: str) -> None:
+    """Texts of version 2 to 4 to version 5, inside the caller's transaction: the main content
+    columns, and pages_fts made again with its main_text column, every text queued to be
+    indexed in it (the writer does as it does a crawl's)."""
+    for statement in MAIN_TEXTS_SCHEMA:
+        connection.execute(statement)
+    connection.execute("DROP TABLE pages_fts")
+    connection.execute(fts_table(stemming))
+    connection.execute("INSERT OR IGNORE INTO unindexed (id) SELECT id FROM texts")
 
 
 def _marked_or_null(text: str | None) -> str | None:

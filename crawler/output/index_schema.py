@@ -1,7 +1,7 @@
 """What DIR/index.sqlite holds: its tables and columns, its schema versions, its tokenizers, as
 the statements that make them (crawler.output.index_open runs them). Pure.
 
-Schema (version 4, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
+Schema (version 5, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
 migrates it in one transaction):
 
     pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
@@ -12,16 +12,22 @@ migrates it in one transaction):
                found: new, changed, unchanged, gone, failed), first_seen, last_changed,
                times_fetched, times_changed, gone; from version 4 its owner's usage signals
                (`USAGE_COLUMNS`): usage (JSON, crawler.usage) and refuses (the bits of the
-               purposes they refuse, crawler.usage.purposes). `indexed` and `index_reason` are
+               purposes they refuse, crawler.usage.purposes); from version 5 `main_fallback`,
+               why its main content is its whole visible text (crawler.page.main_content), or
+               null. `indexed` and `index_reason` are
                its robots rules' word; a search or export decides usage for its purpose. Indexes
                on fetched_at (export order) and last_changed (`crawl export --changed-since`).
     skips      one row per URL not fetched: url UNIQUE, reason, detail.
     texts      an indexed page's words (a page its robots rules let be indexed, whatever its
                usage signals refuse: another purpose may use it): id (= pages.id), title,
-               headings, text, nosnippet_text, the only copy of its text. Each column is marked
-               for CJK (crawler.output.cjk: a separator between Han, kana or Hangul characters,
-               so each is a token); readers take the marks out.
-    pages_fts  FTS5 over texts (external content: content='texts'), tokenizer `unicode61
+               headings, text, nosnippet_text, the only copy of its text; from version 5
+               main_text (its main content, a block to a line; empty when it has none of its own
+               and falls back to its text) and markdown (the main content as Markdown, not
+               searched). Each searched column is marked for CJK (crawler.output.cjk: a
+               separator between Han, kana or Hangul characters, so each is a token); readers
+               take the marks out.
+    pages_fts  FTS5 over texts' title, headings, text, nosnippet_text and (from version 5)
+               main_text (external content: content='texts'), tokenizer `unicode61
                remove_diacritics 2`, with `porter` before it when the index stems English
                (`index.stemming`), rowid = texts.id. `snippet()` reads the text column alone, so
                nosnippet_text is matched but never shown.
@@ -42,6 +48,9 @@ __all__ = [
     "HISTORY_SCHEMA",
     "INDEX_NAME",
     "JSON_COLUMNS",
+    "MAIN_COLUMNS",
+    "MAIN_SCHEMA",
+    "MAIN_TEXTS_SCHEMA",
     "PAGE_COLUMNS",
     "READABLE_VERSIONS",
     "SCHEMA",
@@ -56,8 +65,8 @@ __all__ = [
 ]
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 """Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
 STEMMING_CHOICES = ("none", "english")
 _TOKENIZERS = {
@@ -108,6 +117,17 @@ USAGE_SCHEMA = (
     "ALTER TABLE pages ADD COLUMN refuses INTEGER NOT NULL DEFAULT 0",
 )
 """Version 3 to 4 (a new index takes the same steps): no page has signals."""
+MAIN_COLUMNS = ("main_fallback",)
+"""Why a page's main content is its visible text, from schema version 5."""
+MAIN_SCHEMA = ("ALTER TABLE pages ADD COLUMN main_fallback TEXT",)
+"""Version 4 to 5 of pages (a new index takes the same step)."""
+MAIN_TEXTS_SCHEMA = (
+    "ALTER TABLE texts ADD COLUMN main_text TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE texts ADD COLUMN markdown TEXT NOT NULL DEFAULT ''",
+)
+"""Version 2, 3 or 4 to 5 of texts: a page stored before has no main content of its own (it is
+searched by its text as before); pages_fts is made again with the main_text column, and every
+text queued to be indexed in it."""
 JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
 BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow", "gone"})
 HISTORY_SCHEMA = (
@@ -172,7 +192,9 @@ TEXT_TABLES = (
         title TEXT,
         headings TEXT NOT NULL,
         text TEXT NOT NULL,
-        nosnippet_text TEXT NOT NULL
+        nosnippet_text TEXT NOT NULL,
+        main_text TEXT NOT NULL DEFAULT '',
+        markdown TEXT NOT NULL DEFAULT ''
     )""",
     "CREATE TABLE unindexed (id INTEGER PRIMARY KEY)",
 )
@@ -182,7 +204,7 @@ def fts_table(stemming: str) -> str:
     """The statement making pages_fts, its tokenizer the one `stemming` (STEMMING_CHOICES) names."""
     return (
         "CREATE VIRTUAL TABLE pages_fts USING fts5 (title, headings, text, nosnippet_text, "
-        f"content = 'texts', content_rowid = 'id', tokenize = '{_TOKENIZERS[stemming]}')"
+        f"main_text, content = 'texts', content_rowid = 'id', tokenize = '{_TOKENIZERS[stemming]}')"
     )
 
 

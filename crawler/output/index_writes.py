@@ -20,6 +20,7 @@ from crawler.output.cjk import marked
 from crawler.output.index_schema import (
     HISTORY_COLUMNS,
     JSON_COLUMNS,
+    MAIN_COLUMNS,
     PAGE_COLUMNS,
     USAGE_COLUMNS,
 )
@@ -32,10 +33,14 @@ __all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "keeps_text", "unindexed_count", 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
 _SAME_PAGE = "pages.digest IS excluded.digest AND pages.status IS excluded.status"
+_ROW_COLUMNS = PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS + MAIN_COLUMNS
 _UPSERT_PAGES = (
-    f"INSERT INTO pages ({', '.join(PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS)}) {{values}} "
+    f"INSERT INTO pages ({', '.join(_ROW_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in PAGE_COLUMNS[1:] + USAGE_COLUMNS)
+    + ", ".join(
+        f"{column} = excluded.{column}"
+        for column in PAGE_COLUMNS[1:] + USAGE_COLUMNS + MAIN_COLUMNS
+    )
     + ", etag = excluded.etag, last_modified = excluded.last_modified, digest = excluded.digest, "
     "lastmod = excluded.lastmod, times_fetched = pages.times_fetched + 1, gone = 0, "
     # A page fetched again as it was (a URL fetched twice around a kill) is no change.
@@ -60,17 +65,18 @@ _GONE = (
 )
 _OLD_IDS = "SELECT id, url FROM pages WHERE url IN ({values})"
 # An external-content FTS5 table forgets a row only when told the words it indexed for it.
+_FTS_COLUMNS = "title, headings, text, nosnippet_text, main_text"
 _FORGET_INDEXED = (
-    "INSERT INTO pages_fts (pages_fts, rowid, title, headings, text, nosnippet_text) "
-    "SELECT 'delete', id, title, headings, text, nosnippet_text FROM texts "
+    f"INSERT INTO pages_fts (pages_fts, rowid, {_FTS_COLUMNS}) "
+    f"SELECT 'delete', id, {_FTS_COLUMNS} FROM texts "
     "WHERE id IN ({values}) AND id NOT IN (SELECT id FROM unindexed)"
 )
 _DELETE_TEXTS = "DELETE FROM texts WHERE id IN ({values})"
 _DELETE_UNINDEXED = "DELETE FROM unindexed WHERE id IN ({values})"
 _INSERT_TEXTS = (
-    "INSERT INTO texts (id, title, headings, text, nosnippet_text) "
-    "SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5 "
-    "FROM ({values}) AS batch JOIN pages ON pages.url = batch.column1"
+    "INSERT INTO texts (id, title, headings, text, nosnippet_text, main_text, markdown) "
+    "SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5, "
+    "batch.column6, batch.column7 FROM ({values}) AS batch JOIN pages ON pages.url = batch.column1"
 )
 _QUEUE_TEXTS = (
     "INSERT INTO unindexed (id) SELECT pages.id FROM ({values}) AS batch "
@@ -78,8 +84,8 @@ _QUEUE_TEXTS = (
 )
 _NEXT_UNINDEXED = "SELECT id FROM unindexed ORDER BY id LIMIT ?"
 _INDEX_CHUNK = (
-    "INSERT INTO pages_fts (rowid, title, headings, text, nosnippet_text) "
-    f"SELECT id, title, headings, text, nosnippet_text FROM texts WHERE id IN ({_NEXT_UNINDEXED})"
+    f"INSERT INTO pages_fts (rowid, {_FTS_COLUMNS}) "
+    f"SELECT id, {_FTS_COLUMNS} FROM texts WHERE id IN ({_NEXT_UNINDEXED})"
 )
 _DROP_CHUNK = f"DELETE FROM unindexed WHERE id IN ({_NEXT_UNINDEXED})"
 _ANY_UNINDEXED = "SELECT EXISTS (SELECT 1 FROM unindexed)"
@@ -166,6 +172,10 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
             marked(record.headings),
             marked(record.text),
             marked(record.nosnippet_text),
+            # A page with no main content of its own (a link hub, a book's index) is searched
+            # by its text alone: its main content is that text, and must not weigh as one.
+            marked(record.main_text) if record.main_fallback is None else "",
+            record.markdown,
         ]
         for record in pages.values()
         if keeps_text(record)
@@ -174,10 +184,9 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
     if replaced:  # fetched before: these URLs' old words and texts go first
         for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
             write_rows(connection, statement, replaced, 1)
-    width = len(PAGE_COLUMNS) + len(HISTORY_COLUMNS) + len(USAGE_COLUMNS)
-    write_rows(connection, _UPSERT_PAGES, page_rows, width)
+    write_rows(connection, _UPSERT_PAGES, page_rows, len(_ROW_COLUMNS))
     if texts:
-        write_rows(connection, _INSERT_TEXTS, texts, 5)
+        write_rows(connection, _INSERT_TEXTS, texts, 7)
         write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
 
 
@@ -225,7 +234,7 @@ def _page_row(record: PageRecord) -> list[Any]:
         usage=compact_json(fields["usage"]) if usage else None,
         refuses=refused_bits(refused_purposes(usage)) if usage else 0,
     )
-    return [fields[column] for column in PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS]
+    return [fields[column] for column in _ROW_COLUMNS]
 
 
 def unindexed_count(connection: sqlite3.Connection) -> int:

@@ -29,6 +29,8 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
             0,
             title="All about otters",
             text="Otters hold hands while they sleep.\nThey live near rivers.",
+            main_text="Otters hold hands while they sleep.",
+            markdown="Otters hold hands while they *sleep*.",
             index=True,
         ),
         PageRecord(
@@ -170,6 +172,26 @@ def test_export_to_stdout(data: Path) -> None:
     ]
     assert pages[2]["index"] is False and pages[2]["text"] is None
     assert err == f"exported {len(pages)} pages to stdout\n"
+
+
+def test_export_markdown_is_a_json_object_a_line_of_each_page_with_markdown(data: Path) -> None:
+    status, out, err = crawl_command("export", "--format", "markdown", "--data", str(data))
+    assert status == EXIT_OK, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {
+            "url": "https://a.test/",
+            "final_url": "https://a.test/",
+            "title": "All about otters",
+            "language": None,
+            "fetched_at": 1.0,
+            "main_fallback": None,
+            "markdown": "Otters hold hands while they *sleep*.",
+        }
+    ]
+    assert err == "exported 1 page to stdout\n"
+    status, _, err = crawl_command("export", "--skips", "--format", "markdown", "--data", str(data))
+    assert status == EXIT_BAD_INPUT
+    assert "--skips writes jsonl or csv" in err
 
 
 def test_export_skips_lists_each_url_not_fetched_with_its_reason(data: Path) -> None:

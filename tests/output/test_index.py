@@ -412,9 +412,12 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "times_changed": 0,
         "gone": False,
         "usage": [],
+        "main_fallback": None,
         "text": "some body text",
         "nosnippet_text": "",
         "headings": "",
+        "main_text": "",
+        "markdown": "",
     }
 
 
@@ -821,3 +824,101 @@ def test_the_shards_of_a_shared_crawl_export_as_one_file(tmp_path: Path) -> None
         "https://a.test/x,disallowed,d",
         "https://b.test/x,disallowed,d",
     ]
+
+
+# --- main content (schema version 5) -------------------------------------------------------------
+
+
+def markdown_export(directory: Path) -> list[dict[str, Any]]:
+    out = io.StringIO()
+    count = export_pages(directory, out, format="markdown")
+    pages = [json.loads(line) for line in out.getvalue().split("\n") if line]
+    assert count == len(pages)
+    return pages
+
+
+def test_main_content_is_searched_above_the_frame_and_exported(tmp_path: Path) -> None:
+    # The word in one page's frame (a sidebar of "popular: quokka facts"), in the other's text.
+    framed = record(
+        "https://a.test/framed",
+        "popular: quokka facts. The council met on Tuesday about the harbour plan.",
+        main_text="The council met on Tuesday about the harbour plan.",
+        markdown="The council met on Tuesday about the harbour plan.",
+    )
+    about = record(
+        "https://a.test/about",
+        "menu home news. A quokka is a small wallaby of Rottnest Island, near Perth.",
+        main_text="A quokka is a small wallaby of Rottnest Island, near Perth.",
+        markdown="A **quokka** is a small wallaby of Rottnest Island, near Perth.",
+    )
+    write(tmp_path, framed, about, *filler())
+    assert urls(search(tmp_path, "quokka")) == ["https://a.test/about", "https://a.test/framed"]
+    pages = {page["url"]: page for page in exported(tmp_path)}
+    assert pages["https://a.test/about"]["main_text"] == about.main_text
+    assert pages["https://a.test/about"]["markdown"] == about.markdown
+    assert pages["https://a.test/about"]["main_fallback"] is None
+    assert pages["https://a.test/about"]["text"] == about.text  # the visible text as it was
+    markdown = {page["url"]: page for page in markdown_export(tmp_path)}
+    assert markdown["https://a.test/about"] == {
+        "url": "https://a.test/about",
+        "final_url": "https://a.test/about",
+        "title": None,
+        "language": None,
+        "fetched_at": 1.0,
+        "main_fallback": None,
+        "markdown": about.markdown,
+    }
+    assert len(markdown) == 2  # the filler pages have no Markdown
+
+
+def test_a_page_without_main_content_of_its_own_weighs_as_its_text(tmp_path: Path) -> None:
+    # A book's index names the term as often as the page that defines it; it has no main content
+    # of its own, so its text is not weighed as one.
+    hub_text = " ".join(f"frobnicate{n} frobnicate, see page {n}" for n in range(3))
+    hub = record(
+        "https://docs.test/genindex",
+        hub_text,
+        main_text=hub_text,
+        markdown=hub_text,
+        main_fallback="no block of text to choose",
+    )
+    defining = record(
+        "https://docs.test/frob",
+        "menu. To frobnicate a widget is to turn it, and frobnicate returns the widget.",
+        main_text="To frobnicate a widget is to turn it, and frobnicate returns the widget.",
+        markdown="To frobnicate a widget is to turn it, and frobnicate returns the widget.",
+    )
+    write(tmp_path, hub, defining, *filler())
+    assert urls(search(tmp_path, "frobnicate"))[0] == "https://docs.test/frob"
+    pages = {page["url"]: page for page in exported(tmp_path)}
+    # Exported, its main text is its text: it falls back to it, and says so.
+    assert pages["https://docs.test/genindex"]["main_text"] == hub_text
+    assert pages["https://docs.test/genindex"]["main_fallback"] == "no block of text to choose"
+
+
+def test_an_index_of_schema_4_is_migrated_and_searched_by_main_content(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/old", "otters swim in the old index", main_text="x"))
+    # Made as a crawler of schema version 4 made it: no main content columns.
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        connection.execute("DROP TABLE pages_fts")
+        connection.execute(
+            "CREATE VIRTUAL TABLE pages_fts USING fts5 (title, headings, text, nosnippet_text, "
+            "content = 'texts', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        connection.execute("INSERT INTO pages_fts (pages_fts) VALUES ('rebuild')")
+        for column in ("main_text", "markdown"):
+            connection.execute(f"ALTER TABLE texts DROP COLUMN {column}")
+        connection.execute("ALTER TABLE pages DROP COLUMN main_fallback")
+        connection.execute("PRAGMA user_version = 4")
+    connection.close()
+    assert urls(search(tmp_path, "otters")) == ["https://a.test/old"]  # read as it is
+    assert exported(tmp_path)[0]["main_text"] is None
+    write(tmp_path, record("https://a.test/new", "beavers build", main_text="beavers build"))
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    connection.close()
+    assert urls(search(tmp_path, "otters")) == ["https://a.test/old"]  # indexed again
+    assert urls(search(tmp_path, "beavers")) == ["https://a.test/new"]
+    pages = {page["url"]: page for page in exported(tmp_path)}
+    assert pages["https://a.test/old"]["main_text"] == ""
+    assert pages["https://a.test/new"]["main_text"] == "beavers build"
