@@ -154,15 +154,23 @@ def search(
             if phrase is not None:
                 tiers.append(f"title : ^ {phrase}")
             tiers.append(f"{layout.named_in} : ({match})")
+        # A page without main content of its own (a book's index, a table of contents, a link
+        # list) names a thousand things and is about none: no tier, and half its BM25.
+        own = " AND pages.main_fallback IS NULL" if layout.version >= 5 else ""
         about = " + ".join(
             f"{2 ** (len(tiers) - number)} * "
-            "(pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?))"
+            f"(pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?){own})"
             for number in range(1, len(tiers) + 1)
+        )
+        hub = (
+            " * (CASE WHEN pages.main_fallback IS NULL THEN 1.0 ELSE 0.5 END)"
+            if layout.version >= 5
+            else ""
         )
         sql = (
             f"SELECT pages.final_url, pages.title, "
             f"snippet(pages_fts, {layout.snippet_column}, ?, ?, ?, ?), "
-            f"bm25(pages_fts, {layout.weights}) AS rank, {about or 0} AS about "
+            f"bm25(pages_fts, {layout.weights}){hub} AS rank, {about or 0} AS about "
             "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
             "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
         )

@@ -922,3 +922,27 @@ def test_an_index_of_schema_4_is_migrated_and_searched_by_main_content(tmp_path:
     pages = {page["url"]: page for page in exported(tmp_path)}
     assert pages["https://a.test/old"]["main_text"] == ""
     assert pages["https://a.test/new"]["main_text"] == "beavers build"
+
+
+def test_a_page_without_main_content_of_its_own_is_about_nothing(tmp_path: Path) -> None:
+    # A table of contents names each term as a heading would (<dt>): without main content of its
+    # own, it is in no tier of the pages about a term, and weighs half.
+    toc = record(
+        "https://docs.test/contents",
+        "widgets frobnicate gadgets",
+        headings="widgets frobnicate gadgets",
+        main_text="widgets frobnicate gadgets",
+        main_fallback="no block of text to choose",
+    )
+    defining = record(
+        "https://docs.test/frob",
+        "menu. To frobnicate a widget is to turn it over twice, and then once more, slowly.",
+        main_text="To frobnicate a widget is to turn it over twice, and then once more, slowly.",
+    )
+    write(tmp_path, toc, defining, *filler())
+    assert urls(search(tmp_path, "frobnicate")) == [
+        "https://docs.test/frob",
+        "https://docs.test/contents",
+    ]
+    write(tmp_path / "found", replace(toc, main_fallback=None), defining, *filler())
+    assert urls(search(tmp_path / "found", "frobnicate"))[0] == "https://docs.test/contents"
