@@ -5,7 +5,9 @@ same real pages with hand-made truth, in one process, one core.
     python benchmarks/bench_extract.py --data DIR [--rounds 3] [--only ours,trafilatura,...]
         [--json]
 
-DIR is one of two sets of real pages with hand-made truth, nobody's here:
+DIR is one of two sets of real pages with hand-made truth, nobody's here, or a tree of HTML pages
+without truth, for speed alone (Debian's documentation: `--data /usr/share/doc/python3/html`,
+its first `--limit` pages in path order):
 
 - Zyte's article extraction benchmark (MIT), the set to measure on:
 
@@ -247,7 +249,9 @@ def measure(
         for _, body, url, _ in pages:
             extract(body, url)
         seconds.append(time.perf_counter() - start)
-    if pages and isinstance(pages[0][3], dict):
+    if pages and pages[0][3] is None:
+        quality = {"f1": float("nan"), "precision": float("nan"), "recall": float("nan")}
+    elif pages and isinstance(pages[0][3], dict):
         quality = snippet_score(pages, outputs)
     else:
         counts = [tp_fp_fn(true, out) for (_, _, _, true), out in zip(pages, outputs, strict=True)]
@@ -262,6 +266,9 @@ def measure(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, metavar="DIR")
+    parser.add_argument(
+        "--limit", type=int, default=600, help="of a tree of HTML pages, the first N (600)"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--only",
@@ -280,10 +287,16 @@ def main(argv: list[str] | None = None) -> int:
         pages, what = load(args.data), "Zyte's article extraction benchmark"
     elif (args.data / "evaldata.json").is_file():
         pages, what = load_snippets(args.data), "trafilatura's evaluation set"
+    elif files := sorted(args.data.rglob("*.html"))[: args.limit]:
+        # A tree of pages without truth (Debian's documentation): speed alone.
+        pages = [
+            (str(path), path.read_bytes(), f"https://docs.test/{path.name}", None) for path in files
+        ]
+        what = "HTML pages, no truth: speed alone"
     else:
         print(
-            f"bench_extract: {args.data} holds neither ground-truth.json nor evaldata.json "
-            "(see --help)",
+            f"bench_extract: {args.data} holds neither ground-truth.json, evaldata.json nor "
+            "HTML pages (see --help)",
             file=sys.stderr,
         )
         return 1

@@ -385,15 +385,23 @@ def _bounded(text: str, separator: str) -> str:
 
 
 def _resolver(facts: PageFacts, url: str) -> Callable[[str], str | None]:
+    """The Markdown's links made absolute as the crawl makes a page's links, fragment kept (the
+    crawl's URLs drop it; a reader's link keeps it); each different href once."""
     resolve = link_resolver(facts, url)
+    done: dict[str, str | None] = {}
 
     def resolved(href: str) -> str | None:
-        # The crawl's URLs drop the fragment; a reader's link keeps it.
-        fragment = href[href.find("#") :] if "#" in href else ""
+        if href in done:
+            return done[href]
+        at = href.find("#")
+        fragment = href[at:] if at >= 0 else ""
+        target = href[:at] if at >= 0 else href
         try:
-            return resolve(href) + fragment
+            # A link within the page (`#part`) is the page's own URL.
+            done[href] = (resolve(target) if target or facts.base else url) + fragment
         except InvalidUrlError:
-            return None
+            done[href] = None
+        return done[href]
 
     return resolved
 
