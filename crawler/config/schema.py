@@ -213,6 +213,9 @@ class PageConfig:
 
     follow_rel_nofollow: bool = False
     """Follow links marked rel="nofollow", "ugc" or "sponsored"; by default they are not."""
+    main_content: bool = True
+    """Read each page's main content (main_text, markdown; crawler.page.main_content); false
+    leaves them empty and the page step as fast as before it read them."""
     reader: Literal["auto", "process", "loop"] = "auto"
     """Where pages are read: in a process of the crawl's own, beside the event loop (process),
     on the loop (loop), or auto: in the process once 100 hosts or more answer within a second,

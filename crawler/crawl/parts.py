@@ -113,7 +113,7 @@ def assemble(
         ),
         pinned=config.fetch.pinned(),
     )
-    page_rules = PageRules(token, config.page.follow_rel_nofollow)
+    page_rules = PageRules(token, config.page.follow_rel_nofollow, config.page.main_content)
     reader = PageReader(page_rules, config.page.reader)
     budget, traps = PageBudget(config.limits.max_pages, stats.pages), TrapTally()
     admission = Admission(

@@ -108,6 +108,8 @@ class PageRules:
     token: str = "crawler"
     """Our product token: `<meta name=TOKEN>` and `X-Robots-Tag: TOKEN: ...` speak to us."""
     follow_rel_nofollow: bool = False
+    main_content: bool = True
+    """Read the page's main content (`Page.main_text`, `Page.markdown`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +315,7 @@ def read_page(
             # The headings are read as part of the text: they go where it goes.
             nosnippet_text = " ".join(part for part in (nosnippet_text, text) if part)
             text = headings = ""
-        else:
+        elif rules.main_content:
             main = _main_parts(tree, facts, source)
             main_text, main_fallback = _bounded(main.text, "\n"), main.fallback
             markdown = _bounded(

@@ -18,7 +18,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from crawler.page.compiled_main import MAIN, compiled_main_parts
 from crawler.page.main_content import python_main_parts
-from crawler.page.read import Page, read_page
+from crawler.page.read import Page, PageRules, read_page
 from crawler.page.tree import body_of
 from crawler.page.walk import python_walk
 
@@ -331,3 +331,11 @@ def test_a_page_of_100000_links_gives_its_first_2000_a_url() -> None:
     assert page.markdown.count("](https://site.test/l/") == 2_000
     assert page.markdown.endswith("- link 2999")
     assert_same_readings(html)
+
+
+def test_page_main_content_false_leaves_it_unread() -> None:
+    page = read_page(
+        f"<article>{ARTICLE}</article>".encode(), URL, rules=PageRules(main_content=False)
+    )
+    assert "The council met" in page.text
+    assert (page.main_text, page.markdown, page.main_fallback) == ("", "", None)
