@@ -1199,6 +1199,20 @@ mc_skipped(const mc_reader *r, Py_ssize_t index)
 
 static int mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
                     long quote);
+
+/* A text node into the run: its text, and its Markdown (escaped unless inside code). */
+static int
+mc_run_text(mc_reader *r, const lxb_node *node, bool code)
+{
+    const unsigned char *data;
+    size_t length;
+    mc_text_of(node, &data, &length);
+    if (mc_add_clean(&r->run_text, data, length) < 0) {
+        return -1;
+    }
+    return code ? mc_add_clean(&r->run_markdown, data, length)
+                : mc_add_escaped(&r->run_markdown, data, length);
+}
 static int mc_inline(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth,
                      bool code);
 
@@ -1238,11 +1252,7 @@ mc_blocks(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long
     FOR_CHILDREN(r, node, index, child, child_index)
     {
         if (child->type == NODE_TEXT) {
-            const unsigned char *data;
-            size_t length;
-            mc_text_of(child, &data, &length);
-            if (mc_add_clean(&r->run_text, data, length) < 0
-                || mc_add_escaped(&r->run_markdown, data, length) < 0) {
+            if (mc_run_text(r, child, false) < 0) {
                 return -1;
             }
             continue;
@@ -1744,13 +1754,7 @@ mc_inline_children(mc_reader *r, const lxb_node *node, Py_ssize_t index, long de
     FOR_CHILDREN(r, node, index, child, child_index)
     {
         if (child->type == NODE_TEXT) {
-            const unsigned char *data;
-            size_t length;
-            mc_text_of(child, &data, &length);
-            if (mc_add_clean(&r->run_text, data, length) < 0
-                || (code ? mc_add_clean(&r->run_markdown, data, length)
-                         : mc_add_escaped(&r->run_markdown, data, length))
-                       < 0) {
+            if (mc_run_text(r, child, code) < 0) {
                 return -1;
             }
         } else if (!mc_skipped(r, child_index)

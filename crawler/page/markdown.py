@@ -22,6 +22,7 @@ import re
 from selectolax.lexbor import LexborNode
 
 from crawler.page.link_marks import IMAGE_OPEN, LINK_OPEN, TARGET, TARGET_END
+from crawler.page.tree import children
 
 __all__ = [
     "BLOCK_TAGS",
@@ -91,15 +92,6 @@ def _escaped(text: str) -> str:
     return _ESCAPED.sub(r"\\\1", text)
 
 
-def _children(node: LexborNode) -> list[LexborNode]:
-    found = []
-    child = node.child
-    while child is not None:
-        found.append(child)
-        child = child.next
-    return found
-
-
 class Reading:
     """What the reading gives: plain text, Markdown with its links as marks, and the hrefs."""
 
@@ -145,7 +137,7 @@ class Reading:
             if at.is_text_node:
                 parts.append(_CONTROLS.sub("", at.text_content or ""))
             elif at is node or not self.skipped(at, at.tag or ""):
-                stack.extend(reversed(_children(at)))
+                stack.extend(reversed(children(at)))
         return separator.join(parts)
 
     # --- blocks ---------------------------------------------------------------------------
@@ -170,7 +162,7 @@ class Reading:
         """The blocks of `node`'s children: runs of inline content, and block elements."""
         text: list[str] = []
         markdown: list[str] = []
-        for child in _children(node):
+        for child in children(node):
             if child.is_text_node:
                 self.inline_text(child, text, markdown, code=False)
                 continue
@@ -194,7 +186,7 @@ class Reading:
         if heading is not None:
             text: list[str] = []
             markdown: list[str] = []
-            self.inline_children(node, text, markdown, depth, code=False)
+            self.inlinechildren(node, text, markdown, depth, code=False)
             self.emit("".join(text), "".join(markdown), lists, quote, heading + " ")
         elif tag == "pre":
             self.code_block(node, lists, quote)
@@ -219,7 +211,7 @@ class Reading:
         start = node.attrs.get("start") if tag == "ol" else None
         if start is not None and start.strip(_HTML_SPACE).isdigit() and start.isascii():
             number = int(start.strip(_HTML_SPACE)[:9])
-        for child in _children(node):
+        for child in children(node):
             child_tag = child.tag or ""
             if self.skipped(child, child_tag):
                 continue
@@ -264,7 +256,7 @@ class Reading:
 
     def table(self, node: LexborNode, depth: int, lists: list[str], quote: int) -> None:
         grid = [
-            [cell for cell in _children(row) if cell.tag in CELLS and not self.skipped(cell, "td")]
+            [cell for cell in children(row) if cell.tag in CELLS and not self.skipped(cell, "td")]
             for row in self.rows(node)
         ]
         width = max((len(cells) for cells in grid), default=0)
@@ -282,7 +274,7 @@ class Reading:
             for cell in cells:
                 text: list[str] = []
                 markdown: list[str] = []
-                self.inline_children(cell, text, markdown, depth + 1, code=False)
+                self.inlinechildren(cell, text, markdown, depth + 1, code=False)
                 texts.append(_folded("".join(text)))
                 markdowns.append(_folded("".join(markdown)).replace("|", "\\|"))
             if any(texts):
@@ -299,7 +291,7 @@ class Reading:
 
     def rows(self, table: LexborNode) -> list[LexborNode]:
         found = []
-        for child in _children(table):
+        for child in children(table):
             tag = child.tag or ""
             if self.skipped(child, tag):
                 continue
@@ -308,7 +300,7 @@ class Reading:
             elif tag in ROW_GROUPS:
                 found.extend(
                     row
-                    for row in _children(child)
+                    for row in children(child)
                     if row.tag == "tr" and not self.skipped(row, "tr")
                 )
         return found
@@ -322,10 +314,10 @@ class Reading:
         text.append(value)
         markdown.append(value if code else _escaped(value))
 
-    def inline_children(
+    def inlinechildren(
         self, node: LexborNode, text: list[str], markdown: list[str], depth: int, code: bool
     ) -> None:
-        for child in _children(node):
+        for child in children(node):
             if child.is_text_node:
                 self.inline_text(child, text, markdown, code)
                 continue
@@ -360,7 +352,7 @@ class Reading:
             return
         inner_text: list[str] = []
         inner_markdown: list[str] = []
-        self.inline_children(node, inner_text, inner_markdown, depth, code or tag in CODE)
+        self.inlinechildren(node, inner_text, inner_markdown, depth, code or tag in CODE)
         joined_text = "".join(inner_text)
         joined = "".join(inner_markdown)
         if tag in BLOCK_TAGS:  # a block inside inline content: apart by spaces
