@@ -687,11 +687,20 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
             const lxb_attr *role = attrs[MC_ROLE];
             bool navigation = has_value(role) && role->value->length == 10
                               && ascii_ieq(role->value->data, "navigation", 10);
-            if (!navigation) {
-                uintptr_t tag = node->local_name;
+            uintptr_t tag = node->local_name;
+            int named = navigation ? 0 : mc_names_flags(attrs, scratch, cache);
+            if (named < 0) {
+                status = -1;
+                goto done;
+            }
+            bool boilerplate = !(mc_flags(tag) & MC_NEVER_NAMED) && (named & NAMED_BOILERPLATE)
+                               && !(named & NAMED_CONTENT);
+            /* An empty element counts nothing and no reading chooses it (mc_unlisted_read). */
+            bool counted = node->first_child != NULL || boilerplate || (mc_flags(tag) & MC_FRAME)
+                           || tag == MC.tags[MC_ARTICLE] || tag == MC.tags[MC_H1];
+            if (!navigation && counted) {
                 Py_ssize_t index = mc_new_element(table, node, tag, frame.holder);
-                int named = index < 0 ? -1 : mc_names_flags(attrs, scratch, cache);
-                if (named < 0) {
+                if (index < 0) {
                     status = -1;
                     goto done;
                 }
@@ -703,8 +712,7 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
                 }
                 element->later_article = around < 0;
                 element->article_body = named & NAMED_ARTICLE_BODY;
-                element->named = !(element->flags & MC_NEVER_NAMED)
-                                 && (named & NAMED_BOILERPLATE) && !(named & NAMED_CONTENT);
+                element->named = boilerplate;
                 element->framed = element->flags & MC_FRAME;
                 if (node->first_child != NULL) {
                     if (mc_grow((void **) &frames, &capacity, depth, sizeof(mc_frame)) < 0) {
@@ -809,7 +817,8 @@ mc_mass(mc_table *table)
             best = i;
         }
     }
-    return best >= 0 && items[best].good > 0 ? best : -1;
+    /* More content than noise, or none: an empty element (net 0) is not in the table. */
+    return best >= 0 && items[best].good > items[best].noise ? best : -1;
 }
 
 static void
@@ -1191,10 +1200,24 @@ mc_next_child(const mc_reader *r, mc_children *children, const lxb_node **at, Py
     return node;
 }
 
+/* An element the table leaves out because it is empty (mc_read) is read; one it leaves out as
+ * never read (a skipped tag, role="navigation") is not, nor is any other node. */
 static bool
-mc_skipped(const mc_reader *r, Py_ssize_t index)
+mc_unlisted_read(const lxb_node *node)
 {
-    return index < 0 || r->items[index].skip;
+    if (node->type != NODE_ELEMENT || node->first_child != NULL
+        || (mc_flags(node->local_name) & MC_SKIPPED)) {
+        return false;
+    }
+    const lxb_attr *role = mc_attr(node, MC_ROLE);
+    return !(has_value(role) && role->value->length == 10
+             && ascii_ieq(role->value->data, "navigation", 10));
+}
+
+static bool
+mc_skipped(const mc_reader *r, const lxb_node *node, Py_ssize_t index)
+{
+    return index < 0 ? !mc_unlisted_read(node) : r->items[index].skip;
 }
 
 static int mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
@@ -1237,7 +1260,7 @@ mc_flat(mc_reader *r, const lxb_node *node, Py_ssize_t index, const char *separa
                 return -1;
             }
             *first = false;
-        } else if (!mc_skipped(r, child_index)
+        } else if (!mc_skipped(r, child, child_index)
                    && mc_flat(r, child, child_index, separator, out, first) < 0) {
             return -1;
         }
@@ -1257,10 +1280,10 @@ mc_blocks(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long
             }
             continue;
         }
-        if (mc_skipped(r, child_index)) {
+        if (mc_skipped(r, child, child_index)) {
             continue;
         }
-        if (!(r->items[child_index].flags & MC_BLOCK)) {
+        if (!(mc_flags(child->local_name) & MC_BLOCK)) {
             if (mc_inline(r, child, child_index, depth + 1, false) < 0) {
                 return -1;
             }
@@ -1338,7 +1361,7 @@ mc_list_items(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, 
     }
     FOR_CHILDREN(r, node, index, child, child_index)
     {
-        if (mc_skipped(r, child_index)) {
+        if (mc_skipped(r, child, child_index)) {
             continue;
         }
         if (child->local_name == MC.tags[MC_LI]) {
@@ -1352,7 +1375,7 @@ mc_list_items(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, 
             if (mc_item(r, child, child_index, marker, depth + 1, indent, quote) < 0) {
                 return -1;
             }
-        } else if ((r->items[child_index].flags & MC_BLOCK)
+        } else if ((mc_flags(child->local_name) & MC_BLOCK)
                    && mc_block(r, child, child_index, depth + 1, indent, quote) < 0) {
             return -1;
         }
@@ -1521,17 +1544,17 @@ mc_table_rows(mc_reader *r, const lxb_node *table, Py_ssize_t index, mc_at **row
 {
     FOR_CHILDREN(r, table, index, child, child_index)
     {
-        if (mc_skipped(r, child_index)) {
+        if (mc_skipped(r, child, child_index)) {
             continue;
         }
         if (child->local_name == MC.tags[MC_TR]) {
             if (mc_add_at(rows, count, capacity, child, child_index) < 0) {
                 return -1;
             }
-        } else if (r->items[child_index].flags & MC_ROW_GROUP) {
+        } else if (mc_flags(child->local_name) & MC_ROW_GROUP) {
             FOR_CHILDREN(r, child, child_index, row, row_index)
             {
-                if (row->local_name == MC.tags[MC_TR] && !mc_skipped(r, row_index)
+                if (row->local_name == MC.tags[MC_TR] && !mc_skipped(r, row, row_index)
                     && mc_add_at(rows, count, capacity, row, row_index) < 0) {
                     return -1;
                 }
@@ -1565,8 +1588,8 @@ mc_read_table(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, 
         row_cells[i] = cell_count;
         FOR_CHILDREN(r, rows[i].node, rows[i].index, cell, cell_index)
         {
-            if (cell_index >= 0 && (r->items[cell_index].flags & MC_CELL)
-                && !mc_skipped(r, cell_index)) {
+            if ((mc_flags(cell->local_name) & MC_CELL)
+                && !mc_skipped(r, cell, cell_index)) {
                 if (mc_add_at(&cells, &cell_count, &cell_capacity, cell, cell_index) < 0) {
                     goto done;
                 }
@@ -1692,7 +1715,7 @@ mc_marked(mc_reader *r, const lxb_node *node, Py_ssize_t index, size_t text_from
     if (start == end) {
         return 0;
     }
-    uint32_t flags = r->items[index].flags;
+    uint32_t flags = mc_flags(node->local_name);
     if (node->local_name == MC.tags[MC_A]) {
         const lxb_attr *href = mc_attr(node, MC_HREF);
         if (!has_value(href) || href->value->length == 0
@@ -1757,7 +1780,7 @@ mc_inline_children(mc_reader *r, const lxb_node *node, Py_ssize_t index, long de
             if (mc_run_text(r, child, code) < 0) {
                 return -1;
             }
-        } else if (!mc_skipped(r, child_index)
+        } else if (!mc_skipped(r, child, child_index)
                    && mc_inline(r, child, child_index, depth + 1, code) < 0) {
             return -1;
         }
@@ -1782,7 +1805,7 @@ static int
 mc_inline(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, bool code)
 {
     uintptr_t tag = node->local_name;
-    uint32_t flags = r->items[index].flags;
+    uint32_t flags = mc_flags(node->local_name);
     if (depth > MC.deepest) {
         mc_buffer flat = {0};
         bool first = true;
@@ -1839,7 +1862,7 @@ static int
 mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long indent,
          long quote)
 {
-    uint32_t flags = r->items[index].flags;
+    uint32_t flags = mc_flags(node->local_name);
     uintptr_t tag = node->local_name;
     if (depth > MC.deepest) {
         mc_buffer flat = {0}, escaped = {0};

@@ -64,6 +64,9 @@ OWN_TEXT_CHARS = 50
 LINK_LISTS = frozenset({"ul", "ol", "div", "table", "section", "dl", "p", "span"})
 FRAME_TAGS = frozenset({"header", "footer", "aside", "form", "menu", "figcaption"})
 NEVER_NAMED = frozenset({"html", "body", "article", "main"})
+COUNTED_EMPTY = frozenset({"article", "h1"})
+"""Empty elements the table still holds: an <article> counts in which story follows which, an
+<h1> marks where the lead starts."""
 
 
 class Chosen(NamedTuple):
@@ -146,18 +149,22 @@ def _read(body: LexborNode) -> list[_Element]:
         tag = node.tag or ""
         if not node.is_element_node or tag in SKIPPED_TAGS or is_navigation(node):
             continue
+        flags = names_flags(node)
+        named = tag not in NEVER_NAMED and bool(flags & BOILERPLATE) and not flags & CONTENT
+        framed = tag in FRAME_TAGS
+        if node.child is None and not (named or framed) and tag not in COUNTED_EMPTY:
+            # An empty element counts nothing and no reading chooses it; a page of 500,000
+            # (`</p>` alone makes one) would cost a row each.
+            continue
         element = _Element(node, tag, holder, len(elements))
         elements.append(element)
         holder.children.append(element)
-        flags = names_flags(node)
         if tag == "article" and around >= 0:
             around = -1 if articles > around else around + 1
             articles += 1
         element.later_article = around < 0
         element.article_body = bool(flags & ARTICLE_BODY)
-        element.named = tag not in NEVER_NAMED and bool(flags & BOILERPLATE)
-        element.named = element.named and not flags & CONTENT
-        element.framed = tag in FRAME_TAGS
+        element.named, element.framed = named, framed
         push(node, element, element if tag in BLOCK_TAGS else block, in_link or tag == "a", around)
     for element in reversed(elements):
         element.chars += element.own_chars
@@ -217,7 +224,8 @@ class _Reading:
                 best is None or element.good - element.noise > best.good - best.noise
             ):
                 best = element
-        return best if best is not None and best.good > 0 else None
+        # More content than noise, or none: an empty element (net 0) is not in the table.
+        return best if best is not None and best.good > best.noise else None
 
     def _score(self) -> None:
         for element in self.elements:

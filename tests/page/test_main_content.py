@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from crawler.page.compiled_main import MAIN, compiled_main_parts
-from crawler.page.main_content import python_main_parts
+from crawler.page.main_content import _read, python_main_parts
 from crawler.page.read import Page, PageRules, read_page
 from crawler.page.tree import body_of
 from crawler.page.walk import python_walk
@@ -339,3 +339,15 @@ def test_page_main_content_false_leaves_it_unread() -> None:
     )
     assert "The council met" in page.text
     assert (page.main_text, page.markdown, page.main_fallback) == ("", "", None)
+
+
+def test_empty_elements_take_no_row_and_are_still_read() -> None:
+    # `</p>` alone is an empty <p>: a hostile page of 500,000 of them made a row each (50 MB).
+    table = "<table><tr><th>a</th><th></th></tr><tr><td>1</td><td></td></tr></table>"
+    middle = f"{'</p>' * 10_000}<img src=/i.png alt=map><br>{table}"
+    html = f"<article>{ARTICLE.replace('</p><p>', '</p>' + middle + '<p>')}</article>"
+    assert len(_read(LexborHTMLParser(html).body)) < 20
+    page = read(html)
+    assert "![map](https://site.test/i.png)" in page.markdown
+    assert "| a |  |\n| --- | --- |\n| 1 |  |" in page.markdown
+    assert_same_readings(html)
