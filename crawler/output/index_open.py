@@ -12,6 +12,7 @@ from pathlib import Path
 from crawler.errors import OutputError
 from crawler.output.cjk import marked
 from crawler.output.index_schema import (
+    FRAME_SCHEMA,
     HISTORY_SCHEMA,
     INDEX_NAME,
     MAIN_SCHEMA,
@@ -60,21 +61,22 @@ def open_for_writing(path: Path, stemming: str, purpose: str = "search") -> sqli
                     *USAGE_SCHEMA,
                     *MAIN_SCHEMA,
                     *TEXT_TABLES,
+                    *FRAME_SCHEMA,
                     fts_table(stemming),
                 ):
                     connection.execute(statement)
                 _finish_schema(connection, stemming)
-            elif version in (1, 2, 3, 4):
+            elif version in (1, 2, 3, 4, 5):
                 if version == 1:
                     _migrate_from_1(connection, stemming)
                 elif (recorded := _recorded_stemming(connection)) != stemming:
                     raise OutputError(stemming_message(path, recorded, stemming))
                 else:
-                    _texts_to_5(connection, stemming)
+                    _texts_to_6(connection, stemming, version)
                 for statement in (
                     *(HISTORY_SCHEMA if version < 3 else ()),
                     *(USAGE_SCHEMA if version < 4 else ()),
-                    *MAIN_SCHEMA,
+                    *(MAIN_SCHEMA if version < 5 else ()),
                 ):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -184,7 +186,7 @@ def _migrate_from_1(connection: sqlite3.Connection, stemming: str) -> None:
     (which held them), marked for CJK, with empty headings (version 1 kept none), all of them
     `unindexed`: the writer makes them searchable as it does a crawl's."""
     connection.create_function("marked", 1, _marked_or_null, deterministic=True)
-    for statement in TEXT_TABLES:
+    for statement in (*TEXT_TABLES, *FRAME_SCHEMA):
         connection.execute(statement)
     connection.execute(
         "INSERT INTO texts (id, title, headings, text, nosnippet_text) "
@@ -198,11 +200,12 @@ def _migrate_from_1(connection: sqlite3.Connection, stemming: str) -> None:
     _finish_schema(connection, stemming)
 
 
-def _texts_to_5(connection: sqlite3.Connection, stemming: str) -> None:
-    """Texts of version 2 to 4 to version 5, inside the caller's transaction: the main content
-    columns, and pages_fts made again with its main_text column, every text queued to be
-    indexed in it (the writer does as it does a crawl's)."""
-    for statement in MAIN_TEXTS_SCHEMA:
+def _texts_to_6(connection: sqlite3.Connection, stemming: str, version: int) -> None:
+    """Texts of version 2 to 5 to version 6, inside the caller's transaction: the main content
+    columns (before 5), frame_text and the view of them pages_fts reads, and pages_fts made
+    again over it, every text queued to be indexed in it (the writer does as it does a
+    crawl's)."""
+    for statement in (*(MAIN_TEXTS_SCHEMA if version < 5 else ()), *FRAME_SCHEMA):
         connection.execute(statement)
     connection.execute("DROP TABLE pages_fts")
     connection.execute(fts_table(stemming))

@@ -75,6 +75,9 @@ class Layout:
     version: int
     """The schema version: from 2, CJK characters are tokens of their own (crawler.output.cjk),
     and stored pages wait in `unindexed` until they are searchable."""
+    main_column: int | None = None
+    """The main text column's number in pages_fts when a snippet reads it first (version 6: the
+    text column then holds a page's frame, not its main content)."""
 
 
 RANK_WEIGHTS = {
@@ -82,10 +85,11 @@ RANK_WEIGHTS = {
     "headings": 5.0,
     "text": 1.0,
     "nosnippet_text": 1.0,
-    "main_text": 2.0,
+    "main_text": 3.0,
 }
-"""How much a match in each column counts toward a page's BM25 score. A page's main content is
-also in its text: a word there counts 1 + 2, a word of its frame alone 1 (version 5)."""
+"""How much a match in each column counts toward a page's BM25 score (version 6). A word of a
+page's main content counts 3, one of its frame (the text column then) 1, as in version 5, where
+the text column held the main content too, weighing 1 + 2."""
 _LAYOUTS = {
     # Version 1 kept its texts in the FTS table itself, whose rowid is the page's id.
     1: Layout(1, "10.0, 1.0, 1.0", "(SELECT rowid AS id, * FROM pages_fts)", "''", "title", 1),
@@ -103,8 +107,13 @@ _LAYOUTS = {
 _LAYOUTS[3] = dataclasses.replace(_LAYOUTS[2], version=3)
 _LAYOUTS[4] = dataclasses.replace(_LAYOUTS[2], version=4)
 # Version 5 searches each page's main content apart, and weighs it above the rest.
-_LAYOUTS[5] = dataclasses.replace(
-    _LAYOUTS[2], weights=", ".join(str(weight) for weight in RANK_WEIGHTS.values()), version=5
+_LAYOUTS[5] = dataclasses.replace(_LAYOUTS[2], weights="10.0, 5.0, 1.0, 1.0, 2.0", version=5)
+# Version 6 searches the text outside it in the text column.
+_LAYOUTS[6] = dataclasses.replace(
+    _LAYOUTS[2],
+    weights=", ".join(str(weight) for weight in RANK_WEIGHTS.values()),
+    version=6,
+    main_column=list(RANK_WEIGHTS).index("main_text"),
 )
 
 

@@ -1,7 +1,7 @@
 """What DIR/index.sqlite holds: its tables and columns, its schema versions, its tokenizers, as
 the statements that make them (crawler.output.index_open runs them). Pure.
 
-Schema (version 5, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
+Schema (version 6, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
 migrates it in one transaction):
 
     pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
@@ -23,14 +23,20 @@ migrates it in one transaction):
                headings, text, nosnippet_text, the only copy of its text; from version 5
                main_text (its main content, a block to a line; empty when it has none of its own
                and falls back to its text) and markdown (the main content as Markdown, not
-               searched). Each searched column is marked for CJK (crawler.output.cjk: a
+               searched); from version 6 frame_text (the text outside the main content, null
+               when the page has none of its own or was stored before). Each searched column
+               is marked for CJK (crawler.output.cjk: a
                separator between Han, kana or Hangul characters, so each is a token); readers
                take the marks out.
-    pages_fts  FTS5 over texts' title, headings, text, nosnippet_text and (from version 5)
-               main_text (external content: content='texts'), tokenizer `unicode61
-               remove_diacritics 2`, with `porter` before it when the index stems English
-               (`index.stemming`), rowid = texts.id. `snippet()` reads the text column alone, so
-               nosnippet_text is matched but never shown.
+    texts_fts  (version 6) a view of texts as pages_fts reads them: its text column is the
+               frame_text of a page with main content, else the text, so that no word of a page
+               is tokenised twice (the main content's are main_text's).
+    pages_fts  FTS5 over title, headings, text, nosnippet_text and (from version 5) main_text
+               (external content: content='texts', from version 6 'texts_fts'), tokenizer
+               `unicode61 remove_diacritics 2`, with `porter` before it when the index stems
+               English (`index.stemming`), rowid = texts.id. `snippet()` reads the text column
+               (and from version 6 main_text's first), so nosnippet_text is matched but never
+               shown.
     unindexed  id: the texts stored and not yet in pages_fts (crawler.output.index).
     settings   key, value: what the index was created with (`stemming`: none or english), and
                the purpose of the last crawl into it (`purpose`), which searches and exports
@@ -44,6 +50,7 @@ from pathlib import Path
 
 __all__ = [
     "BOOL_COLUMNS",
+    "FRAME_SCHEMA",
     "HISTORY_COLUMNS",
     "HISTORY_SCHEMA",
     "INDEX_NAME",
@@ -65,8 +72,8 @@ __all__ = [
 ]
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 """Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
 STEMMING_CHOICES = ("none", "english")
 _TOKENIZERS = {
@@ -128,6 +135,14 @@ MAIN_TEXTS_SCHEMA = (
 """Version 2, 3 or 4 to 5 of texts: a page stored before has no main content of its own (it is
 searched by its text as before); pages_fts is made again with the main_text column, and every
 text queued to be indexed in it."""
+FRAME_SCHEMA = (
+    "ALTER TABLE texts ADD COLUMN frame_text TEXT",
+    """CREATE VIEW texts_fts AS SELECT id, title, headings, coalesce(frame_text, text) AS text,
+        nosnippet_text, main_text FROM texts""",
+)
+"""Version 5 to 6 of texts (a new index takes the same steps): a page stored before is searched
+by its whole text beside its main text, as before; pages_fts is made again over the view, and
+every text queued to be indexed in it."""
 JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
 BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow", "gone"})
 HISTORY_SCHEMA = (
@@ -204,7 +219,8 @@ def fts_table(stemming: str) -> str:
     """The statement making pages_fts, its tokenizer the one `stemming` (STEMMING_CHOICES) names."""
     return (
         "CREATE VIRTUAL TABLE pages_fts USING fts5 (title, headings, text, nosnippet_text, "
-        f"main_text, content = 'texts', content_rowid = 'id', tokenize = '{_TOKENIZERS[stemming]}')"
+        "main_text, content = 'texts_fts', content_rowid = 'id', "
+        f"tokenize = '{_TOKENIZERS[stemming]}')"
     )
 
 

@@ -64,19 +64,21 @@ _GONE = (
     "last_changed = row.column2 FROM ({values}) AS row WHERE pages.url = row.column1"
 )
 _OLD_IDS = "SELECT id, url FROM pages WHERE url IN ({values})"
-# An external-content FTS5 table forgets a row only when told the words it indexed for it.
+# An external-content FTS5 table forgets a row only when told the words it indexed for it: its
+# content, texts as the view texts_fts gives them (index_schema).
 _FTS_COLUMNS = "title, headings, text, nosnippet_text, main_text"
 _FORGET_INDEXED = (
     f"INSERT INTO pages_fts (pages_fts, rowid, {_FTS_COLUMNS}) "
-    f"SELECT 'delete', id, {_FTS_COLUMNS} FROM texts "
+    f"SELECT 'delete', id, {_FTS_COLUMNS} FROM texts_fts "
     "WHERE id IN ({values}) AND id NOT IN (SELECT id FROM unindexed)"
 )
 _DELETE_TEXTS = "DELETE FROM texts WHERE id IN ({values})"
 _DELETE_UNINDEXED = "DELETE FROM unindexed WHERE id IN ({values})"
 _INSERT_TEXTS = (
-    "INSERT INTO texts (id, title, headings, text, nosnippet_text, main_text, markdown) "
-    "SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5, "
-    "batch.column6, batch.column7 FROM ({values}) AS batch JOIN pages ON pages.url = batch.column1"
+    "INSERT INTO texts (id, title, headings, text, nosnippet_text, main_text, markdown, "
+    "frame_text) SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5, "
+    "batch.column6, batch.column7, batch.column8 FROM ({values}) AS batch "
+    "JOIN pages ON pages.url = batch.column1"
 )
 _QUEUE_TEXTS = (
     "INSERT INTO unindexed (id) SELECT pages.id FROM ({values}) AS batch "
@@ -85,7 +87,7 @@ _QUEUE_TEXTS = (
 _NEXT_UNINDEXED = "SELECT id FROM unindexed ORDER BY id LIMIT ?"
 _INDEX_CHUNK = (
     f"INSERT INTO pages_fts (rowid, {_FTS_COLUMNS}) "
-    f"SELECT id, {_FTS_COLUMNS} FROM texts WHERE id IN ({_NEXT_UNINDEXED})"
+    f"SELECT id, {_FTS_COLUMNS} FROM texts_fts WHERE id IN ({_NEXT_UNINDEXED})"
 )
 _DROP_CHUNK = f"DELETE FROM unindexed WHERE id IN ({_NEXT_UNINDEXED})"
 _ANY_UNINDEXED = "SELECT EXISTS (SELECT 1 FROM unindexed)"
@@ -174,8 +176,15 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
             marked(record.nosnippet_text),
             # A page with no main content of its own (a link hub, a book's index) is searched
             # by its text alone: its main content is that text, and must not weigh as one.
+            # One with main content is searched by it and by the text outside it (frame_text),
+            # so that no word is tokenised twice.
             marked(record.main_text) if record.main_fallback is None else "",
             record.markdown,
+            # None: the whole text is searched beside the main text (a record made without
+            # the page step's frame, or with no main text read: `page.main_content: false`).
+            None
+            if record.main_fallback is not None or record.frame_text is None
+            else marked(record.frame_text),
         ]
         for record in pages.values()
         if keeps_text(record)
@@ -186,7 +195,7 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
             write_rows(connection, statement, replaced, 1)
     write_rows(connection, _UPSERT_PAGES, page_rows, len(_ROW_COLUMNS))
     if texts:
-        write_rows(connection, _INSERT_TEXTS, texts, 7)
+        write_rows(connection, _INSERT_TEXTS, texts, 8)
         write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
 
 

@@ -116,6 +116,10 @@ class PageRecord:
     main_fallback: str | None = None
     """Why `main_text` is all of the page's visible text: no main content to find ('under 150
     characters of text', 'no block of text to choose', 'no body')."""
+    frame_text: str | None = None
+    """The visible text outside the main content, when the page step found main content: the
+    index then searches it beside `main_text`, not the whole `text` (None: it searches `text`
+    beside `main_text`). Not exported: it is `text` less `main_text`."""
 
     def to_json(self) -> dict[str, Any]:
         # Text is exported only for a page indexed for the crawl's purpose.
@@ -221,6 +225,7 @@ def record_of(
         main_text=page.main_text,
         markdown=page.markdown,
         main_fallback=page.main_fallback,
+        frame_text=page.frame_text,
         links=page.links,
         nofollow_links=page.nofollow_links,
         index=page.index and usage_refusal is None,

@@ -167,14 +167,17 @@ def search(
             if layout.version >= 5
             else ""
         )
+        snippet = (*highlight, ELLIPSIS, tokens)
+        main = layout.main_column
         sql = (
             f"SELECT pages.final_url, pages.title, "
             f"snippet(pages_fts, {layout.snippet_column}, ?, ?, ?, ?), "
-            f"bm25(pages_fts, {layout.weights}){hub} AS rank, {about or 0} AS about "
+            + ("''" if main is None else f"snippet(pages_fts, {main}, ?, ?, ?, ?)")
+            + f", bm25(pages_fts, {layout.weights}){hub} AS rank, {about or 0} AS about "
             "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
             "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
         )
-        parameters = (*highlight, ELLIPSIS, tokens, *tiers, match, limit)
+        parameters = (*snippet, *(snippet if main is not None else ()), *tiers, match, limit)
         if layout.version >= 4:
             bit = purpose_bit(purpose or index_purpose(connection, layout))
             sql = sql.replace(" ORDER BY", f" AND (pages.refuses & {bit}) = 0 ORDER BY")
@@ -191,8 +194,21 @@ def search(
             if error.sqlite_errorname != "SQLITE_ERROR":
                 raise
             raise SearchError(f"bad search query {query!r}: {error}") from error
-        hits = [_hit(*row) for row in rows]
+        hits = [
+            _hit(url, title, _shown(text, main_text, highlight[0]), rank, tier)
+            for url, title, text, main_text, rank, tier in rows
+        ]
     return hits
+
+
+def _shown(text: object, main_text: object, mark: str) -> object:
+    """The snippet of a page's main text where the query matched it, or where it matched
+    neither that nor the text beside it; else the text's (the whole text of a page without
+    main content of its own, the frame of one with)."""
+    in_text = isinstance(text, str) and mark in text
+    if isinstance(main_text, str) and main_text and (mark in main_text or not in_text):
+        return main_text
+    return text
 
 
 def not_yet_searchable(directory: Path) -> int:

@@ -1200,18 +1200,22 @@ mc_next_child(const mc_reader *r, mc_children *children, const lxb_node **at, Py
     return node;
 }
 
+/* role="navigation", as navigation_role reads it: never read. */
+static bool
+mc_is_navigation(const lxb_node *node)
+{
+    const lxb_attr *role = mc_attr(node, MC_ROLE);
+    return has_value(role) && role->value->length == 10
+           && ascii_ieq(role->value->data, "navigation", 10);
+}
+
 /* An element the table leaves out because it is empty (mc_read) is read; one it leaves out as
  * never read (a skipped tag, role="navigation") is not, nor is any other node. */
 static bool
 mc_unlisted_read(const lxb_node *node)
 {
-    if (node->type != NODE_ELEMENT || node->first_child != NULL
-        || (mc_flags(node->local_name) & MC_SKIPPED)) {
-        return false;
-    }
-    const lxb_attr *role = mc_attr(node, MC_ROLE);
-    return !(has_value(role) && role->value->length == 10
-             && ascii_ieq(role->value->data, "navigation", 10));
+    return node->type == NODE_ELEMENT && node->first_child == NULL
+           && !(mc_flags(node->local_name) & MC_SKIPPED) && !mc_is_navigation(node);
 }
 
 static bool
@@ -1953,7 +1957,7 @@ mc_read_roots(mc_reader *r, const Py_ssize_t *roots, Py_ssize_t count)
 /* What the reading gives, built without the GIL: the text, the Markdown, the hrefs, and why
  * the whole body was read (NULL: it was not). */
 typedef struct {
-    mc_buffer text, markdown;
+    mc_buffer text, markdown, frame;
     lxb_str *hrefs;
     Py_ssize_t href_count;
     const char *fallback;
@@ -2033,6 +2037,81 @@ done:
     return status;
 }
 
+/* The text of the body outside the main content, its text nodes trimmed and a space apart
+ * (crawler.page.main_content.frame_text): outside the kept roots, or in what is skipped inside
+ * them; never in a tag no reading reads, nor where role="navigation" (the page walk's
+ * nosnippet_text). The table's rows are matched
+ * to the walk's elements in document order, as the reading matches them. */
+static int
+mc_frame_text(const lxb_node *body, const mc_table *table, const Py_ssize_t *kept, Py_ssize_t count,
+         mc_buffer *out)
+{
+    const mc_element *items = table->items;
+    /* The body itself may be the one root: then all but what is skipped is main content. */
+    bool in_main = count > 0 && kept[0] == 0;
+    Py_ssize_t next = 1, root = in_main ? 1 : 0;
+    const lxb_node *main_root = in_main ? body : NULL, *frame_root = NULL;
+    const lxb_node *node = body->first_child;
+    while (node != NULL) {
+        bool descend = false;
+        if (node->type == NODE_TEXT) {
+            const unsigned char *data;
+            size_t length;
+            mc_text_of(node, &data, &length);
+            while (length > 0 && strchr(" \t\n\f\r", data[0]) != NULL) {
+                data++;
+                length--;
+            }
+            while (length > 0 && strchr(" \t\n\f\r", data[length - 1]) != NULL) {
+                length--;
+            }
+            if (length > 0 && !in_main
+                && ((out->length > 0 && mc_add(out, " ", 1) < 0)
+                    || mc_add(out, (const char *) data, length) < 0)) {
+                return -1;
+            }
+        } else if (node->type == NODE_ELEMENT && !(mc_flags(node->local_name) & MC_SKIPPED)
+                   && !mc_is_navigation(node)) {
+            Py_ssize_t index = -1;
+            if (next < table->count && items[next].node == node) {
+                index = next++;
+            }
+            if (!in_main && root < count && index >= 0 && index == kept[root]) {
+                in_main = true;
+                main_root = node;
+                root++;
+            } else if (in_main && index >= 0 && items[index].skip) {
+                in_main = false;
+                frame_root = node;
+            }
+            descend = node->first_child != NULL;
+        }
+        if (descend) {
+            node = node->first_child;
+            continue;
+        }
+        /* On to the next node in document order, leaving the elements whose last child this is. */
+        for (;;) {
+            if (node == frame_root) {
+                in_main = true;
+                frame_root = NULL;
+            } else if (node == main_root) {
+                in_main = false;
+                main_root = NULL;
+            }
+            if (node->next != NULL) {
+                node = node->next;
+                break;
+            }
+            node = node->parent;
+            if (node == body || node == NULL) {
+                return 0;
+            }
+        }
+    }
+    return 0;
+}
+
 /* The whole reading of `body` into `out`; it takes no Python object, so it runs without the
  * GIL (a worker thread reads a long page while the event loop goes on). -1: out of memory. */
 static int
@@ -2086,6 +2165,9 @@ mc_compute(const lxb_node *body, mc_output *out)
     count = mc_lead(&table, kept, count, lead);
     mc_mark_skipped(&table, kept, count);
     status = mc_parts(&table, kept, count, true, NULL, out);
+    if (status == 0 && out->fallback == NULL) {
+        status = mc_frame_text(body, &table, kept, count, &out->frame);
+    }
 done:
     free(table.items);
     free(scratch.data);
@@ -2117,15 +2199,16 @@ main_parts(PyObject *module, PyObject *number)
     Py_BEGIN_ALLOW_THREADS
     status = mc_compute((const lxb_node *) address, &out);
     Py_END_ALLOW_THREADS
-    PyObject *text = NULL, *markdown = NULL, *hrefs = NULL, *result = NULL;
+    PyObject *text = NULL, *markdown = NULL, *frame = NULL, *hrefs = NULL, *result = NULL;
     if (status < 0) {
         PyErr_NoMemory();
         goto done;
     }
     text = mc_str(out.text.data, out.text.length);
     markdown = mc_str(out.markdown.data, out.markdown.length);
+    frame = mc_str(out.frame.data, out.frame.length);
     hrefs = PyList_New(out.href_count);
-    if (text == NULL || markdown == NULL || hrefs == NULL) {
+    if (text == NULL || markdown == NULL || frame == NULL || hrefs == NULL) {
         goto done;
     }
     for (Py_ssize_t i = 0; i < out.href_count; i++) {
@@ -2135,14 +2218,17 @@ main_parts(PyObject *module, PyObject *number)
         }
         PyList_SET_ITEM(hrefs, i, href);
     }
-    result = out.fallback != NULL ? Py_BuildValue("(OOOs)", text, markdown, hrefs, out.fallback)
-                                  : Py_BuildValue("(OOOO)", text, markdown, hrefs, Py_None);
+    result = out.fallback != NULL
+                 ? Py_BuildValue("(OOOsO)", text, markdown, hrefs, out.fallback, frame)
+                 : Py_BuildValue("(OOOOO)", text, markdown, hrefs, Py_None, frame);
 done:
     Py_XDECREF(text);
     Py_XDECREF(markdown);
+    Py_XDECREF(frame);
     Py_XDECREF(hrefs);
     free(out.text.data);
     free(out.markdown.data);
+    free(out.frame.data);
     free(out.hrefs);
     return result;
 }

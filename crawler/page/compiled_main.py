@@ -111,7 +111,7 @@ def configure(pagescan: ModuleType) -> str | None:
 
 
 def _compiled(pagescan: ModuleType) -> MainPartsOf:
-    parts: Callable[[int], tuple[str, str, list[str], str | None]] = pagescan.main_parts
+    parts: Callable[[int], tuple[str, str, list[str], str | None, str]] = pagescan.main_parts
 
     def compiled_main_parts(body: LexborNode | None) -> MainParts:
         """`python_main_parts` in C; it leaves the tree as it is."""

@@ -39,6 +39,7 @@ from selectolax.lexbor import LexborNode
 
 from crawler.page.content_names import ARTICLE_BODY, BOILERPLATE, CONTENT, names_flags
 from crawler.page.markdown import BLOCK_TAGS, SKIPPED_TAGS, is_navigation, read_parts, text_chars
+from crawler.page.tree import children
 
 __all__ = ["MIN_PAGE_CHARS", "Chosen", "MainParts", "choose", "python_main_parts"]
 
@@ -87,6 +88,10 @@ class MainParts(NamedTuple):
     markdown: str
     hrefs: list[str]
     fallback: str | None
+    frame: str = ""
+    """The text outside the main content, its text nodes a space apart ('' with a fallback): what
+    the index searches beside the main content, so that none of a page's text is tokenised
+    twice. The scraps trimmed off the main content's ends are in neither."""
 
 
 class _Element:
@@ -345,7 +350,39 @@ def python_main_parts(body: LexborNode | None) -> MainParts:
         return MainParts("", "", [], "no body")
     chosen = choose(body)
     text, markdown, hrefs = read_parts(chosen.roots, chosen.skip, chosen.fallback is None)
-    if text or chosen.fallback is not None:
+    if chosen.fallback is not None:
         return MainParts(text, markdown, hrefs, chosen.fallback)
+    if text:
+        return MainParts(text, markdown, hrefs, None, frame_text(body, chosen))
     # What was chosen reads as nothing (its text all in cells of no table, say): all of it.
     return MainParts(*read_parts([body], set(), trim=False), "no block of text to choose")
+
+
+_SPACES = " \t\n\f\r"
+"""HTML's white space, trimmed off each text node of the frame."""
+
+
+def frame_text(body: LexborNode, chosen: Chosen) -> str:
+    """The text of `body` outside the main content `chosen` found: outside its roots, or in what
+    is skipped inside them; never in a tag no reading reads, nor where role="navigation"."""
+    roots = {root.mem_id for root in chosen.roots}
+    parts: list[str] = []
+    stack: list[tuple[LexborNode, bool]] = [(body, body.mem_id in roots)]
+    while stack:
+        node, in_main = stack.pop()
+        if node.is_text_node:
+            text = (node.text_content or "").strip(_SPACES)
+            if text and not in_main:
+                parts.append(text)
+            continue
+        if node is not body:
+            # What the page walk reads apart (<nav>, role="navigation": nosnippet_text) or
+            # not at all is no frame's.
+            if not node.is_element_node or (node.tag or "") in SKIPPED_TAGS or is_navigation(node):
+                continue
+            if node.mem_id in roots:
+                in_main = True
+            elif in_main and node.mem_id in chosen.skip:
+                in_main = False
+        stack.extend((child, in_main) for child in reversed(children(node)))
+    return " ".join(parts)

@@ -154,6 +154,9 @@ class Page:
     main_fallback: str | None = None
     """Why `main_text` is the page's whole visible text: no main content to find (a link hub, a
     frameset, a very short page). None when it was found."""
+    frame_text: str | None = None
+    """The visible text outside the main content, for the index to search beside it (None when
+    `main_text` falls back or was not read): no text of the page is tokenised twice."""
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         # Pickled as its fields, for the page reader's process (crawler.crawl.page_reader): a
@@ -308,6 +311,7 @@ def read_page(
     language = facts.lang or language
 
     text = nosnippet_text = headings = main_text = markdown = ""
+    frame_text = None
     main_fallback = None
     if index:
         text, nosnippet_text, headings = facts.text, facts.nosnippet_text, facts.headings
@@ -318,6 +322,7 @@ def read_page(
         elif rules.main_content:
             main = _main_parts(tree, facts, source)
             main_text, main_fallback = _bounded(main.text, "\n"), main.fallback
+            frame_text = _bounded(main.frame, " ") if main.fallback is None else None
             markdown = _bounded(
                 with_links(main.markdown, main.hrefs, _resolver(facts, url)), "\n\n"
             )
@@ -360,6 +365,7 @@ def read_page(
         main_text=main_text,
         markdown=markdown,
         main_fallback=main_fallback,
+        frame_text=frame_text,
     )
 
 

@@ -75,8 +75,8 @@ def test_search_prints_ranked_results_with_snippets(data: Path) -> None:
     assert lines[:3] == [
         " 1. All about otters",
         "    https://a.test/",
-        # Line breaks in page text do not break the snippet's line.
-        "    [Otters] hold hands while they sleep. They live near rivers.",
+        # From the page's main text, where the word is.
+        "    [Otters] hold hands while they sleep.",
     ]
     assert lines[3] == " 2. Rivers"
     assert "Private" not in out

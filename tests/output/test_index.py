@@ -906,7 +906,8 @@ def test_an_index_of_schema_4_is_migrated_and_searched_by_main_content(tmp_path:
             "content = 'texts', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2')"
         )
         connection.execute("INSERT INTO pages_fts (pages_fts) VALUES ('rebuild')")
-        for column in ("main_text", "markdown"):
+        connection.execute("DROP VIEW texts_fts")
+        for column in ("main_text", "markdown", "frame_text"):
             connection.execute(f"ALTER TABLE texts DROP COLUMN {column}")
         connection.execute("ALTER TABLE pages DROP COLUMN main_fallback")
         connection.execute("PRAGMA user_version = 4")
@@ -922,6 +923,52 @@ def test_an_index_of_schema_4_is_migrated_and_searched_by_main_content(tmp_path:
     pages = {page["url"]: page for page in exported(tmp_path)}
     assert pages["https://a.test/old"]["main_text"] == ""
     assert pages["https://a.test/new"]["main_text"] == "beavers build"
+
+
+def test_a_page_is_searched_by_its_main_text_and_its_frame_each_once(tmp_path: Path) -> None:
+    page = record(
+        "https://a.test/story",
+        "popular: quokka facts. The council met on Tuesday about the harbour plan.",
+        main_text="The council met on Tuesday about the harbour plan.",
+        frame_text="popular: quokka facts.",
+    )
+    write(tmp_path, page, *filler())
+    assert urls(search(tmp_path, "quokka")) == ["https://a.test/story"]
+    assert urls(search(tmp_path, "council")) == ["https://a.test/story"]
+    # The text column holds the frame alone: the main content's words are main_text's only.
+    assert urls(search(tmp_path, "text : council", fts=True)) == []
+    assert urls(search(tmp_path, "main_text : council", fts=True)) == ["https://a.test/story"]
+    assert search(tmp_path, "quokka")[0].snippet == "popular: [quokka] facts."
+    assert search(tmp_path, "harbour")[0].snippet.endswith("about the [harbour] plan.")
+    assert exported(tmp_path)[0]["text"] == page.text
+
+
+def test_an_index_of_schema_5_is_migrated_to_search_the_frame(tmp_path: Path) -> None:
+    old = record("https://a.test/old", "menu. otters swim", main_text="otters swim")
+    write(tmp_path, old)
+    # Made as a crawler of schema version 5 made it: pages_fts over texts itself, no frame.
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        connection.execute("DROP TABLE pages_fts")
+        connection.execute("DROP VIEW texts_fts")
+        connection.execute("ALTER TABLE texts DROP COLUMN frame_text")
+        connection.execute(
+            "CREATE VIRTUAL TABLE pages_fts USING fts5 (title, headings, text, nosnippet_text, "
+            "main_text, content = 'texts', content_rowid = 'id', "
+            "tokenize = 'unicode61 remove_diacritics 2')"
+        )
+        connection.execute("INSERT INTO pages_fts (pages_fts) VALUES ('rebuild')")
+        connection.execute("PRAGMA user_version = 5")
+    connection.close()
+    assert urls(search(tmp_path, "menu")) == ["https://a.test/old"]  # read as it is
+    new = record("https://a.test/new", "menu. beavers build", main_text="beavers build")
+    write(tmp_path, replace(new, frame_text="menu."))
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    connection.close()
+    # The old page, stored without a frame, is searched by its whole text as before.
+    assert urls(search(tmp_path, "otters")) == ["https://a.test/old"]
+    assert sorted(urls(search(tmp_path, "menu"))) == ["https://a.test/new", "https://a.test/old"]
+    assert urls(search(tmp_path, "text : beavers", fts=True)) == []
 
 
 def test_a_page_without_main_content_of_its_own_is_about_nothing(tmp_path: Path) -> None:

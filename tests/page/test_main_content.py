@@ -162,6 +162,22 @@ def test_the_frame_goes(frame: str) -> None:
     assert_same_readings(html)
 
 
+def test_the_frame_is_the_text_outside_the_main_content() -> None:
+    html = (
+        f"{FRAME['navigation']}{FRAME['site header']}<article>{ARTICLE}"
+        f"{FRAME['share bar']}</article>{FRAME['footer']}<script>var x = 1;</script>"
+    )
+    page = read(html)
+    # <nav> is read apart (nosnippet_text), a script not at all; what is skipped inside the main
+    # content (the share bar) is frame.
+    assert page.frame_text == (
+        "The Daily Test , news since 1901 Share on a network, please "
+        "Copyright 2026 The Daily Test, all rights reserved, and so on."
+    )
+    assert read(f"<p>{ARTICLE[:60]}</p>").frame_text is None  # a fallback: all of it is text
+    assert_same_readings(html)
+
+
 def test_a_frame_tag_that_holds_the_page_stays() -> None:
     # A <header> left open holds all that follows: it is not the frame.
     html = f"<header><p>Site</p>{ARTICLE}{ARTICLE}"
