@@ -640,6 +640,14 @@ mc_new_element(mc_table *table, const lxb_node *node, uintptr_t tag, Py_ssize_t 
     return index;
 }
 
+/* An <a> with an href, or with no id (crawler.page.main_content._is_link). */
+static bool
+mc_is_link(const lxb_node *node)
+{
+    const lxb_attr *href = mc_attr(node, MC_HREF);
+    return (has_value(href) && href->value->length != 0) || !has_value(mc_attr(node, MC_ID));
+}
+
 /* Where the walk down the body is: the element read last on the way down, the nearest block,
  * whether inside a link, and the <article>s around (-1: inside one after one that ended). */
 typedef struct {
@@ -725,7 +733,7 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
                         (int32_t) index,
                         (element->flags & MC_BLOCK) ? (int32_t) index : frame.block,
                         (int32_t) around,
-                        frame.link || tag == MC.tags[MC_A],
+                        frame.link || (tag == MC.tags[MC_A] && mc_is_link(node)),
                     };
                     descend = true;
                 }

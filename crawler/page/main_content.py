@@ -118,6 +118,14 @@ def _commas(text: str) -> int:
     return text.count(",") + text.count("\uff0c") + text.count("\u3001")
 
 
+def _is_link(node: LexborNode) -> bool:
+    """An <a> with an href, or with no id: one that only marks a place is no link (and
+    `<a id="x"/>`, as XHTML generators write it, opens one that holds the rest of its section);
+    one with neither is a button, read as a link."""
+    attrs = node.attrs
+    return bool(attrs.get("href")) or attrs.get("id") is None
+
+
 def _read(body: LexborNode) -> list[_Element]:
     """The body's elements in document order, the text in each counted."""
     root = _Element(body, "body", None, 0)
@@ -168,7 +176,8 @@ def _read(body: LexborNode) -> list[_Element]:
         element.later_article = around < 0
         element.article_body = bool(flags & ARTICLE_BODY)
         element.named, element.framed = named, framed
-        push(node, element, element if tag in BLOCK_TAGS else block, in_link or tag == "a", around)
+        link = in_link or (tag == "a" and _is_link(node))
+        push(node, element, element if tag in BLOCK_TAGS else block, link, around)
     for element in reversed(elements):
         element.chars += element.own_chars
         element.commas += element.own_commas
