@@ -2,8 +2,8 @@
 """Speed: `crawl` without delays beside a bare aiohttp loop and Scrapy, on one local web.
 
     python benchmarks/bench_speed.py [--rounds 3] [--hosts 20] [--pages 250] [--port 8795]
-        [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--warc] [--only NAMES] [--work DIR]
-        [--json]
+        [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--warc]
+        [--only NAMES] [--work DIR] [--json]
 
 The web (benchmarks/support/speedweb.py): --hosts hosts on 127.0.1.1, 127.0.1.2, ... with --pages
 allowed pages each (about 12.5 KB, about 16 links of which about 13 to pages of the same host, some

@@ -54,6 +54,8 @@ typedef struct {
     size_t *next;         /* the next word starting with the same byte */
 } mc_words;
 
+#define MC_THRESHOLDS 18
+
 static struct {
     bool ready;
     uint32_t tag_flags[TAG_LAST_ENTRY];
@@ -62,8 +64,8 @@ static struct {
     mc_words rules[RULE_COUNT];
     /* The thresholds of crawler.page.main_content, in its order. */
     double min_page_chars, min_block_chars, keep_share, climb, sibling_share, sibling_floor,
-        article_body_bonus, later_article, mass_share, lead_share, link_dense, names_misled,
-        names_misled_chars, own_text_chars, scrap_chars, deepest, max_links;
+        article_body_bonus, later_article, mass_share, named_share, lead_share, link_dense,
+        names_misled, names_misled_chars, own_text_chars, scrap_chars, deepest, max_links;
 } MC;
 
 static uint32_t
@@ -638,6 +640,14 @@ mc_new_element(mc_table *table, const lxb_node *node, uintptr_t tag, Py_ssize_t 
     return index;
 }
 
+/* An <a> with an href, or with no id (crawler.page.main_content._is_link). */
+static bool
+mc_is_link(const lxb_node *node)
+{
+    const lxb_attr *href = mc_attr(node, MC_HREF);
+    return (has_value(href) && href->value->length != 0) || !has_value(mc_attr(node, MC_ID));
+}
+
 /* Where the walk down the body is: the element read last on the way down, the nearest block,
  * whether inside a link, and the <article>s around (-1: inside one after one that ended). */
 typedef struct {
@@ -723,7 +733,7 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
                         (int32_t) index,
                         (element->flags & MC_BLOCK) ? (int32_t) index : frame.block,
                         (int32_t) around,
-                        frame.link || tag == MC.tags[MC_A],
+                        frame.link || (tag == MC.tags[MC_A] && mc_is_link(node)),
                     };
                     descend = true;
                 }
@@ -903,6 +913,32 @@ mc_chosen(const mc_table *table, Py_ssize_t *kept)
     return count;
 }
 
+static bool
+mc_holds(const mc_element *items, Py_ssize_t outer, Py_ssize_t inner)
+{
+    return outer <= inner && inner < items[outer].end;
+}
+
+/* Of the elements named as the article's body inside `mass`, the one holding `chosen`, when it
+ * holds most of their content; else -1. */
+static Py_ssize_t
+mc_named_body(const mc_table *table, Py_ssize_t mass, Py_ssize_t chosen)
+{
+    const mc_element *items = table->items;
+    Py_ssize_t holder = -1, last = -1;
+    double all = 0.0;
+    for (Py_ssize_t i = mass; i < items[mass].end; i++) {
+        if (items[i].article_body && !items[i].gone && !(last >= 0 && mc_holds(items, last, i))) {
+            last = i;
+            all += items[i].good;
+            if (holder < 0 && mc_holds(items, i, chosen)) {
+                holder = i;
+            }
+        }
+    }
+    return holder >= 0 && !(items[holder].good < MC.named_share * all) ? holder : -1;
+}
+
 /* One reading, with the names heeded or not: what it keeps into `kept`; how many. */
 static Py_ssize_t
 mc_reading(mc_table *table, bool by_names, Py_ssize_t *kept)
@@ -920,16 +956,11 @@ mc_reading(mc_table *table, bool by_names, Py_ssize_t *kept)
     mc_score(table);
     Py_ssize_t count = mc_chosen(table, kept);
     if (mass >= 0 && (count == 0 || mc_good_of(table, kept, count) < MC.mass_share * items[mass].good)) {
-        kept[0] = mass;
+        Py_ssize_t named = count ? mc_named_body(table, mass, kept[0]) : -1;
+        kept[0] = named >= 0 ? named : mass;
         count = 1;
     }
     return count;
-}
-
-static bool
-mc_holds(const mc_element *items, Py_ssize_t outer, Py_ssize_t inner)
-{
-    return outer <= inner && inner < items[outer].end;
 }
 
 /* The lead before the kept content, put in front of it in `kept`; the new count. */
@@ -2260,7 +2291,7 @@ main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (!PyDict_Check(flags) || !PyTuple_Check(tags) || PyTuple_GET_SIZE(tags) != MC_TAG_COUNT
         || !PyTuple_Check(attrs) || PyTuple_GET_SIZE(attrs) != MC_ATTR_COUNT
         || !PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != RULE_COUNT
-        || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 17) {
+        || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != MC_THRESHOLDS) {
         PyErr_SetString(PyExc_ValueError, "main_configure: arguments of the wrong shape");
         return NULL;
     }
@@ -2285,12 +2316,12 @@ main_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t i = 0; i < MC_ATTR_COUNT; i++) {
         MC.attrs[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(attrs, i));
     }
-    double *numbers[17] = {
+    double *numbers[MC_THRESHOLDS] = {
         &MC.min_page_chars, &MC.min_block_chars, &MC.keep_share, &MC.climb, &MC.sibling_share,
         &MC.sibling_floor, &MC.article_body_bonus, &MC.later_article, &MC.mass_share,
-        &MC.lead_share, &MC.link_dense, &MC.names_misled, &MC.names_misled_chars,
-        &MC.own_text_chars, &MC.scrap_chars, &MC.deepest, &MC.max_links};
-    for (Py_ssize_t i = 0; i < 17; i++) {
+        &MC.named_share, &MC.lead_share, &MC.link_dense, &MC.names_misled,
+        &MC.names_misled_chars, &MC.own_text_chars, &MC.scrap_chars, &MC.deepest, &MC.max_links};
+    for (Py_ssize_t i = 0; i < MC_THRESHOLDS; i++) {
         *numbers[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(thresholds, i));
     }
     if (PyErr_Occurred()) {

@@ -68,8 +68,8 @@ def _thresholds() -> tuple[float, ...]:
         float(value)
         for value in (
             m.MIN_PAGE_CHARS, m.MIN_BLOCK_CHARS, m.KEEP_SHARE, m.CLIMB, m.SIBLING_SHARE,
-            m.SIBLING_FLOOR, m.ARTICLE_BODY_BONUS, m.LATER_ARTICLE, m.MASS_SHARE, m.LEAD_SHARE,
-            m.LINK_DENSE, m.NAMES_MISLED, m.NAMES_MISLED_CHARS, m.OWN_TEXT_CHARS,
+            m.SIBLING_FLOOR, m.ARTICLE_BODY_BONUS, m.LATER_ARTICLE, m.MASS_SHARE, m.NAMED_SHARE,
+            m.LEAD_SHARE, m.LINK_DENSE, m.NAMES_MISLED, m.NAMES_MISLED_CHARS, m.OWN_TEXT_CHARS,
             markdown.SCRAP_CHARS, markdown.DEEPEST, markdown.MAX_LINKS,
         )
     )  # fmt: skip

@@ -30,7 +30,7 @@ BOILERPLATE_PARTS = (
     "popup", "modal", "widget", "recommend", "outbrain", "taboola", "byline", "authorbio",
     "author-bio", "more-stories", "trending", "masthead", "skip", "pagination", "pager",
     "signup", "sign-up", "login", "paywall", "disqus", "rating", "toolbar", "printonly",
-    "print-only", "visuallyhidden", "visually-hidden", "sr-only", "screen-reader",
+    "gallery", "print-only", "visuallyhidden", "visually-hidden", "sr-only", "screen-reader",
 )  # fmt: skip
 BOILERPLATE_PREFIXES = ("nav",)
 BOILERPLATE_WORDS = ("ad", "ads", "tag", "tags")

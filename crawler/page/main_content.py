@@ -18,7 +18,9 @@ links, its commas, and what its tag and names say (crawler.page.content_names). 
   mass reading: each element's content (the text of its blocks that are long enough and not
   mostly links) less its noise (links, and scraps); the element with the most content net of
   noise wins. Readability's choice stands unless it holds under 0.6 of the mass choice's
-  content (content spread wide: a recipe, a page of short blocks), when the mass choice does.
+  content (content spread wide: a recipe, a page of short blocks), when the mass choice does;
+  but when the elements named as the article's body inside the mass choice are mostly one, and
+  it holds readability's choice, that one does (the mass choice would add the next story).
 - The choice takes the lead: the blocks of text between the page's <h1> and the content, when
   they are short beside it (a standfirst outside the article's body).
 - Inside, lists and blocks mostly of links go (related stories, tag lists).
@@ -54,6 +56,7 @@ SIBLING_FLOOR = 10.0
 ARTICLE_BODY_BONUS = 1.5
 LATER_ARTICLE = 0.3
 MASS_SHARE = 0.6
+NAMED_SHARE = 0.5
 LEAD_SHARE = 0.3
 LINK_DENSE = 0.5
 NAMES_MISLED = 0.3
@@ -120,6 +123,14 @@ def _commas(text: str) -> int:
     return text.count(",") + text.count("\uff0c") + text.count("\u3001")
 
 
+def _is_link(node: LexborNode) -> bool:
+    """An <a> with an href, or with no id: one that only marks a place is no link (and
+    `<a id="x"/>`, as XHTML generators write it, opens one that holds the rest of its section);
+    one with neither is a button, read as a link."""
+    attrs = node.attrs
+    return bool(attrs.get("href")) or attrs.get("id") is None
+
+
 def _read(body: LexborNode) -> list[_Element]:
     """The body's elements in document order, the text in each counted."""
     root = _Element(body, "body", None, 0)
@@ -170,7 +181,8 @@ def _read(body: LexborNode) -> list[_Element]:
         element.later_article = around < 0
         element.article_body = bool(flags & ARTICLE_BODY)
         element.named, element.framed = named, framed
-        push(node, element, element if tag in BLOCK_TAGS else block, in_link or tag == "a", around)
+        link = in_link or (tag == "a" and _is_link(node))
+        push(node, element, element if tag in BLOCK_TAGS else block, link, around)
     for element in reversed(elements):
         element.chars += element.own_chars
         element.commas += element.own_commas
@@ -200,8 +212,10 @@ class _Reading:
         self.mass = self._mass()
         self._score()
         kept = self._chosen()
-        if self.mass is not None and (not kept or _good(kept) < MASS_SHARE * self.mass.good):
-            kept = [self.mass]
+        mass = self.mass
+        if mass is not None and (not kept or _good(kept) < MASS_SHARE * mass.good):
+            named = _named_body(self.elements, mass, kept[0]) if kept else None
+            kept = [named or mass]
         self.kept = kept
 
     def _mass(self) -> _Element | None:
@@ -283,6 +297,20 @@ class _Reading:
 
 def _good(kept: list[_Element]) -> float:
     return sum(element.good for element in kept)
+
+
+def _named_body(elements: list[_Element], mass: _Element, chosen: _Element) -> _Element | None:
+    """Of the elements named as the article's body inside the mass choice, the one that holds
+    readability's choice, when it holds most of their content: the site's own bound on the
+    article, where the mass choice would add the next story or the related ones."""
+    bodies: list[_Element] = []
+    for element in elements[mass.index : mass.end]:
+        if element.article_body and not element.gone and not (bodies and bodies[-1].holds(element)):
+            bodies.append(element)
+    holder = next((body for body in bodies if body.holds(chosen)), None)
+    if holder is None or holder.good < NAMED_SHARE * sum(body.good for body in bodies):
+        return None
+    return holder
 
 
 def _lead(elements: list[_Element], kept: list[_Element]) -> list[_Element]:

@@ -196,6 +196,25 @@ def test_names_that_mislead_are_not_heeded() -> None:
     assert page.main_text.count("Post ") == 6
 
 
+def test_the_named_article_body_bounds_the_mass_choice() -> None:
+    # The next stories appended under the article: more content than the article, so the mass
+    # reading would take the whole page; the site names one article body, and it is the choice.
+    story = (
+        '<div class="teaser"><h2>Another story</h2><p>Another story told at length in words and '
+        "more words and then more words again as stories go on and on and on.</p></div>"
+    )
+    html = (
+        f'<article><h1>The plan</h1><div class="article-body">{ARTICLE}</div></article>'
+        f'<div class="more">{story * 8}</div>'
+    )
+    assert read(html).main_text == (
+        "The council met on Tuesday, and after a long debate, it voted for the plan, which the "
+        "mayor had put forward in spring.\nWork starts next year, the plan says, and it will "
+        "take three years, if the money holds."
+    )
+    assert_same_readings(html)
+
+
 @pytest.mark.parametrize(
     ("html", "fallback"),
     [
