@@ -13,8 +13,18 @@ page has is its tier):
 - `QUALIFIER_TITLE`: the query is a qualified name (`DateUtils.addDays`, `json.dumps`), the
   title's name is its qualifier, and the rest is in the page's title or headings: the page of the
   class or module that defines the member.
+- `SIGNATURE`: the query is one name and a heading is its signature: the name as typed, then its
+  parameters (`zip(*iterables, strict=False)`, `work_mem (integer)`, `addAll(boolean[]...)`).
+  API documentation defines a function, a method or a setting so.
+- `NAME_IN_HEADINGS`: the query is one name (no space) and the headings hold it as typed, case
+  and punctuation and all, and not inside a longer name: `work_mem ( integer )` where a page
+  about `maintenance_work_mem` holds the words `work mem` too, `zip(*iterables)` where a page
+  about `zipimport` holds `Zip` (the index folds case and reads `_` as a space: a name as typed
+  says what the words no longer do).
 - `PHRASE_NAMED`: the title or headings hold the query's words together, in order.
 - `WORDS_NAMED`: the title or headings hold all of its words.
+- `NAME_IN_TEXT`: the query is one name the index reads as several words (`row_number`,
+  `pg_hba.conf`) and the text holds it as typed.
 
 A hub (`is_hub`: a book's index, a table of contents, a list of commands) names a thousand things
 in its headings and is about none of them: its headings earn no tier, and its BM25 counts half.
@@ -28,6 +38,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import NamedTuple
 
 from crawler.output.cjk import spaced
 from crawler.output.query import OPERATORS, names_a_column
@@ -35,12 +46,17 @@ from crawler.output.query import OPERATORS, names_a_column
 __all__ = [
     "HUB_HEADINGS_SHARE",
     "HUB_MIN_CHARS",
+    "NAME_IN_HEADINGS",
+    "NAME_IN_TEXT",
     "NAME_IS_TITLE",
     "PHRASE_NAMED",
     "QUALIFIER_TITLE",
+    "SIGNATURE",
     "TITLE_BEGINS",
     "WORDS_NAMED",
+    "TypedName",
     "is_hub",
+    "name_as_typed",
     "qualified_parts",
     "qualifier_length",
     "query_words",
@@ -49,11 +65,14 @@ __all__ = [
     "words_of",
 ]
 
-NAME_IS_TITLE = 16
-TITLE_BEGINS = 8
-QUALIFIER_TITLE = 4
-PHRASE_NAMED = 2
-WORDS_NAMED = 1
+NAME_IS_TITLE = 128
+TITLE_BEGINS = 64
+QUALIFIER_TITLE = 32
+SIGNATURE = 16
+NAME_IN_HEADINGS = 8
+PHRASE_NAMED = 4
+WORDS_NAMED = 2
+NAME_IN_TEXT = 1
 
 HUB_HEADINGS_SHARE = 0.5
 """A page whose headings (h1-h6, dt, dfn) are more than this share of its text is a list of
@@ -72,6 +91,8 @@ _NUMBERING = re.compile(
 """A section number before a title's name: `5.1.3. `, `Chapter 71. `, `Part VI. `, `F.47. `."""
 _SEPARATOR = re.compile("\\s+[\u2014\u2013|\u00b7:-]\\s|\\s*\\(|:\\s")
 """What ends a title's name: ` — `, ` - `, ` | `, `: `, or `(` (`ClassUtils (… API)`, `zip()`)."""
+_JOINED = re.compile(r"[^\W_]+(?:[\W_]+[^\W_]+)+")
+"""A name the index reads as several words: letters and digits joined by other characters."""
 _NAME_BREAK = re.compile(r"[\s.]+")
 _QUALIFIED = re.compile(r"[^\W_]+(?:(?:\.|::|#)[^\W_]+)+")
 """A qualified name as typed: words joined by `.`, `::` or `#`, no space."""
@@ -136,6 +157,32 @@ def qualified_parts(query: str) -> tuple[str, ...] | None:
     if _QUALIFIED.fullmatch(text) is None:
         return None
     return words_of(text)
+
+
+class TypedName(NamedTuple):
+    """How a query of one name is found as typed (`name_as_typed`)."""
+
+    anywhere: re.Pattern[str]
+    """The name as typed, not inside a longer one (`work_mem` in `maintenance_work_mem`, `zip`
+    in `zipimport`, `a.b` in `x.a.b`)."""
+    signature: re.Pattern[str]
+    """The name as typed, then an opening parenthesis: its parameters."""
+    joined: bool
+    """Whether the index reads the name as several words (`NAME_IN_TEXT`)."""
+
+
+def name_as_typed(query: str) -> TypedName | None:
+    """How a query of one name (no space, quote or operator) is found as typed; None for
+    another query."""
+    name = query.strip()
+    if not name or len(name.split()) != 1 or query_words(name) is None or '"' in name:
+        return None
+    alone = rf"(?<![\w.\-]){re.escape(name)}"
+    return TypedName(
+        re.compile(alone + r"(?![\w\-]|\.\w)"),
+        re.compile(alone + r"\s*\("),
+        _JOINED.fullmatch(name) is not None,
+    )
 
 
 def is_hub(main_fallback: str | None, headings_chars: int, text_chars: int) -> bool:

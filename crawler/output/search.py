@@ -26,10 +26,14 @@ from crawler.output.export import (
 from crawler.output.index_read import ELLIPSIS, Layout, find_index, index_purpose, reading
 from crawler.output.query import fts_query, names_a_column
 from crawler.output.ranking import (
+    NAME_IN_HEADINGS,
+    NAME_IN_TEXT,
     PHRASE_NAMED,
     QUALIFIER_TITLE,
+    SIGNATURE,
     WORDS_NAMED,
     is_hub,
+    name_as_typed,
     qualified_parts,
     qualifier_length,
     query_words,
@@ -218,6 +222,19 @@ def _tiers(
     parameters = [f"{layout.named_in} : ({match})"]
     if words is None:
         return " + ".join(parts), parameters
+    typed = name_as_typed(query) if layout.version >= 2 else None
+    if typed is not None:
+        for function, pattern in (("holds_name", typed.anywhere), ("signs_name", typed.signature)):
+            connection.create_function(
+                function,
+                1,
+                lambda text, p=pattern: p.search(text or "") is not None,
+                deterministic=True,
+            )
+        parts.append(f"{SIGNATURE} * (NOT {hub} AND signs_name(texts.headings))")
+        parts.append(f"{NAME_IN_HEADINGS} * (NOT {hub} AND holds_name(texts.headings))")
+        if typed.joined:
+            parts.append(f"{NAME_IN_TEXT} * (NOT {hub} AND holds_name(texts.text))")
     connection.create_function(
         "title_tier", 1, lambda title: title_tier(title, words), deterministic=True
     )

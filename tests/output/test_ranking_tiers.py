@@ -13,6 +13,7 @@ from crawler.output.ranking import (
     NAME_IS_TITLE,
     TITLE_BEGINS,
     is_hub,
+    name_as_typed,
     qualified_parts,
     qualifier_length,
     query_words,
@@ -175,3 +176,70 @@ def test_a_hub_does_not_outrank_the_page_that_defines_a_term(tmp_path: Path) -> 
         ),
     )
     assert first(tmp_path, "jsonb_set") == "https://docs.test/functions-json"
+
+
+def test_a_name_is_found_as_typed_and_by_its_signature() -> None:
+    typed = name_as_typed("work_mem")
+    assert typed is not None and typed.joined
+    assert typed.anywhere.search("shared_buffers (integer) work_mem (integer)")
+    assert typed.signature.search("shared_buffers (integer) work_mem (integer)")
+    assert not typed.anywhere.search("Increase maintenance_work_mem")
+    zip_name = name_as_typed("zip")
+    assert zip_name is not None and not zip_name.joined
+    assert zip_name.signature.search("vars ( object ) zip ( * iterables , strict = False )")
+    assert not zip_name.anywhere.search("zipimport — Import modules from Zip archives")
+    assert not zip_name.signature.search("zipapp — Manage executable Python zip archives")
+    for query in ("list comprehension", '"zip"', "zip OR map", "title:zip"):
+        assert name_as_typed(query) is None
+
+
+def test_the_page_whose_heading_signs_a_name_ranks_above_those_naming_it(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record(
+            "https://docs.test/zipimport",
+            "zipimport — Import modules from Zip archives. Import from a zip file.",
+            title="zipimport — Import modules from Zip archives",
+            headings="zipimport — Import modules from Zip archives",
+        ),
+        record(
+            "https://docs.test/zipapp",
+            "zipapp — Manage executable Python zip archives. Make a zip file to run.",
+            title="zipapp — Manage executable Python zip archives",
+            headings="zipapp — Manage executable Python zip archives Basic Example",
+        ),
+        record(
+            "https://docs.test/functions",
+            "Built-in Functions abs(x) Return the absolute value. zip(*iterables, strict=False) "
+            "Iterate over several iterables in parallel. " + " ".join(FILLER * 20),
+            title="Built-in Functions",
+            headings="Built-in Functions abs ( x ) zip ( * iterables , strict = False )",
+        ),
+        record(
+            "https://docs.test/gin-tips",
+            "GIN tips: raise maintenance_work_mem, and work mem for the pending list.",
+            title="GIN Tips and Tricks",
+            headings="GIN Tips and Tricks maintenance_work_mem",
+        ),
+        record(
+            "https://docs.test/resource",
+            "Memory settings. work_mem (integer) sets the base maximum amount of memory. "
+            + " ".join(FILLER * 20),
+            title="Resource Consumption",
+            headings="Resource Consumption Memory shared_buffers ( integer ) work_mem ( integer )",
+        ),
+        record(
+            "https://docs.test/spi",
+            "Fetch by row number: the row number counts from one; row number zero is before.",
+            title="SPI_scroll_cursor_fetch",
+        ),
+        record(
+            "https://docs.test/window",
+            "Window functions: row_number () returns bigint, the number of the current row "
+            "within its partition. " + " ".join(FILLER * 20),
+            title="Window Functions",
+        ),
+    )
+    assert first(tmp_path, "zip") == "https://docs.test/functions"
+    assert first(tmp_path, "work_mem") == "https://docs.test/resource"
+    assert first(tmp_path, "row_number") == "https://docs.test/window"
