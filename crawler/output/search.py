@@ -213,45 +213,55 @@ def _with_qualifiers(match: str, query: str, layout: Layout) -> str:
 def _tiers(
     connection: sqlite3.Connection, query: str, match: str, layout: Layout
 ) -> tuple[str, list[str]]:
-    """The SQL of a page's tier for `query` (crawler.output.ranking), and its parameters: the
-    title's name (a function of the connection), then what the title and headings hold."""
+    """The SQL of a page's tier for `query` (crawler.output.ranking), and its parameters in the
+    order the SQL takes them. What the title names is read by functions of the connection; what
+    the headings hold, by FTS5 first, and only where it finds the words, as typed: a pattern
+    run over every page's headings would cost more than the search."""
     words = query_words(query)
     hub = _hub(connection, layout)
     named = "pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?)"
-    parts = [f"{WORDS_NAMED} * (NOT {hub} AND {named})"]
     parameters = [f"{layout.named_in} : ({match})"]
     if words is None:
-        return " + ".join(parts), parameters
+        return f"{WORDS_NAMED} * ({named} AND NOT {hub})", parameters
+    connection.create_function(
+        "title_tier", 1, lambda title: title_tier(title, words), deterministic=True
+    )
+    title_parts = ["title_tier(pages.title)"]
+    heading_parts = [str(WORDS_NAMED)]
+    text_parts: list[str] = []
+    if len(words) > 1:
+        heading_parts.append(f"{PHRASE_NAMED} * ({named})")
+        parameters.append(f'{layout.named_in} : "{" ".join(words)}"')
     typed = name_as_typed(query) if layout.version >= 2 else None
     if typed is not None:
         for function, pattern in (("holds_name", typed.anywhere), ("signs_name", typed.signature)):
             connection.create_function(
                 function,
                 1,
-                lambda text, p=pattern: p.search(text or "") is not None,
+                lambda text, pattern=pattern: pattern.search(text or "") is not None,
                 deterministic=True,
             )
-        parts.append(f"{SIGNATURE} * (NOT {hub} AND signs_name(texts.headings))")
-        parts.append(f"{NAME_IN_HEADINGS} * (NOT {hub} AND holds_name(texts.headings))")
+        heading_parts.append(f"{SIGNATURE} * signs_name(texts.headings)")
+        heading_parts.append(f"{NAME_IN_HEADINGS} * holds_name(texts.headings)")
         if typed.joined:
-            parts.append(f"{NAME_IN_TEXT} * (NOT {hub} AND holds_name(texts.text))")
-    connection.create_function(
-        "title_tier", 1, lambda title: title_tier(title, words), deterministic=True
+            text_parts.append(f"{NAME_IN_TEXT} * (NOT {hub} AND holds_name(texts.text))")
+    headings = (
+        f"(CASE WHEN {named} THEN (CASE WHEN {hub} THEN 0 ELSE {' + '.join(heading_parts)} END) "
+        "ELSE 0 END)"
     )
-    parts.insert(0, "title_tier(pages.title)")
     if len(words) > 1:
-        phrase = '"' + " ".join(words) + '"'
-        parts.append(f"{PHRASE_NAMED} * (NOT {hub} AND {named})")
-        parameters.append(f"{layout.named_in} : {phrase}")
         connection.create_function(
             "qualifier_length", 1, lambda title: qualifier_length(title, words), deterministic=True
         )
         cases = " ".join(f"WHEN {end} THEN {named}" for end in range(1, len(words)))
-        parts.append(f"{QUALIFIER_TITLE} * (CASE qualifier_length(pages.title) {cases} ELSE 0 END)")
+        title_parts.append(
+            f"{QUALIFIER_TITLE} * (CASE qualifier_length(pages.title) {cases} ELSE 0 END)"
+        )
         parameters += [
             f'{layout.named_in} : "{" ".join(words[end:])}"' for end in range(1, len(words))
         ]
-    return " + ".join(parts), parameters
+    # The parameters above are in the order of headings, then the qualifier's cases.
+    return " + ".join([headings, *title_parts, *text_parts]), parameters
 
 
 def _hub(connection: sqlite3.Connection, layout: Layout) -> str:

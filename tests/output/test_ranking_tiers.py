@@ -243,3 +243,24 @@ def test_the_page_whose_heading_signs_a_name_ranks_above_those_naming_it(tmp_pat
     assert first(tmp_path, "zip") == "https://docs.test/functions"
     assert first(tmp_path, "work_mem") == "https://docs.test/resource"
     assert first(tmp_path, "row_number") == "https://docs.test/window"
+
+
+def test_headings_holding_the_words_together_rank_above_headings_holding_them_apart(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        record(
+            "https://docs.test/ast",
+            "Node classes: List, ListComp, comprehension. A list display; a comprehension.",
+            title="ast — Abstract Syntax Trees",
+            headings="ast — Abstract Syntax Trees class ast.List class ast.comprehension",
+        ),
+        record(
+            "https://docs.test/tutorial",
+            "List comprehension provides a concise way to create lists. " + " ".join(FILLER * 20),
+            title="5. Data Structures",
+            headings="5. Data Structures 5.1.3. List comprehension",
+        ),
+    )
+    assert first(tmp_path, "list comprehension") == "https://docs.test/tutorial"
