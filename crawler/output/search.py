@@ -164,7 +164,6 @@ def search(
         about, about_parameters = "0", list[str]()
         if not fts and not names_a_column(query):
             about, about_parameters = _tiers(connection, query, match, layout)
-            match = _with_qualifiers(match, query, layout)
         # A hub (a book's index, a table of contents, a link list) names a thousand things and is
         # about none: half its BM25.
         hub = _hub(connection, layout)
@@ -176,25 +175,37 @@ def search(
             f"{' JOIN texts ON texts.id = pages.id' if layout.version >= 2 else ''} "
             "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
         )
-        parameters = (*highlight, ELLIPSIS, tokens, *about_parameters, match, limit)
         if layout.version >= 4:
             bit = purpose_bit(purpose or index_purpose(connection, layout))
             sql = sql.replace(" ORDER BY", f" AND (pages.refuses & {bit}) = 0 ORDER BY")
         connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
-        try:
-            rows = connection.execute(sql, parameters).fetchall()
-        except sqlite3.OperationalError as error:
-            if error.sqlite_errorname == "SQLITE_INTERRUPT":
-                raise SearchError(
-                    f"search query {query!r} ran for more than {SEARCH_SECONDS:g} s and was "
-                    "stopped; ask with fewer or longer words"
-                ) from error
-            # The schema was checked on open, so a plain SQL error here is the query's.
-            if error.sqlite_errorname != "SQLITE_ERROR":
-                raise
-            raise SearchError(f"bad search query {query!r}: {error}") from error
-        hits = [_hit(*row) for row in rows]
+        head = (*highlight, ELLIPSIS, tokens, *about_parameters)
+        hits = _select(connection, sql, (*head, match, limit), query)
+        broadened = _with_qualifiers(match, query, layout) if about_parameters else match
+        if broadened != match and not (hits and hits[0].tier >= QUALIFIER_TITLE):
+            # A qualified name no page titled by its qualifier spells: such pages found by the
+            # qualifier and the rest apart. Only then: the words apart would weigh in every
+            # page's BM25.
+            hits = _select(connection, sql, (*head, broadened, limit), query)
     return hits
+
+
+def _select(
+    connection: sqlite3.Connection, sql: str, parameters: Sequence[object], query: str
+) -> list[SearchHit]:
+    try:
+        rows = connection.execute(sql, parameters).fetchall()
+    except sqlite3.OperationalError as error:
+        if error.sqlite_errorname == "SQLITE_INTERRUPT":
+            raise SearchError(
+                f"search query {query!r} ran for more than {SEARCH_SECONDS:g} s and was "
+                "stopped; ask with fewer or longer words"
+            ) from error
+        # The schema was checked on open, so a plain SQL error here is the query's.
+        if error.sqlite_errorname != "SQLITE_ERROR":
+            raise
+        raise SearchError(f"bad search query {query!r}: {error}") from error
+    return [_hit(*row) for row in rows]
 
 
 def _with_qualifiers(match: str, query: str, layout: Layout) -> str:
