@@ -225,25 +225,21 @@ def _tiers(
     connection: sqlite3.Connection, query: str, match: str, layout: Layout
 ) -> tuple[str, list[str]]:
     """The SQL of a page's tier for `query` (crawler.output.ranking), and its parameters in the
-    order the SQL takes them. What the title names is read by functions of the connection; what
-    the headings hold, by FTS5 first, and only where it finds the words, as typed: a pattern
-    run over every page's headings would cost more than the search."""
+    order the SQL takes them. What the title names, and what the headings hold as typed, is read
+    by functions of the connection, and only where FTS5 finds the words there: a function run
+    over every page found would cost more than the search."""
     words = query_words(query)
     hub = _hub(connection, layout)
     named = "pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?)"
-    parameters = [f"{layout.named_in} : ({match})"]
+    heading_parameters = [f"{layout.named_in} : ({match})"]
     if words is None:
-        return f"{WORDS_NAMED} * ({named} AND NOT {hub})", parameters
-    connection.create_function(
-        "title_tier", 1, lambda title: title_tier(title, words), deterministic=True
-    )
-    title_parts = ["title_tier(pages.title)"]
+        return f"{WORDS_NAMED} * ({named} AND NOT {hub})", heading_parameters
     heading_parts = [str(WORDS_NAMED)]
-    text_parts: list[str] = []
     if len(words) > 1:
         heading_parts.append(f"{PHRASE_NAMED} * ({named})")
-        parameters.append(f'{layout.named_in} : "{" ".join(words)}"')
+        heading_parameters.append(f'{layout.named_in} : "{" ".join(words)}"')
     typed = name_as_typed(query) if layout.version >= 2 else None
+    text_parts: list[str] = []
     if typed is not None:
         for function, pattern in (("holds_name", typed.anywhere), ("signs_name", typed.signature)):
             connection.create_function(
@@ -260,6 +256,11 @@ def _tiers(
         f"(CASE WHEN {named} THEN (CASE WHEN {hub} THEN 0 ELSE {' + '.join(heading_parts)} END) "
         "ELSE 0 END)"
     )
+    connection.create_function(
+        "title_tier", 1, lambda title: title_tier(title, words), deterministic=True
+    )
+    title_parts = ["title_tier(pages.title)"]
+    title_parameters = [f'title : "{words[0]}"']
     if len(words) > 1:
         connection.create_function(
             "qualifier_length", 1, lambda title: qualifier_length(title, words), deterministic=True
@@ -268,11 +269,14 @@ def _tiers(
         title_parts.append(
             f"{QUALIFIER_TITLE} * (CASE qualifier_length(pages.title) {cases} ELSE 0 END)"
         )
-        parameters += [
+        title_parameters += [
             f'{layout.named_in} : "{" ".join(words[end:])}"' for end in range(1, len(words))
         ]
-    # The parameters above are in the order of headings, then the qualifier's cases.
-    return " + ".join([headings, *title_parts, *text_parts]), parameters
+    titles = f"(CASE WHEN {named} THEN {' + '.join(title_parts)} ELSE 0 END)"
+    return (
+        " + ".join([headings, titles, *text_parts]),
+        heading_parameters + title_parameters,
+    )
 
 
 def _hub(connection: sqlite3.Connection, layout: Layout) -> str:
