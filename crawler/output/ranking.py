@@ -27,7 +27,8 @@ page has is its tier):
   `pg_hba.conf`) and the text holds it as typed.
 
 A hub (`is_hub`: a book's index, a table of contents, a list of commands) names a thousand things
-in its headings and is about none of them: its headings earn no tier, and its BM25 counts half.
+in its headings and is about none of them: its headings and text earn no tier, and its BM25 counts
+half.
 Its title still names it (a chapter's contents page, `BRIN Indexes`, is the chapter's page).
 
 Words are compared as the index's tokenizer (unicode61, diacritics folded) reads them: runs of
