@@ -4,6 +4,7 @@ first? (issues 19 and 38)
 
     python benchmarks/bench_ranking.py [--trees python3,postgresql,javadoc]
         [--root TREE=PATH ...] [--port 8797] [--baseline CRAWL] [--keep DIR] [--json]
+        [-s KEY=VALUE ...]
 
 The webs: three HTML documentation trees from three generators, as Debian's packages ship them,
 served as they are by a private nginx on loopback (benchmarks/compare_wget.py's), each at
@@ -20,6 +21,7 @@ each with the page that defines it, and a few as a new user types them (a phrase
 where the page says the plural). Book indexes, tables of contents, package summaries and class
 lists name most of them too. A name counts when its defining page is the first result.
 
+`-s KEY=VALUE` is handed to every crawl (`-s index.stemming=english` measures stemming).
 `--baseline CRAWL` runs another build's `crawl` (another checkout's venv) the same way, so the
 report gives before and after side by side. Exit status: 0 when ours ranks the defining page first
 for every name of every tree, 1 when it does not or could not run (no nginx, no documentation, a
@@ -200,9 +202,12 @@ TREES = {
 ROBOTS = "User-agent: *\nAllow: /\n"
 
 
-def crawl_and_rank(crawl: str, work: Path, name: str, seed: str, tree: str) -> dict[str, Any]:
+def crawl_and_rank(
+    crawl: str, work: Path, name: str, seed: str, tree: str, settings: Sequence[str] = ()
+) -> dict[str, Any]:
     data = work / f"{name}-{tree}-data"
     command = [crawl, seed, "--data", str(data), "-s", "politeness.min_delay=0"]
+    command += [argument for setting in settings for argument in ("-s", setting)]
     command += ["-s", "politeness.per_host_concurrency=4", "-s", "concurrency=8"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -228,6 +233,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--baseline", metavar="CRAWL", help="another build's crawl executable")
     parser.add_argument("--keep", type=Path, help="keep the indexes and logs here")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("-s", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for every crawl, as `crawl -s` takes it")  # fmt: skip
     args = parser.parse_args(argv)
     args.trees = [name.strip() for name in args.trees.split(",") if name.strip()]
     unknown = [name for name in args.trees if name not in TREES]
@@ -263,7 +270,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             index = "index.html" if tree != "javadoc" else "allclasses-index.html"
             seed = f"http://{OURS_IP}:{args.port}/{tree}/{index}"
             for name, crawl in crawlers.items():
-                result[name][tree] = crawl_and_rank(crawl, work, name, seed, tree)
+                result[name][tree] = crawl_and_rank(crawl, work, name, seed, tree, args.settings)
     return result
 
 

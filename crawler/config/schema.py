@@ -14,7 +14,7 @@ from crawler.robots.txt import RobotsOptions
 from crawler.usage.purposes import Purpose
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
-Stemming: TypeAlias = Literal["none", "english"]
+Stemming: TypeAlias = Literal["auto", "none", "english"]
 StateBackend: TypeAlias = Literal["sqlite", "redis"]
 
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
@@ -282,11 +282,14 @@ class IndexConfig:
     """How the full-text index (DIR/index.sqlite) reads words: chosen when the index is created,
     and kept in it."""
 
-    stemming: Stemming = "none"
+    stemming: Stemming = "auto"
     """english: English words are indexed and searched by their stem (Porter's), so `crawl
-    search connect` also finds connected, connecting and connection. none: words as written
-    (diacritics folded). A crawl into an index created with the other choice stops with an
-    error before it writes."""
+    search connect` also finds connected, connecting and connection, and `list comprehension`
+    the section headed List Comprehensions. none: words as written (diacritics folded). auto:
+    as the index in the data directory was created, english for a new one (the default; before
+    issue 38 a new index was none, and an index keeps what it was created with). A crawl asking
+    for english or none into an index created with the other stops with an error before it
+    writes."""
 
 
 @dataclass(frozen=True, slots=True)

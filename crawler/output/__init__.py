@@ -9,6 +9,7 @@ index_open.py    the index opened for writing: created, migrated, checked
 index_writes.py  what the writer stores for a batch, and FTS5's entries made after
 index_read.py    the index opened for reading: its version's layout, its errors
 search.py        search: the pages best matching a query
+ranking.py       what tells the page that defines a name from those that mention it
 export.py        export: the pages, the changes or the skips, as JSON lines or CSV
 """
 

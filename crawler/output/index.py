@@ -83,15 +83,16 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self,
         directory: Path,
         *,
-        stemming: str = "none",
+        stemming: str = "auto",
         purpose: str = "search",
         batch_size: int = 200,
         max_batches: int = 8,
     ) -> None:
         """Opens (or creates) the index now, so a bad directory fails before the crawl starts.
         `stemming` (STEMMING_CHOICES) is the new index's; an index created with another is an
-        OutputError. `batch_size` records are stored in one transaction; `max_batches` bounds the
-        batches waiting for the writer, beyond which `flush()` blocks. Storing is quick, so small
+        OutputError (`auto`: the index's own, a new index's NEW_INDEX_STEMMING). `batch_size`
+        records are stored in one transaction; `max_batches` bounds the batches waiting for the
+        writer, beyond which `flush()` blocks. Storing is quick, so small
         batches cost little, and the records waiting in memory are few: 500 a batch made the
         crawl's peak memory 1.54 times the JSONL crawl's on the speed web, 200 1.38 times
         (benchmarks/bench_speed.py)."""

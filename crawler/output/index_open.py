@@ -17,6 +17,7 @@ from crawler.output.index_schema import (
     INDEX_NAME,
     MAIN_SCHEMA,
     MAIN_TEXTS_SCHEMA,
+    NEW_INDEX_STEMMING,
     READABLE_VERSIONS,
     SCHEMA,
     SCHEMA_VERSION,
@@ -39,7 +40,8 @@ __all__ = [
 def open_for_writing(path: Path, stemming: str, purpose: str = "search") -> sqlite3.Connection:
     """The writer's one connection (WAL, synchronous=NORMAL), the index at `path` created or
     migrated to SCHEMA_VERSION, the crawl's `purpose` recorded; OutputError if it cannot be, or
-    has another stemming."""
+    has another stemming than `stemming` (`auto`: whichever it has; a new index
+    NEW_INDEX_STEMMING)."""
     try:
         # Autocommit mode: transactions are begun and ended explicitly, here and by the writes
         # (crawler.output.index_writes).
@@ -54,6 +56,8 @@ def open_for_writing(path: Path, stemming: str, purpose: str = "search") -> sqli
         connection.execute("BEGIN IMMEDIATE")
         try:
             version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if stemming == "auto":
+                stemming = recorded_stemming(connection) if version else NEW_INDEX_STEMMING
             if version == 0:
                 for statement in (
                     *SCHEMA,
@@ -124,7 +128,7 @@ def _cannot_open(path: Path, error: sqlite3.DatabaseError) -> OutputError:
     return OutputError(f"cannot open index {path}: {error}")
 
 
-def check_index(directory: Path, stemming: str = "none") -> None:
+def check_index(directory: Path, stemming: str = "auto") -> None:
     """OutputError if the index in `directory` is there but a crawl could not write it: not
     SQLite, damaged where SQLite looks first, of another schema, or created with another stemming
     than `stemming`. Read only: a crawl checks before it opens its state (which records a run), so
@@ -152,7 +156,7 @@ def check_index(directory: Path, stemming: str = "none") -> None:
         connection.close()
     if version not in (0, *READABLE_VERSIONS):
         raise OutputError(version_message(path, version))
-    if recorded is not None and recorded != stemming:
+    if recorded is not None and stemming != "auto" and recorded != stemming:
         raise OutputError(stemming_message(path, recorded, stemming))
 
 

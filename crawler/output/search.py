@@ -23,8 +23,22 @@ from crawler.output.export import (
     export_pages,
     export_skips,
 )
-from crawler.output.index_read import ELLIPSIS, find_index, index_purpose, reading
-from crawler.output.query import fts_query, names_a_column, single_phrase
+from crawler.output.index_read import ELLIPSIS, Layout, find_index, index_purpose, reading
+from crawler.output.query import fts_query, names_a_column
+from crawler.output.ranking import (
+    NAME_IN_HEADINGS,
+    NAME_IN_TEXT,
+    PHRASE_NAMED,
+    QUALIFIER_TITLE,
+    SIGNATURE,
+    WORDS_NAMED,
+    is_hub,
+    name_as_typed,
+    qualified_parts,
+    qualifier_length,
+    query_words,
+    title_tier,
+)
 from crawler.usage.purposes import check_purpose, purpose_bit
 
 # The export's names, and find_index, stay importable from here, where they were first.
@@ -63,8 +77,9 @@ class SearchHit:
     score: float
     """Relevance, higher is better (negated bm25; title matches weigh 10 times text matches)."""
     tier: int = 0
-    """Which tier of the results the page is in, higher first: its title begins with the query,
-    its title or headings hold it, or neither (0); `score` orders the pages within a tier."""
+    """Which tier of the results the page is in, higher first (crawler.output.ranking): its title
+    names the query, or begins with it, or its title or headings hold it, or none of these (0);
+    `score` orders the pages within a tier."""
 
 
 MAX_QUERY_CHARS = 1_000
@@ -144,61 +159,64 @@ def search(
         tokens = min(64, tokens * CJK_SNIPPET_FACTOR)
     with reading(directory) as (connection, layout):
         match = query if fts else fts_query(query, cjk=layout.version >= 2)
-        # Tiers: the pages whose title begins with a one-word (or one-phrase) query, then those
-        # whose title or headings hold the whole query (the pages about it), then the pages that
-        # only mention it; BM25 orders each. A query that names its own columns, or FTS5's syntax
-        # as written, gets BM25 alone.
-        tiers: list[str] = []
+        # Tiers (crawler.output.ranking) put the page that defines the query first; BM25 orders
+        # each. A query that names its own columns, or FTS5's syntax as written, gets BM25 alone.
+        about, about_parameters = "0", list[str]()
         if not fts and not names_a_column(query):
-            phrase = single_phrase(query, cjk=layout.version >= 2)
-            if phrase is not None:
-                tiers.append(f"title : ^ {phrase}")
-            tiers.append(f"{layout.named_in} : ({match})")
-        # A page without main content of its own (a book's index, a table of contents, a link
-        # list) names a thousand things and is about none: no tier, and half its BM25.
-        own = " AND pages.main_fallback IS NULL" if layout.version >= 5 else ""
-        about = " + ".join(
-            f"{2 ** (len(tiers) - number)} * "
-            f"(pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?){own})"
-            for number in range(1, len(tiers) + 1)
-        )
-        hub = (
-            " * (CASE WHEN pages.main_fallback IS NULL THEN 1.0 ELSE 0.5 END)"
-            if layout.version >= 5
-            else ""
-        )
-        snippet = (*highlight, ELLIPSIS, tokens)
+            about, about_parameters = _tiers(connection, query, match, layout)
+        # A hub (a book's index, a table of contents, a link list) names a thousand things and is
+        # about none: half its BM25.
+        hub = _hub(connection, layout)
         main = layout.main_column
         sql = (
             f"SELECT pages.final_url, pages.title, "
             f"snippet(pages_fts, {layout.snippet_column}, ?, ?, ?, ?), "
             + ("''" if main is None else f"snippet(pages_fts, {main}, ?, ?, ?, ?)")
-            + f", bm25(pages_fts, {layout.weights}){hub} AS rank, {about or 0} AS about "
-            "FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid "
+            + f", bm25(pages_fts, {layout.weights}) * (CASE WHEN {hub} THEN 0.5 ELSE 1.0 END) "
+            "AS rank, "
+            f"{about} AS about FROM pages_fts JOIN pages ON pages.id = pages_fts.rowid"
+            f"{' JOIN texts ON texts.id = pages.id' if layout.version >= 2 else ''} "
             "WHERE pages_fts MATCH ? ORDER BY about DESC, rank LIMIT ?"
         )
-        parameters = (*snippet, *(snippet if main is not None else ()), *tiers, match, limit)
         if layout.version >= 4:
             bit = purpose_bit(purpose or index_purpose(connection, layout))
             sql = sql.replace(" ORDER BY", f" AND (pages.refuses & {bit}) = 0 ORDER BY")
         connection.set_progress_handler(_deadline(SEARCH_SECONDS), 1_000)
-        try:
-            rows = connection.execute(sql, parameters).fetchall()
-        except sqlite3.OperationalError as error:
-            if error.sqlite_errorname == "SQLITE_INTERRUPT":
-                raise SearchError(
-                    f"search query {query!r} ran for more than {SEARCH_SECONDS:g} s and was "
-                    "stopped; ask with fewer or longer words"
-                ) from error
-            # The schema was checked on open, so a plain SQL error here is the query's.
-            if error.sqlite_errorname != "SQLITE_ERROR":
-                raise
-            raise SearchError(f"bad search query {query!r}: {error}") from error
-        hits = [
-            _hit(url, title, _shown(text, main_text, highlight[0]), rank, tier)
-            for url, title, text, main_text, rank, tier in rows
-        ]
+        snippet = (*highlight, ELLIPSIS, tokens)
+        head = (*snippet, *(snippet if main is not None else ()), *about_parameters)
+        hits = _select(connection, sql, (*head, match, limit), query, highlight[0])
+        broadened = _with_qualifiers(match, query, layout) if about_parameters else match
+        if broadened != match and not (hits and hits[0].tier >= QUALIFIER_TITLE):
+            # A qualified name no page titled by its qualifier spells: such pages found by the
+            # qualifier and the rest apart. Only then: the words apart would weigh in every
+            # page's BM25.
+            hits = _select(connection, sql, (*head, broadened, limit), query, highlight[0])
     return hits
+
+
+def _select(
+    connection: sqlite3.Connection,
+    sql: str,
+    parameters: Sequence[object],
+    query: str,
+    mark: str,
+) -> list[SearchHit]:
+    try:
+        rows = connection.execute(sql, parameters).fetchall()
+    except sqlite3.OperationalError as error:
+        if error.sqlite_errorname == "SQLITE_INTERRUPT":
+            raise SearchError(
+                f"search query {query!r} ran for more than {SEARCH_SECONDS:g} s and was "
+                "stopped; ask with fewer or longer words"
+            ) from error
+        # The schema was checked on open, so a plain SQL error here is the query's.
+        if error.sqlite_errorname != "SQLITE_ERROR":
+            raise
+        raise SearchError(f"bad search query {query!r}: {error}") from error
+    return [
+        _hit(url, title, _shown(text, main_text, mark), rank, tier)
+        for url, title, text, main_text, rank, tier in rows
+    ]
 
 
 def _shown(text: object, main_text: object, mark: str) -> object:
@@ -209,6 +227,86 @@ def _shown(text: object, main_text: object, mark: str) -> object:
     if isinstance(main_text, str) and main_text and (mark in main_text or not in_text):
         return main_text
     return text
+
+
+def _with_qualifiers(match: str, query: str, layout: Layout) -> str:
+    """`match`, or for a qualified name (`DateUtils.addDays`) also the pages titled by a qualifier
+    of it whose title or headings hold the rest: a class's page need not spell `Class.member`."""
+    parts = qualified_parts(query) if layout.version >= 2 else None
+    if parts is None:
+        return match
+    splits = " OR ".join(
+        f'(title : "{" ".join(parts[:end])}" AND {layout.named_in} : "{" ".join(parts[end:])}")'
+        for end in range(1, len(parts))
+    )
+    return f"({match}) OR {splits}"
+
+
+def _tiers(
+    connection: sqlite3.Connection, query: str, match: str, layout: Layout
+) -> tuple[str, list[str]]:
+    """The SQL of a page's tier for `query` (crawler.output.ranking), and its parameters in the
+    order the SQL takes them. What the title names, and what the headings hold as typed, is read
+    by functions of the connection, and only where FTS5 finds the words there: a function run
+    over every page found would cost more than the search."""
+    words = query_words(query)
+    hub = _hub(connection, layout)
+    named = "pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?)"
+    heading_parameters = [f"{layout.named_in} : ({match})"]
+    if words is None:
+        return f"{WORDS_NAMED} * ({named} AND NOT {hub})", heading_parameters
+    heading_parts = [str(WORDS_NAMED)]
+    if len(words) > 1:
+        heading_parts.append(f"{PHRASE_NAMED} * ({named})")
+        heading_parameters.append(f'{layout.named_in} : "{" ".join(words)}"')
+    typed = name_as_typed(query) if layout.version >= 2 else None
+    text_parts: list[str] = []
+    if typed is not None:
+        for function, pattern in (("holds_name", typed.anywhere), ("signs_name", typed.signature)):
+            connection.create_function(
+                function,
+                1,
+                lambda text, pattern=pattern: pattern.search(text or "") is not None,
+                deterministic=True,
+            )
+        heading_parts.append(f"{SIGNATURE} * signs_name(texts.headings)")
+        heading_parts.append(f"{NAME_IN_HEADINGS} * holds_name(texts.headings)")
+        if typed.joined:
+            text_parts.append(f"{NAME_IN_TEXT} * (NOT {hub} AND holds_name(texts.text))")
+    headings = (
+        f"(CASE WHEN {named} THEN (CASE WHEN {hub} THEN 0 ELSE {' + '.join(heading_parts)} END) "
+        "ELSE 0 END)"
+    )
+    connection.create_function(
+        "title_tier", 1, lambda title: title_tier(title, words), deterministic=True
+    )
+    title_parts = ["title_tier(pages.title)"]
+    title_parameters = [f'title : "{words[0]}"']
+    if len(words) > 1:
+        connection.create_function(
+            "qualifier_length", 1, lambda title: qualifier_length(title, words), deterministic=True
+        )
+        cases = " ".join(f"WHEN {end} THEN {named}" for end in range(1, len(words)))
+        title_parts.append(
+            f"{QUALIFIER_TITLE} * (CASE qualifier_length(pages.title) {cases} ELSE 0 END)"
+        )
+        title_parameters += [
+            f'{layout.named_in} : "{" ".join(words[end:])}"' for end in range(1, len(words))
+        ]
+    titles = f"(CASE WHEN {named} THEN {' + '.join(title_parts)} ELSE 0 END)"
+    return (
+        " + ".join([headings, titles, *text_parts]),
+        heading_parameters + title_parameters,
+    )
+
+
+def _hub(connection: sqlite3.Connection, layout: Layout) -> str:
+    """The SQL of whether a page is a hub (crawler.output.ranking.is_hub)."""
+    if layout.version < 2:
+        return "0"
+    connection.create_function("is_hub", 3, is_hub, deterministic=True)
+    fallback = "pages.main_fallback" if layout.version >= 5 else "NULL"
+    return f"is_hub({fallback}, length(texts.headings), length(texts.text))"
 
 
 def not_yet_searchable(directory: Path) -> int:

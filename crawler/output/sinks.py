@@ -64,7 +64,7 @@ def output_files(directory: Path, output_format: OutputFormat, *, warc: bool = F
 
 
 def check_outputs(
-    directory: Path, output_format: OutputFormat, stemming: Stemming = "none"
+    directory: Path, output_format: OutputFormat, stemming: Stemming = "auto"
 ) -> None:
     """OutputError if an output a crawl would write is there and cannot be written (a damaged
     index, or one made with another `index.stemming`); reads only."""
@@ -75,7 +75,7 @@ def check_outputs(
 def open_sinks(
     directory: Path,
     output_format: OutputFormat,
-    stemming: Stemming = "none",
+    stemming: Stemming = "auto",
     *,
     purpose: str = "search",
     warc_info: Mapping[str, str] | None = None,

@@ -215,18 +215,24 @@ def test_a_crawl_asking_for_another_stemming_than_its_index_exits_2_and_changes_
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "data"
-    english = ("-s", "index.stemming=english")
+    # An index made without stemming (as every index was before `auto` became the default).
     status, _, err = crawl_command(
-        str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH, *english
+        str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH, "-s", "index.stemming=none"
     )
     assert status != EXIT_BAD_INPUT, err
     before = digests(data)
-    status, out, err = crawl_command(str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH)
+    english = ("-s", "index.stemming=english")
+    status, out, err = crawl_command(
+        str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH, *english
+    )
     assert status == EXIT_BAD_INPUT
     assert out == ""
     assert err.startswith(
-        f"crawl: index {data / 'index.sqlite'} was created with index.stemming english, and "
-        "this crawl asks for none"
+        f"crawl: index {data / 'index.sqlite'} was created with index.stemming none, and "
+        "this crawl asks for english"
     )
     assert "--fresh" in err and "Traceback" not in err
     assert digests(data) == before
+    # The default (auto) crawls on into it as it was made.
+    status, _, err = crawl_command(str(seeds_file(tmp_path)), "--data", str(data), *NO_FETCH)
+    assert status != EXIT_BAD_INPUT, err

@@ -673,12 +673,19 @@ def test_english_stemming_is_chosen_when_the_index_is_made_and_kept(tmp_path: Pa
     assert urls(search(tmp_path, "connect")) == ["https://a.test/"]
     assert urls(search(tmp_path, "connecting index")) == ["https://a.test/"]
     with pytest.raises(OutputError, match=r"created with index\.stemming english") as caught:
-        IndexSink(tmp_path)
+        IndexSink(tmp_path, stemming="none")
     assert "--fresh" in str(caught.value)
     with pytest.raises(OutputError, match=r"created with index\.stemming english"):
         crawler.output.index.check_index(tmp_path, "none")
     crawler.output.index.check_index(tmp_path, "english")
-    write(tmp_path / "plain", record("https://a.test/", "the pages were connected"))
+    with IndexSink(tmp_path / "plain", stemming="none") as sink:
+        sink.page(record("https://a.test/", "the pages were connected"))
+    assert search(tmp_path / "plain", "connect") == []
+    # auto, the default: a new index stems English; one made before keeps what it was made with.
+    write(tmp_path / "new", record("https://a.test/", "the pages were connected"))
+    assert urls(search(tmp_path / "new", "connect")) == ["https://a.test/"]
+    crawler.output.index.check_index(tmp_path / "plain")
+    write(tmp_path / "plain", record("https://a.test/2", "pages connected again"))
     assert search(tmp_path / "plain", "connect") == []
 
 
