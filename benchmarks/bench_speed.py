@@ -72,6 +72,7 @@ from support.speedweb import (
     Hit,
     Nginx,
     WebError,
+    allowed_paths,
     generate,
     nginx_binary,
     nginx_version,
@@ -471,14 +472,33 @@ def crawler_commit() -> str:
     return head + ("+changes" if changes else "")
 
 
+def made_before(root: Path, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The web a run with --work made in `root` before, when it is the one asked for (the web of
+    100,000 pages takes minutes to make)."""
+    try:
+        web: dict[str, Any] = json.loads((root / "web.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if (
+        web.get("port") != args.port
+        or len(web.get("hosts", ())) != args.hosts
+        or web.get("pages_per_host") != len(allowed_paths(args.pages))
+    ):
+        return None
+    print(f"the web made before in {root}", file=sys.stderr)
+    return web
+
+
 def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     nginx = nginx_binary()
     busy = [ip for ip in host_ips("127.0.1.1", args.hosts) if not port_free(ip, args.port)]
     if busy:  # before the minute the web takes to generate
         raise WebError(f"port {args.port} is in use on {busy[0]}: choose --port")
-    print(f"generating the web: {args.hosts} hosts x {args.pages} pages ...", file=sys.stderr)
     root = work / "web"
-    web = generate(root, hosts=args.hosts, pages=args.pages, port=args.port)
+    web = made_before(root, args)
+    if web is None:
+        print(f"generating the web: {args.hosts} hosts x {args.pages} pages ...", file=sys.stderr)
+        web = generate(root, hosts=args.hosts, pages=args.pages, port=args.port)
     shape = verify(root, web)
     chosen = commands(args, root / "seeds.txt")
     commit = crawler_commit()

@@ -7,11 +7,13 @@ Writes stay off the event loop: `page()` and `skip()` only append to a list. A f
 `flush()`, hands the list to one writer thread, which owns the only write connection (WAL,
 synchronous=NORMAL). It stores each batch in one transaction: the page rows, the texts, and their
 ids in `unindexed`; that is what `stored` counts, so the crawl knows which URLs' pages are safe
-(crawler.state). Making FTS5's entries, more than half of the writer's work (tokenising, segments,
-merges: benchmarks/bench_index.py), comes after, when no batch waits: a chunk of `unindexed` at a
-time, each chunk's entries made and its ids taken out of `unindexed` in one transaction. So the
-crawl never waits for the tokenizer, the pages waiting for it wait on disk, not in memory, and
-`close()` returns once every page is searchable. A kill leaves some pages stored but not yet
+(crawler.state). Making FTS5's entries, about half of the writer's work (tokenising, segments,
+merges: benchmarks/bench_index.py), comes after: a chunk of `unindexed` at a time, each chunk's
+entries made and its ids taken out of `unindexed` in one transaction, when no batch waits or
+once a chunk's worth of pages waits for it. So a short crawl never waits for the tokenizer, the
+pages waiting for it wait on disk, not in memory, a long one makes them searchable as it goes
+rather than all at its end (which it would wait for), and `close()` returns once every page is
+searchable. A kill leaves some pages stored but not yet
 searchable; the next crawl into the directory indexes them first (`crawl search` says how many).
 The hand-off queue is bounded, so a disk slower than the crawl blocks the crawl instead of
 growing memory. A writer error is kept and raised as OutputError from the next `flush()` or
@@ -183,6 +185,11 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
                         self._unindexed += sum(
                             isinstance(record, PageRecord) and keeps_text(record) for record in item
                         )
+                        if self._unindexed >= INDEX_CHUNK_PAGES:
+                            # Batches come faster than the lulls between them: the entries are
+                            # made meanwhile (at 100,000 pages, leaving them all to the end made
+                            # the exit wait a minute; benchmarks/README.md).
+                            self._index_some(connection)
                 except Exception as error:  # whatever the cause, a lost batch must reach the crawl
                     self._fail(error)
                 finally:

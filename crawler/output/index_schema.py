@@ -24,10 +24,11 @@ migrates it in one transaction):
                main_text (its main content, a block to a line; empty when it has none of its own
                and falls back to its text) and markdown (the main content as Markdown, not
                searched); from version 6 frame_text (the text outside the main content, null
-               when the page has none of its own or was stored before). Each searched column
-               is marked for CJK (crawler.output.cjk: a
-               separator between Han, kana or Hangul characters, so each is a token); readers
-               take the marks out.
+               when the page has none of its own or was stored before). Each column pages_fts
+               reads is marked for CJK (crawler.output.cjk: a separator between Han, kana or
+               Hangul characters, so each is a token; from version 6 the text of a page with a
+               frame_text is not, since pages_fts reads the frame instead); readers take the
+               marks out.
     texts_fts  (version 6) a view of texts as pages_fts reads them: its text column is the
                frame_text of a page with main content, else the text, so that no word of a page
                is tokenised twice (the main content's are main_text's).

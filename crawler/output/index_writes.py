@@ -167,28 +167,7 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
     if not pages:
         return
     page_rows = [_page_row(record) for record in pages.values()]
-    texts = [
-        [
-            record.url,
-            None if record.title is None else marked(record.title),
-            marked(record.headings),
-            marked(record.text),
-            marked(record.nosnippet_text),
-            # A page with no main content of its own (a link hub, a book's index) is searched
-            # by its text alone: its main content is that text, and must not weigh as one.
-            # One with main content is searched by it and by the text outside it (frame_text),
-            # so that no word is tokenised twice.
-            marked(record.main_text) if record.main_fallback is None else "",
-            record.markdown,
-            # None: the whole text is searched beside the main text (a record made without
-            # the page step's frame, or with no main text read: `page.main_content: false`).
-            None
-            if record.main_fallback is not None or record.frame_text is None
-            else marked(record.frame_text),
-        ]
-        for record in pages.values()
-        if keeps_text(record)
-    ]
+    texts = [_text_row(record) for record in pages.values() if keeps_text(record)]
     replaced = [(old[url],) for url in pages if url in old]
     if replaced:  # fetched before: these URLs' old words and texts go first
         for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
@@ -213,6 +192,28 @@ def index_chunk(connection: sqlite3.Connection) -> bool:
             connection.execute("ROLLBACK")
         raise
     return left
+
+
+def _text_row(record: PageRecord) -> list[str | None]:
+    """A page's row of texts: what pages_fts reads of it marked for CJK (crawler.output.cjk).
+
+    A page with no main content of its own (a link hub, a book's index) is searched by its text
+    alone: its main content is that text, and must not weigh as one. One with main content is
+    searched by it and by the text outside it (frame_text), so that no word is tokenised twice;
+    its whole text, which pages_fts then never reads, is kept as it is. No frame (a record made
+    without the page step's, or no main text read: `page.main_content: false`): the whole text
+    is searched beside the main text."""
+    framed = record.main_fallback is None and record.frame_text is not None
+    return [
+        record.url,
+        None if record.title is None else marked(record.title),
+        marked(record.headings),
+        record.text if framed else marked(record.text),
+        marked(record.nosnippet_text),
+        marked(record.main_text) if record.main_fallback is None else "",
+        record.markdown,
+        marked(record.frame_text) if framed and record.frame_text is not None else None,
+    ]
 
 
 def keeps_text(record: PageRecord) -> bool:
