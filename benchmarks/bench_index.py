@@ -96,8 +96,13 @@ def make_records(count: int, seed: int) -> tuple[list[PageRecord], float]:
                 size=len(page.body),
                 index=True,
                 follow=True,
-                # An older build (run with --baseline's python) keeps no headings.
-                **({"headings": result.headings} if hasattr(result, "headings") else {}),
+                # An older build (run with --baseline's python) keeps no headings, no main
+                # content, no frame.
+                **{
+                    name: getattr(result, name)
+                    for name in ("headings", "main_text", "markdown", "main_fallback", "frame_text")
+                    if hasattr(result, name)
+                },
             )
         )
     return records, (time.perf_counter() - started) / count

@@ -12,6 +12,7 @@ import pytest
 
 from crawler.crawl.page_reader import (
     MAX_RESTARTS,
+    START_ANSWERS_PER_S,
     START_HOSTS_PER_S,
     PageReader,
     PageReaderError,
@@ -154,20 +155,35 @@ async def test_close_ends_the_process_and_cancels_what_waits() -> None:
 async def test_auto_starts_when_many_hosts_answer_within_a_second() -> None:
     reader = PageReader(RULES, "auto", cores=2)
     try:
-        # A few hosts answering fast, or many answering slowly: pages are read on the loop.
+        # A few hosts answering at a pace, or many answering slowly: pages are read on the loop.
         for i in range(5000):
-            reader.answered(f"http://h{i % 20}", i / 1000)
+            reader.answered(f"http://h{i % 20}", i / (START_ANSWERS_PER_S - 10))
             assert not reader.takes()
         for i in range(300):
-            reader.answered(f"http://h{i}", 10 + i / (START_HOSTS_PER_S // 2))
+            reader.answered(f"http://h{i}", 30 + i / (START_HOSTS_PER_S // 2))
             assert not reader.takes()
         assert reader.started == 0
         taken = []
         for i in range(200):
-            reader.answered(f"http://h{i}", 20.0 + i / (4 * START_HOSTS_PER_S))
+            reader.answered(f"http://h{i}", 40.0 + i / (4 * START_HOSTS_PER_S))
             taken.append(reader.takes())
         assert taken.index(True) == START_HOSTS_PER_S - 1
         assert all(taken[START_HOSTS_PER_S - 1 :])
+        assert reader.started == 1
+    finally:
+        await reader.close()
+
+
+async def test_auto_starts_when_a_few_hosts_answer_fast() -> None:
+    # Reading a page with its main content costs the loop about 1 ms: at hundreds a second, the
+    # process pays, however few the hosts.
+    reader = PageReader(RULES, "auto", cores=2)
+    try:
+        taken = []
+        for i in range(START_ANSWERS_PER_S + 10):
+            reader.answered(f"http://h{i % 3}", i / 1000)
+            taken.append(reader.takes())
+        assert taken.index(True) == START_ANSWERS_PER_S - 1
         assert reader.started == 1
     finally:
         await reader.close()
