@@ -87,17 +87,18 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         *,
         stemming: str = "auto",
         purpose: str = "search",
-        batch_size: int = 200,
-        max_batches: int = 8,
+        batch_size: int = 100,
+        max_batches: int = 4,
     ) -> None:
         """Opens (or creates) the index now, so a bad directory fails before the crawl starts.
         `stemming` (STEMMING_CHOICES) is the new index's; an index created with another is an
         OutputError (`auto`: the index's own, a new index's NEW_INDEX_STEMMING). `batch_size`
         records are stored in one transaction; `max_batches` bounds the batches waiting for the
-        writer, beyond which `flush()` blocks. Storing is quick, so small
-        batches cost little, and the records waiting in memory are few: 500 a batch made the
-        crawl's peak memory 1.54 times the JSONL crawl's on the speed web, 200 1.38 times
-        (benchmarks/bench_speed.py)."""
+        writer, beyond which `flush()` blocks. Storing is quick, so small batches cost little,
+        and the records waiting in memory are few: 500 a batch made the crawl's peak memory 1.54
+        times the JSONL crawl's on the speed web, 200 1.38 times (benchmarks/bench_speed.py).
+        With the main text and its Markdown a record is three times the size: 200 a batch and 8
+        batches made it 2.06 times, 100 and 4 1.40 times (146 and 100 MiB against 71)."""
         if stemming not in STEMMING_CHOICES:
             raise ValueError(f"stemming must be one of {STEMMING_CHOICES}, not {stemming!r}")
         self.path = directory / INDEX_NAME
