@@ -15,12 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
+from support.readings import assert_same_readings
 
-from crawler.page.compiled_main import MAIN, compiled_main_parts
-from crawler.page.main_content import _read, python_main_parts
+from crawler.page.main_content import _read
 from crawler.page.read import Page, PageRules, read_page
-from crawler.page.tree import body_of
-from crawler.page.walk import python_walk
 
 DATA = Path(__file__).parent.parent / "data" / "main_content"
 TRUTH = json.loads((DATA / "zyte-truth.json").read_text(encoding="utf-8"))
@@ -42,17 +40,6 @@ def precision_recall(truth: str, found: str) -> tuple[float, float]:
     true, got = shingles(truth), shingles(found)
     common = sum((true & got).values())
     return common / max(1, sum(got.values())), common / max(1, sum(true.values()))
-
-
-def assert_same_readings(html: str) -> None:
-    """The compiled reading reads `html` as the Python one does (on the tree the walk leaves)."""
-    if compiled_main_parts is None:
-        pytest.skip(f"no compiled reading: {MAIN}")
-    whole, cut = LexborHTMLParser(html), LexborHTMLParser(html)
-    python_walk(cut)
-    assert compiled_main_parts(body_of(whole, whole.root)) == python_main_parts(
-        body_of(cut, cut.root)
-    )
 
 
 # --- real pages ----------------------------------------------------------------------------------

@@ -9,14 +9,9 @@ import gzip
 import re
 from pathlib import Path
 
-import pytest
-from selectolax.lexbor import LexborHTMLParser
+from support.readings import assert_same_readings
 
-from crawler.page.compiled_main import MAIN, compiled_main_parts
-from crawler.page.main_content import python_main_parts
 from crawler.page.read import Page, read_page
-from crawler.page.tree import body_of
-from crawler.page.walk import python_walk
 
 DATA = Path(__file__).parent.parent / "data" / "main_content"
 GIMP = "https://docs.gimp.test/fa/"
@@ -26,16 +21,6 @@ NOTE = "ياداشت"  # Persian for "note"
 def page_of(name: str, url: str) -> tuple[Page, bytes]:
     body = gzip.decompress((DATA / name).read_bytes())
     return read_page(body, url), body
-
-
-def assert_same_readings(body: bytes) -> None:
-    if compiled_main_parts is None:
-        pytest.skip(f"no compiled reading: {MAIN}")
-    whole, cut = LexborHTMLParser(body), LexborHTMLParser(body)
-    python_walk(cut)
-    assert compiled_main_parts(body_of(whole, whole.root)) == python_main_parts(
-        body_of(cut, cut.root)
-    )
 
 
 def test_a_right_to_left_persian_help_page() -> None:
