@@ -8,14 +8,14 @@ crawl runs the same code in Python, slower; `crawl --version` says which walk ru
 
 from setuptools import Extension, setup
 
-COMPILE_ARGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+COMPILE_ARGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 setup(
     ext_modules=[
         Extension(
             "crawler.page._pagescan",
             ["crawler/page/_pagescan.c"],
-            depends=["crawler/page/_maincontent.c"],
+            depends=["crawler/page/_maincontent.c", "crawler/page/_linkmarks.c"],
             optional=True,
             extra_compile_args=COMPILE_ARGS,
         ),

@@ -40,6 +40,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* --- lexbor 3.1.0's layout (source/lexbor/dom/interfaces/{node,element,attr,character_data}.h,
  * core/hash.h, core/str.h) ------------------------------------------------------------------- */
@@ -2050,6 +2053,8 @@ prescan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* The main content reading: its own file, on this file's layout and helpers. */
 #include "_maincontent.c"
+/* Its Markdown's links, on join_href. */
+#include "_linkmarks.c"
 
 static PyMethodDef methods[] = {
     {"prescan", (PyCFunction) (void (*)(void)) prescan, METH_FASTCALL,
@@ -2057,6 +2062,10 @@ static PyMethodDef methods[] = {
     {"links", (PyCFunction) (void (*)(void)) links, METH_FASTCALL,
      "links(anchors, resolve, unusable_error, follow, obey_rel, (origin, directory)) -> "
      "(followed, held_back, unusable)"},
+    {"marked_links", (PyCFunction) (void (*)(void)) marked_links, METH_FASTCALL,
+     "marked_links(markdown, hrefs, resolve, (origin, directory), page_url) -> the Markdown "
+     "with its "
+     "links, or None where the Python reading must do it"},
     {"scan", (PyCFunction) (void (*)(void)) scan, METH_FASTCALL,
      "scan(document_address, marker_word, max_anchors) -> (anchors, metas, title, base, lang, text, "
      "nosnippet_text, headings, sections, yandex_element)"},

@@ -22,19 +22,29 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from crawler.page import main_content, markdown
 from crawler.page.compiled import CHOICE, PAGESCAN, WALK
 from crawler.page.content_names import NAME_RULES
+from crawler.page.link_marks import with_links
 from crawler.page.main_content import MainParts, python_main_parts
 from crawler.page.markdown import is_navigation
+from crawler.urls import InvalidUrlError, LinkResolver
 
 __all__ = [
     "MAIN",
     "MAIN_SELF_CHECK",
     "PAGE_STEP",
     "compiled_main_parts",
+    "compiled_markdown_links",
     "configure",
     "main_parts",
+    "markdown_links",
+    "markdown_resolver",
+    "python_markdown_links",
 ]
 
 MainPartsOf = Callable[[LexborNode | None], MainParts]
+Resolve = Callable[[str], str | None]
+MarkdownLinks = Callable[[str, list[str], LinkResolver, str | None, str], str]
+"""(Markdown with link marks, its hrefs, the page's resolver, its <base href> or None, its URL)
+-> the Markdown with its links (crawler.page.link_marks)."""
 
 # The flags of _maincontent.c, and the sets of the Python reading each stands for.
 _FLAG_SETS: tuple[tuple[int, frozenset[str]], ...] = (
@@ -122,6 +132,53 @@ def _compiled(pagescan: ModuleType) -> MainPartsOf:
     return compiled_main_parts
 
 
+def markdown_resolver(resolve: LinkResolver, base: str | None, url: str) -> Resolve:
+    """The Markdown's links made absolute as the crawl makes a page's links, fragment kept (the
+    crawl's URLs drop it; a reader's link keeps it); each different href once. `base` is the
+    page's <base href>, if any."""
+    done: dict[str, str | None] = {}
+
+    def resolved(href: str) -> str | None:
+        if href in done:
+            return done[href]
+        at = href.find("#")
+        fragment = href[at:] if at >= 0 else ""
+        target = href[:at] if at >= 0 else href
+        try:
+            # A link within the page (`#part`) is the page's own URL.
+            done[href] = (resolve(target) if target or base else url) + fragment
+        except InvalidUrlError:
+            done[href] = None
+        return done[href]
+
+    return resolved
+
+
+def python_markdown_links(
+    text: str, hrefs: list[str], resolve: LinkResolver, base: str | None, url: str
+) -> str:
+    """`text` (Markdown with link marks) with the URLs of its `hrefs` (crawler.page.link_marks),
+    resolved by `resolve` (crawler.page.walk.link_resolver) on the page at `url`."""
+    return with_links(text, hrefs, markdown_resolver(resolve, base, url))
+
+
+def _compiled_links(pagescan: ModuleType) -> MarkdownLinks:
+    marked: Callable[[str, list[str], Resolve, tuple[str, str], str | None], str | None]
+    marked = pagescan.marked_links
+
+    def compiled_markdown_links(
+        text: str, hrefs: list[str], resolve: LinkResolver, base: str | None, url: str
+    ) -> str:
+        """`python_markdown_links` in C: hrefs off LinkResolver's short path (and `#x` with no
+        <base>) go to the Python resolver; Markdown it was not made for (a mark out of place)
+        to `with_links`."""
+        resolved = markdown_resolver(resolve, base, url)
+        done = marked(text, hrefs, resolved, resolve.join_parts, url if base is None else None)
+        return with_links(text, hrefs, resolved) if done is None else done
+
+    return compiled_markdown_links
+
+
 MAIN_SELF_CHECK = (
     """<!DOCTYPE html><html><head><title>t</title></head><body>
 <header class="site-header"><a href="/">Home</a> <a href="/about">About</a></header>
@@ -155,6 +212,18 @@ more words.</p></div><footer>Copyright, and so on, and so on, and so on.</footer
     + "</body></html>"
 )
 """A page with something of everything the main content reading reads."""
+
+
+def links_self_check(compiled: MarkdownLinks) -> bool:
+    """The compiled links read MAIN_SELF_CHECK's Markdown as the Python ones do, with and
+    without a <base>."""
+    parts = python_main_parts(LexborHTMLParser(MAIN_SELF_CHECK).body)
+    url = "http://self.check/a/b.html"
+    return all(
+        compiled(parts.markdown, parts.hrefs, LinkResolver(page), base, url)
+        == python_markdown_links(parts.markdown, parts.hrefs, LinkResolver(page), base, url)
+        for page, base in ((url, None), ("http://other.check/c/", "http://other.check/c/"))
+    )
 
 
 def self_check(compiled: MainPartsOf) -> bool:
@@ -191,6 +260,18 @@ def choose(
 
 
 main_parts, compiled_main_parts, MAIN = choose(PAGESCAN)
+compiled_markdown_links = (
+    _compiled_links(PAGESCAN) if PAGESCAN is not None and compiled_main_parts is not None else None
+)
+markdown_links: MarkdownLinks = (
+    compiled_markdown_links
+    if compiled_markdown_links is not None
+    and main_parts is compiled_main_parts
+    and links_self_check(compiled_markdown_links)
+    else python_markdown_links
+)
+"""The Markdown's links put in: in C where the main content is read in C and the C links read
+MAIN_SELF_CHECK's as the Python ones do."""
 PAGE_STEP = WALK if MAIN == "compiled" or WALK != "compiled" else f"{WALK}; main content {MAIN}"
 """Which walk and main content reading the page step runs, as `crawl --version` and the summary
 say it: 'compiled', or what runs in Python and why."""

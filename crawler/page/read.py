@@ -54,7 +54,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from selectolax.lexbor import LexborHTMLParser
@@ -69,7 +69,7 @@ from crawler.page.bounds import (
 )
 from crawler.page.charset import decode, sniff_encoding
 from crawler.page.compiled import links_of, prescan, walk
-from crawler.page.compiled_main import main_parts
+from crawler.page.compiled_main import main_parts, markdown_links
 from crawler.page.exclusion import (
     NOAI,
     NOFOLLOW,
@@ -80,11 +80,9 @@ from crawler.page.exclusion import (
     x_robots_directives,
     yandex_tags_as_comments,
 )
-from crawler.page.link_marks import with_links
 from crawler.page.main_content import MainParts
 from crawler.page.tree import body_of
 from crawler.page.walk import PageFacts, link_resolver, python_walk
-from crawler.urls import InvalidUrlError
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal
 from crawler.usage.vocab import MAX_VALUE_CHARS, TDM_RESERVATION
 
@@ -324,7 +322,10 @@ def read_page(
             main_text, main_fallback = _bounded(main.text, "\n"), main.fallback
             frame_text = _bounded(main.frame, " ") if main.fallback is None else None
             markdown = _bounded(
-                with_links(main.markdown, main.hrefs, _resolver(facts, url)), "\n\n"
+                markdown_links(
+                    main.markdown, main.hrefs, link_resolver(facts, url), facts.base, url
+                ),
+                "\n\n",
             )
             if len(main_text) < len(main.text):
                 cuts.append(
@@ -390,28 +391,6 @@ def _bounded(text: str, separator: str) -> str:
         return text
     end = text.rfind(separator, 0, MAX_MAIN_CHARS + 1)
     return text[: end if end > 0 else MAX_MAIN_CHARS]
-
-
-def _resolver(facts: PageFacts, url: str) -> Callable[[str], str | None]:
-    """The Markdown's links made absolute as the crawl makes a page's links, fragment kept (the
-    crawl's URLs drop it; a reader's link keeps it); each different href once."""
-    resolve = link_resolver(facts, url)
-    done: dict[str, str | None] = {}
-
-    def resolved(href: str) -> str | None:
-        if href in done:
-            return done[href]
-        at = href.find("#")
-        fragment = href[at:] if at >= 0 else ""
-        target = href[:at] if at >= 0 else href
-        try:
-            # A link within the page (`#part`) is the page's own URL.
-            done[href] = (resolve(target) if target or facts.base else url) + fragment
-        except InvalidUrlError:
-            done[href] = None
-        return done[href]
-
-    return resolved
 
 
 _AI_WORDS = ((NOAI, "noai"), (NOIMAGEAI, "noimageai"))
