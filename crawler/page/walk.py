@@ -57,7 +57,14 @@ from crawler.page.tree import (
 )
 from crawler.urls import InvalidUrlError, LinkResolver
 
-__all__ = ["Links", "PageFacts", "link_resolver", "python_links", "python_walk"]
+__all__ = [
+    "Links",
+    "PageFacts",
+    "cut_sections",
+    "link_resolver",
+    "python_links",
+    "python_walk",
+]
 
 Anchor = tuple[str, str | None, bool]
 Meta = tuple[str | None, str | None, str | None]
@@ -347,6 +354,44 @@ def python_walk(tree: LexborHTMLParser) -> PageFacts:
         sections=sections,
         yandex_elements=scan.yandex_elements,
     )
+
+
+def cut_sections(tree: LexborHTMLParser) -> None:
+    """Cut out of a whole tree (the compiled walk leaves it so) what its noindex and nosnippet
+    sections hold, as `python_walk` cuts them: the main content reading, which leaves out all
+    that walk cuts but sections, then reads the tree as it reads the walk's. Cheaper than that
+    walk on a tree parsed again: one pass for the markers, and the sections' subtrees."""
+    root = tree.root
+    if root is None:
+        return
+    document = root.parent
+    comment = _IDS["-comment"]
+    markers = [
+        marker
+        for node in (document or root).traverse()
+        if node.tag_id == comment
+        and (marker := marker_of(node)) is not None
+        and not _in_dropped(node)
+    ]
+    if not markers:
+        return
+    stretches, _ = stretches_of(markers, root)
+    cut = [node for stretch in stretches if stretch.flags & (NOINDEX | NOSNIPPET)
+           for node in stretch.subtrees]  # fmt: skip
+    roots = {node.mem_id for node in cut}
+    # A subtree inside another is gone with it: touching it after would be a use after free.
+    for node in [node for node in cut if node.parent is None or not inside(node.parent, roots)]:
+        node.decompose()
+
+
+def _in_dropped(node: LexborNode) -> bool:
+    """Inside an element `python_walk` drops (its markers never count)."""
+    holder = node.parent
+    while holder is not None:
+        if _ROLES.get(holder.tag_id or 0) == _DROP or holder.tag_id == _IFRAME_ID:
+            return True
+        holder = holder.parent
+    return False
 
 
 # --- links ---------------------------------------------------------------------------------------
