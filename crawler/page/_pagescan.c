@@ -910,6 +910,78 @@ already_normal(const char *url, Py_ssize_t length)
     return at < length && url[at] == '/';
 }
 
+/* RFC 3986 section 5.2.4 on `path` (starting with `/`, no query), as
+ * crawler.canonical_urls.remove_dot_segments: `/a/./b/../c` -> `/a/c`. Into `out`, room for
+ * `length` bytes (it never grows), with `before`, room for `length` offsets; the length written.
+ * `out` is "/" and the kept segments joined by "/"; `before[k]` is its length before the k-th
+ * kept segment (and its "/") went in, where a `..` cuts it back to. */
+static Py_ssize_t
+remove_dot_segments(const char *path, Py_ssize_t length, char *out, Py_ssize_t *before)
+{
+    Py_ssize_t used = 1, kept = 0, at = 1;
+    out[0] = '/';
+    while (true) {
+        const char *slash = memchr(path + at, '/', (size_t) (length - at));
+        Py_ssize_t end = slash != NULL ? slash - path : length;
+        bool last = slash == NULL;
+        Py_ssize_t size = end - at;
+        bool dot = size == 1 && path[at] == '.';
+        bool dotdot = size == 2 && path[at] == '.' && path[at + 1] == '.';
+        if (dotdot && kept > 0) {
+            used = before[--kept];
+        }
+        if (!dot && !dotdot) {
+            before[kept++] = used;
+            if (kept > 1) {
+                out[used++] = '/';
+            }
+            memcpy(out + used, path + at, (size_t) size);
+            used += size;
+        }
+        else if (last) {
+            before[kept++] = used; /* an empty last segment: the path ends with "/" */
+            if (kept > 1) {
+                out[used++] = '/';
+            }
+        }
+        if (last) {
+            return used;
+        }
+        at = end + 1;
+    }
+}
+
+/* origin + prefix + href, its path's dot segments removed (LinkResolver's `remove_dot_segments`
+ * on the path before any query). */
+static PyObject *
+joined_without_dots(const char *origin, Py_ssize_t origin_length, const char *prefix,
+                    Py_ssize_t prefix_length, const char *href, Py_ssize_t length)
+{
+    Py_ssize_t tail_length = prefix_length + length;
+    char *tail = PyMem_Malloc((size_t) (2 * tail_length + origin_length + 1));
+    Py_ssize_t *before = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t) (tail_length + 1));
+    if (tail == NULL || before == NULL) {
+        PyMem_Free(tail);
+        PyMem_Free(before);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(tail, prefix, (size_t) prefix_length);
+    memcpy(tail + prefix_length, href, (size_t) length);
+    const char *mark = memchr(tail, '?', (size_t) tail_length);
+    Py_ssize_t path_length = mark != NULL ? mark - tail : tail_length;
+    char *out = tail + tail_length;
+    memcpy(out, origin, (size_t) origin_length);
+    Py_ssize_t used
+        = origin_length + remove_dot_segments(tail, path_length, out + origin_length, before);
+    memcpy(out + used, tail + path_length, (size_t) (tail_length - path_length));
+    used += tail_length - path_length;
+    PyObject *link = PyUnicode_DecodeASCII(out, used, NULL);
+    PyMem_Free(tail);
+    PyMem_Free(before);
+    return link;
+}
+
 /* LinkResolver's short path, for the hrefs that need only joining (`/a/b.html`, `b/c.html?x=1`)
  * or that are already normal (`https://host/a`), with any fragment dropped. NULL without an
  * exception for every other href (dot segments, `//host`, `?q`, other schemes, upper case in a
@@ -953,13 +1025,16 @@ join_href(PyObject *href, const char *origin, Py_ssize_t origin_length, const ch
         prefix_length = 0;
     }
     /* Dot segments: "/." anywhere in the joined path, or at the seam. */
-    for (Py_ssize_t i = 0; i + 1 < length; i++) {
-        if (data[i] == '/' && data[i + 1] == '.') {
-            return NULL;
-        }
+    bool dots = data[0] == '.' && (prefix_length == 0 || prefix[prefix_length - 1] == '/');
+    for (Py_ssize_t i = 0; i + 1 < length && !dots; i++) {
+        dots = data[i] == '/' && data[i + 1] == '.';
     }
-    if (data[0] == '.' && (prefix_length == 0 || prefix[prefix_length - 1] == '/')) {
-        return NULL;
+    if (dots) {
+        /* An absolute URL with them is normalize_url's slow path; a joined one is resolved
+         * here, as LinkResolver resolves it. */
+        return colon ? NULL
+                     : joined_without_dots(origin, origin_length, prefix, prefix_length, data,
+                                           length);
     }
     PyObject *link = PyUnicode_New(origin_length + prefix_length + length, 127);
     if (link == NULL) {

@@ -23,6 +23,8 @@ HREFS = [
     "a b.html", "x|y.html", "paren(1).html", "./dot.html", "/a/./b/../c.html", "?query",
     "data:image/png;base64,AAAA", "ünï.html", "#frag with space", "page.html#a|b", "#(x)",
     "HTTP://Site.Test:443/Up", "\\back\\slash.html", "q.html?", "tab\t.html",
+    "../../../../x.html", "a/..", "a/.", ".", "..", "./", "../?q=/./x", "x/../y?z=../w#f",
+    "/..", "//", "a//../b", "http://site.test/a/../b",
 ]  # fmt: skip
 
 
