@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support.commands import crawl_command
+from support.keyvalue import StateServer
 from support.loopback import LoopbackWeb
 
 from crawler.cli.exits import EXIT_BAD_INPUT
@@ -224,3 +225,70 @@ def _dump_dom(chromium: str, url: str, profile: Path) -> str:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
+
+
+# --- a shared crawl's workers --------------------------------------------------------------------
+
+
+async def test_each_worker_serves_its_own_and_crawl_status_says_where(
+    server: StateServer, tmp_path: Path
+) -> None:
+    prefix = "serve-two/"
+    async with LoopbackWeb("127.0.1.44", "127.0.1.45") as net:
+        seeds = [_site(net, "127.0.1.44", 40), _site(net, "127.0.1.45", 40)]
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "crawler",
+            *seeds,
+            "--state",
+            server.url,
+            "--workers",
+            "2",
+            "--serve",
+            "0",
+            "--data",
+            str(tmp_path / "data"),
+            "--delay",
+            "0.3",
+            "-s",
+            f"state.key_prefix={prefix}",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            serving: dict[str, str] = {}
+            for _ in range(40):
+                status, out, _ = await asyncio.to_thread(
+                    crawl_command,
+                    "status",
+                    "--state",
+                    server.url,
+                    "-s",
+                    f"state.key_prefix={prefix}",
+                    "--json",
+                )
+                if status == 0:
+                    serving = json.loads(out)["serving"]
+                    if len(serving) == 2:
+                        break
+                await asyncio.sleep(0.5)
+            assert len(serving) == 2, serving
+            status, text, _ = await asyncio.to_thread(
+                crawl_command, "status", "--state", server.url, "-s", f"state.key_prefix={prefix}"
+            )
+            assert "live status (--serve) of 2 workers:" in text
+            async with aiohttp.ClientSession() as session:
+                for url in serving.values():
+                    assert url in text
+                    document = await _status(session, url)
+                    # Each worker's own figures: its data directory, its own process.
+                    assert document["data_dir"].endswith(("/w1", "/w2"))
+                assert len({(await _status(session, u))["process"] for u in serving.values()}) == 2
+        finally:
+            if process.returncode is None:
+                process.send_signal(signal.SIGINT)
+            _, err_bytes = await asyncio.wait_for(process.communicate(), 60)
+    said = err_bytes.decode()
+    assert "each serves its live status on a free port" in said
+    assert said.count("live status at http://127.0.0.1:") == 2
