@@ -70,7 +70,10 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
     )
     # Bound before the state is opened: a port in use stops the crawl before it begins.
     url = await monitor.start()
-    print(f"crawl: live status at {url} (and {url}metrics, {url}status.json)", file=sys.stderr)
+    print(
+        fit_for(sys.stderr, f"crawl: live status at {url} (also /metrics, /status.json)"),
+        file=sys.stderr,
+    )
 
     def watch(crawler: Crawler, summary_json: SummaryWriter) -> None:
         monitor.watch(crawler, lambda hosts: summary_json.document(hosts=hosts))

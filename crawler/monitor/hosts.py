@@ -68,14 +68,13 @@ class QueryError(CrawlerError):
     """A request for the table asks for something it cannot give (an unknown sort key, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HostRow:
-    """One host as the crawl sees it now."""
+    """One host as the crawl sees it now. Not frozen: one is made per host at each snapshot,
+    and a frozen dataclass's constructor costs twice as much."""
 
     origin: str
     state: HostState
-    why: str
-    """The state's reason: the interval's rule, the back-off, why it was retired."""
     requests: int
     pages: int
     queued: int
@@ -93,6 +92,21 @@ class HostRow:
     errors: int
     answer_time: float | None
     robots: str
+    held_for: float = 0.0
+    """Seconds left of its back-off (throttled, backed off)."""
+    retired: str | None = None
+    """Why no more of its URLs are fetched."""
+
+    @property
+    def why(self) -> str:
+        """The state's reason: the interval's rule, the back-off, why it was retired. Made only
+        for the rows sent."""
+        if self.retired is not None:
+            return self.retired
+        if self.state in ("throttled", "backed off"):
+            cause = "429/503" if self.state == "throttled" else "errors"
+            return f"after {cause}, for {self.held_for:.1f} s more"
+        return f"{self.interval:.3g} s ({self.pace})"
 
     def document(self) -> dict[str, Any]:
         """The row as JSON: seconds rounded, no infinity."""
@@ -126,46 +140,42 @@ def host_row(host: Host, politeness: Politeness, queued: int, now: float) -> Hos
     interval, pace = politeness.why(timing, now)
     ready = politeness.ready_at(timing, now)
     state: HostState
-    why = f"{interval:.3g} s ({pace})"
     if host.retired is not None:
-        state, why = "retired", host.retired
+        state = "retired"
     elif host.robots_busy:
         state = "robots.txt"
     elif timing.in_flight:
         state = "in flight"
     elif timing.backoff_until > now:
-        throttled = timing.pace.refusal_streak > 0
-        state = "throttled" if throttled else "backed off"
-        cause = "429/503" if throttled else "errors"
-        why = f"after {cause}, for {timing.backoff_until - now:.1f} s more"
+        state = "throttled" if timing.pace.refusal_streak > 0 else "backed off"
     elif not queued:
         state = "idle"
     elif ready > now:
         state = "waiting"
     else:
         state = "due"
+    robots = host.robots
     return HostRow(
-        origin=host.origin,
-        state=state,
-        why=why,
-        requests=timing.requests,
-        pages=timing.pages,
-        queued=queued,
-        in_flight=timing.in_flight,
-        interval=interval,
-        pace=pace,
-        next_start=max(0.0, ready - now) if queued and host.retired is None else None,
-        refusals=timing.pace.refusals,
-        http_429=host.refused_429,
-        http_5xx=host.server_errors,
-        errors=host.errors,
-        answer_time=timing.pace.answer_time,
-        robots="fetching" if host.robots_busy and host.robots is None else _robots(host),
+        host.origin,
+        state,
+        timing.requests,
+        timing.pages,
+        queued,
+        timing.in_flight,
+        interval,
+        pace,
+        ready - now if queued and host.retired is None else None,
+        timing.pace.refusals,
+        host.refused_429,
+        host.server_errors,
+        host.errors,
+        timing.pace.answer_time,
+        robots.reason
+        if robots is not None
+        else ("fetching" if host.robots_busy else "not fetched"),
+        timing.backoff_until - now,
+        host.retired,
     )
-
-
-def _robots(host: Host) -> str:
-    return host.robots.reason if host.robots is not None else "not fetched"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ summary.json's figures do; Prometheus reads a counter that goes down as a restar
 
 from __future__ import annotations
 
+import heapq
 import typing
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -91,7 +92,7 @@ def _gauges(snapshot: Snapshot) -> Iterator[Metric]:
     hosts = GaugeMetricFamily(
         _name("hosts"), "Hosts the crawl has met, by what they are doing now.", labels=["state"]
     )
-    for state, count in snapshot.states().items():
+    for state, count in snapshot.states.items():
         hosts.add_metric([state], count)
     yield hosts
     yield GaugeMetricFamily(
@@ -124,7 +125,7 @@ def _gauges(snapshot: Snapshot) -> Iterator[Metric]:
 
 
 def _host_families(rows: Iterable[HostRow], busiest: int) -> Iterator[Metric]:
-    chosen = sorted(rows, key=lambda row: (-row.requests, row.origin))[:busiest]
+    chosen = heapq.nsmallest(busiest, rows, key=lambda row: (-row.requests, row.origin))
     for name, field, text, counter in _HOST_FIGURES:
         kind = CounterMetricFamily if counter else GaugeMetricFamily
         family = kind(_name("host_" + name), text + " The busiest hosts only.", labels=["host"])

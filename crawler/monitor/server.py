@@ -8,6 +8,8 @@ What serving costs the crawl, and how it is kept from the crawl's pace:
 - a snapshot reads every host (its row for the table): the reading yields to the event loop
   every SLICE hosts, so requests to hosts start on time meanwhile; and one that took long is kept
   longer (`MOST_TIME_SPENT` of the loop's time at most, as summary.json's refreshes are);
+- what is sent is made once per snapshot and view (a page of a table of 100,000 hosts is a pass
+  over them): a second browser, or the same one before the next snapshot, gets the same bytes;
 - the history for the charts is sampled once a second (`SAMPLE_EVERY`): a few counters read.
 """
 
@@ -46,8 +48,10 @@ FRESH_FOR = 1.0
 """Seconds a snapshot is served before a request takes a new one, at least."""
 MOST_TIME_SPENT = 0.02
 """The share of the crawl's time snapshots may take: one that took 0.1 s is kept 5 s."""
-SLICE = 2000
-"""Hosts read between two yields to the event loop."""
+KEPT_BODIES = 16
+"""Answers kept per snapshot, at most (views of the table asked for meanwhile)."""
+SLICE = 500
+"""Hosts read between two yields to the event loop (a few milliseconds' work)."""
 
 SummaryOf = Callable[[Sequence[HostReport]], Mapping[str, Any]]
 """The summary document (summary.json's) with these hosts (crawler.cli.summary_file)."""
@@ -94,6 +98,9 @@ class Monitor:
         self._snapshot: Snapshot | None = None
         self._fresh_until = 0.0
         self._taking: asyncio.Task[Snapshot] | None = None
+        self._bodies: dict[HostQuery | None, bytes] = {}
+        """What was sent from the current snapshot, by the table's query (None: /metrics): a
+        page of a table of 100,000 hosts is a pass over them, made once per snapshot."""
         self._page, self._policy = _page()
         self.snapshots = 0
         """Snapshots taken (for tests and benchmarks: requests share them)."""
@@ -196,6 +203,7 @@ class Monitor:
         )
         spent += time.perf_counter() - began
         self._snapshot = snapshot
+        self._bodies.clear()
         self._fresh_until = time.monotonic() + max(FRESH_FOR, spent / MOST_TIME_SPENT)
         self.snapshots += 1
         return snapshot
@@ -218,23 +226,38 @@ class Monitor:
         snapshot = await self.snapshot()
         if snapshot is None:
             return _json({"error": "the crawl is starting"}, status=503)
-        return _json(status_document(snapshot, query))
+        body = self._bodies.get(query)
+        if body is None:
+            if len(self._bodies) >= KEPT_BODIES:
+                self._bodies.clear()
+            body = self._bodies[query] = _json_body(status_document(snapshot, query))
+        return _json_answer(body)
 
     async def _metrics(self, request: web.Request) -> web.StreamResponse:
         snapshot = await self.snapshot()
         if snapshot is None:
             return web.Response(status=503, text="the crawl is starting\n")
-        body = exposition(snapshot, self._metrics_hosts)
+        body = self._bodies.get(None)
+        if body is None:
+            body = self._bodies[None] = exposition(snapshot, self._metrics_hosts)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
     def __repr__(self) -> str:
         return f"Monitor({self.url or self.address.url()}, {self.snapshots} snapshots)"
 
 
-def _json(document: Mapping[str, Any], status: int = 200) -> web.Response:
+def _json_body(document: Mapping[str, Any]) -> bytes:
+    return json.dumps(document, separators=(",", ":")).encode()
+
+
+def _json_answer(body: bytes, status: int = 200) -> web.Response:
     return web.Response(
-        text=json.dumps(document, separators=(",", ":")),
+        body=body,
         status=status,
         content_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
+
+
+def _json(document: Mapping[str, Any], status: int = 200) -> web.Response:
+    return _json_answer(_json_body(document), status)

@@ -55,6 +55,8 @@ class Snapshot:
     projection: Projection
     info: Mapping[str, str]
     """Who serves: version, http_client, event_loop, purpose, worker, and the like."""
+    states: Mapping[HostState, int]
+    """How many hosts are in each state."""
 
     @classmethod
     def of(
@@ -69,6 +71,7 @@ class Snapshot:
         info: Mapping[str, str],
     ) -> Snapshot:
         start = stats.started_at or at
+        counts = Counter(row.state for row in rows)
         return cls(
             at,
             stats,
@@ -77,11 +80,8 @@ class Snapshot:
             {**history.columns(start), "every_s": history.every, "start": _iso(start)},
             project(history.recent(), queued=stats.queued, pages=stats.pages, max_pages=max_pages),
             info,
+            {state: counts[state] for state in HOST_STATES},
         )
-
-    def states(self) -> dict[HostState, int]:
-        counts = Counter(row.state for row in self.rows)
-        return {state: counts[state] for state in HOST_STATES}
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -113,7 +113,7 @@ def status_document(snapshot: Snapshot, query: HostQuery) -> dict[str, Any]:
                 "basis": projection.basis,
             },
             "hosts_total": len(snapshot.rows),
-            "host_states": snapshot.states(),
+            "host_states": dict(snapshot.states),
             "host_table": {**query.document(), "matched": matched},
             "host_rows": [row.document() for row in rows],
         },
