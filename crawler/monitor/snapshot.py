@@ -70,7 +70,9 @@ class Snapshot:
         max_pages: int | None,
         info: Mapping[str, str],
     ) -> Snapshot:
-        start = stats.started_at or at
+        # The chart's time runs from this run's first sample: a resumed crawl's began runs ago.
+        kept = history.recent()
+        start = kept[0].at if kept else at
         counts = Counter(row.state for row in rows)
         return cls(
             at,
@@ -78,7 +80,7 @@ class Snapshot:
             rows,
             summary,
             {**history.columns(start), "every_s": history.every, "start": _iso(start)},
-            project(history.recent(), queued=stats.queued, pages=stats.pages, max_pages=max_pages),
+            project(kept, queued=stats.queued, pages=stats.pages, max_pages=max_pages),
             info,
             {state: counts[state] for state in HOST_STATES},
         )

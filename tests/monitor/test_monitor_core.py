@@ -303,3 +303,13 @@ def test_workers_serve_on_successive_ports_and_say_where() -> None:
     assert served_at(worker_info(url)) == url
     assert served_at("host:123:abcd") is None  # a worker that serves nothing says its id
     assert served_at('{"serve": "javascript:alert(1)"}') is None
+
+
+def test_a_resumed_crawls_chart_runs_from_this_runs_first_sample() -> None:
+    stats = CrawlStats(started_at=1000.0, pages=500)  # the first run, long ago
+    history = History(1.0)
+    history.add(_sample(90_000.0, 480, 10))
+    history.add(_sample(90_001.0, 500, 10))
+    snapshot = Snapshot.of(90_001.0, stats, [], {}, history, max_pages=None, info={})
+    assert snapshot.history["t"] == [0.0, 1.0]
+    assert snapshot.history["pages_per_s"] == [0.0, 20.0]
