@@ -155,8 +155,10 @@ class _Families(Collector):
         return self._families
 
 
-def exposition(snapshot: Snapshot, busiest: int) -> bytes:
-    """/metrics' body."""
+def exposition(snapshot: Snapshot, busiest: int, also: Iterable[Collector] = ()) -> bytes:
+    """/metrics' body; `also`: more collectors (the process's CPU and memory, the server's)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(metric_families(snapshot, busiest)))
+    for collector in also:
+        registry.register(collector)
     return generate_latest(registry)

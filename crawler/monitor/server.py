@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
+from prometheus_client import ProcessCollector
 
 from crawler.config import ServeAddress
 from crawler.crawl.crawler import Crawler
@@ -239,7 +240,9 @@ class Monitor:
             return web.Response(status=503, text="the crawl is starting\n")
         body = self._bodies.get(None)
         if body is None:
-            body = self._bodies[None] = exposition(snapshot, self._metrics_hosts)
+            # The process's CPU, memory and open files, as every Prometheus client gives them.
+            process = ProcessCollector(registry=None)
+            body = self._bodies[None] = exposition(snapshot, self._metrics_hosts, [process])
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
     def __repr__(self) -> str:

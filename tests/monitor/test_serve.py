@@ -125,6 +125,7 @@ async def test_a_crawl_serves_its_live_status_and_metrics(tmp_path: Path) -> Non
         after = _metrics(text)
         for name in ("crawler_pages", "crawler_requests", "crawler_urls_fetched"):
             assert after[name].samples[0].value > before[name].samples[0].value, name
+        assert after["process_resident_memory_bytes"].samples[0].value > 0
         hosts = after["crawler_host_requests"].samples
         assert [sample.labels["host"] for sample in hosts] == [row["origin"]]
 
