@@ -47,6 +47,7 @@ not the bar holds; it exits 1 only when the test web cannot be served.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -180,12 +181,11 @@ def measure(
     ]
     watchers = [Watcher(url) for url in watched]
     try:
-        for watcher in watchers:
-            watcher.__enter__()
-        status, wall = run_tool(command, work, name, args.timeout)
+        with contextlib.ExitStack() as watching:
+            for watcher in watchers:
+                watching.enter_context(watcher)
+            status, wall = run_tool(command, work, name, args.timeout)
     finally:
-        for watcher in watchers:
-            watcher.__exit__()
         stop_server(server)
     stolen = steal_share(before, cpu_times())
     entries = read_log(log) if log.exists() else []
