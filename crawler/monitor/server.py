@@ -22,10 +22,11 @@ import errno
 import hashlib
 import heapq
 import importlib.resources
+import ipaddress
 import json
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -108,7 +109,7 @@ class Monitor:
 
     async def start(self) -> str:
         """Bind and serve; the URL. ServeError when the address cannot be bound."""
-        app = web.Application()
+        app = web.Application(middlewares=[self._named_as_served])
         app.router.add_get("/", self._index)
         app.router.add_get("/status.json", self._status)
         app.router.add_get("/metrics", self._metrics)
@@ -125,6 +126,25 @@ class Monitor:
         self.url = self.address.url(port)
         self._info["serve"] = self.url
         return self.url
+
+    @web.middleware
+    async def _named_as_served(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """On loopback, answer only requests that name this server by an address, `localhost`
+        or the host --serve gave: a web page the operator opens cannot read the status through
+        a name of its own that resolves to 127.0.0.1 (DNS rebinding). Served on every
+        interface (0.0.0.0), the names others know the machine by are the operator's to give."""
+        host = (request.url.host or "").lower()
+        if (
+            _is_loopback(self.address.host)
+            and host not in ("localhost", self.address.host.lower())
+            and not _is_address(host)
+        ):
+            return web.Response(
+                status=403, text="this status page answers to its address, not to other names\n"
+            )
+        return await handler(request)
 
     def _cannot_bind(self, error: OSError) -> str:
         given = str(self.address)
@@ -247,6 +267,23 @@ class Monitor:
 
     def __repr__(self) -> str:
         return f"Monitor({self.url or self.address.url()}, {self.snapshots} snapshots)"
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _json_body(document: Mapping[str, Any]) -> bytes:

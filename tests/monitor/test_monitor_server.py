@@ -63,6 +63,11 @@ async def test_before_the_crawl_is_watched_the_server_says_it_is_starting() -> N
             for path in ("status.json", "metrics"):
                 async with session.get(url + path) as answer:
                     assert answer.status == 503
+            # A name that is not the server's (DNS rebinding) is refused; its address is not.
+            async with session.get(url, headers={"Host": "evil.example:80"}) as answer:
+                assert answer.status == 403
+            async with session.get(url, headers={"Host": "localhost"}) as answer:
+                assert answer.status == 200
             async with session.get(url) as answer:
                 assert answer.status == 200
                 policy = answer.headers["Content-Security-Policy"]
