@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Politeness at speed: `crawl` and Scrapy crawl the same local multi-host web, one table.
 
-    python benchmarks/bench_politeness.py [--tools ours,scrapy] [--hosts 20] [--pages 17]
+    python benchmarks/bench_politeness.py [--tools ours,scrapy,ours-serve] [--hosts 20] [--pages 17]
         [--crawl-delay 0.5] [--port 8787] [--repeat 1] [--concurrency 64] [--json]
 
 It generates a test web (benchmarks/support/testweb.py) in a temporary directory: --hosts hosts on
@@ -16,6 +16,11 @@ subprocess on the seeds, stops the server, and reads the server's request log.
     benchmarks/rivals/scrapy_bench_spider.py: ROBOTSTXT_OBEY, DOWNLOAD_DELAY = the crawl delay set
     by hand (Scrapy ignores Crawl-delay) with its default jitter, one request at a time per host,
     CONCURRENT_REQUESTS=64, the same User-Agent, LinkExtractor on every page
+
+    ours-serve  ours with --serve 127.0.0.1:8799 (--serve-port; workers on the ports after it),
+    its live status read while it runs as a browser and Prometheus would (/status.json and
+    /metrics once a second each, benchmarks/support/watcher.py): beside ours, what watching a
+    crawl costs its politeness and pace (issue 39). Not run unless --tools names it.
 
 Every figure comes from the server's log, whose `t` is the server-side start of a request
 (CLOCK_MONOTONIC at the top of the handler), so tool start-up and shutdown do not count:
@@ -42,6 +47,7 @@ not the bar holds; it exits 1 only when the test web cannot be served.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -63,9 +69,12 @@ from support.processes import (
 )
 from support.stateserver import start_state_server
 from support.testweb import completeness, generate, politeness_figures, read_log
+from support.watcher import SERVE_PORT, Watcher
 
 SCRAPY_SPIDER = Path(__file__).resolve().parent / "rivals" / "scrapy_bench_spider.py"
 TOOLS = ("ours", "scrapy")
+SERVED = "ours-serve"
+KNOWN_TOOLS = (*TOOLS, SERVED)
 BASELINE = "baseline"
 BAR_EFFICIENCY = 0.95
 
@@ -85,6 +94,8 @@ class Run:
     """The share of the machine's CPU the virtual machine's host took for others during the run
     (support.machine.steal_share): a run with much of it measures the host, not the tool."""
     completeness: dict[str, Any] = field(default_factory=dict)
+    watched_reads: int = 0
+    """With --serve (ours-serve): its live status's answers read while it ran."""
 
     @property
     def label(self) -> str:
@@ -112,11 +123,14 @@ def tool_command(
     settings: Sequence[str] = (),
     baseline: Path | None = None,
     shared: tuple[str, int, str] | None = None,
+    serve_port: int = SERVE_PORT,
 ) -> list[str]:
-    if tool in ("ours", BASELINE):
-        crawl = Path(sys.executable).parent / "crawl" if tool == "ours" else baseline
+    if tool in ("ours", SERVED, BASELINE):
+        crawl = Path(sys.executable).parent / "crawl" if tool != BASELINE else baseline
         extra = [part for setting in settings for part in ("-s", setting)]
-        if shared is not None and tool == "ours":
+        if tool == SERVED:
+            extra += ["--serve", f"127.0.0.1:{serve_port}"]
+        if shared is not None and tool != BASELINE:
             url, workers, prefix = shared
             extra += ["--state", url, "--workers", str(workers), "-s", f"state.key_prefix={prefix}"]
         return [
@@ -156,11 +170,21 @@ def measure(
         args.set,
         args.baseline,
         (args.state_url, args.workers, f"{name}/") if args.workers else None,
+        args.serve_port,
     )
     server = start_server(root, log, work / f"{name}.server.err")
     before = cpu_times()
+    watched = [
+        f"http://127.0.0.1:{args.serve_port + worker}/"
+        for worker in range(args.workers or 1)
+        if tool == SERVED
+    ]
+    watchers = [Watcher(url) for url in watched]
     try:
-        status, wall = run_tool(command, work, name, args.timeout)
+        with contextlib.ExitStack() as watching:
+            for watcher in watchers:
+                watching.enter_context(watcher)
+            status, wall = run_tool(command, work, name, args.timeout)
     finally:
         stop_server(server)
     stolen = steal_share(before, cpu_times())
@@ -173,6 +197,7 @@ def measure(
     run.figures = politeness_figures(entries, web["crawl_delay"])
     run.completeness = completeness(entries, web)
     run.steal = stolen
+    run.watched_reads = sum(watcher.reads for watcher in watchers)
     return run
 
 
@@ -204,6 +229,7 @@ def rows(run: Run) -> list[tuple[str, str]]:
         ("gaps below delay", f"{f['gaps_below_delay']} ({hosts} hosts)"),
         ("pages/s", number(f["pages_per_s"], 1)),
         ("CPU stolen by the host %", number(None if run.steal is None else 100 * run.steal, 1)),
+        ("status reads (--serve)", str(run.watched_reads) if run.tool == SERVED else "-"),
     ]
 
 
@@ -215,9 +241,12 @@ def median_efficiency(runs: Sequence[Run], tool: str) -> float | None:
 def summary(runs: Sequence[Run], bar: float = BAR_EFFICIENCY) -> dict[str, Any]:
     ours, scrapy = median_efficiency(runs, "ours"), median_efficiency(runs, "scrapy")
     base = median_efficiency(runs, BASELINE)
-    ours_runs = [r for r in runs if r.tool == "ours"]
+    served = median_efficiency(runs, SERVED)
+    ours_runs = [r for r in runs if r.tool in ("ours", SERVED)]
     return {
         "ours_efficiency": ours,
+        "ours_serve_efficiency": served,
+        "serve_ratio": served / ours if served and ours else None,
         "scrapy_efficiency": scrapy,
         "baseline_efficiency": base,
         "ratio": ours / scrapy if ours and scrapy else None,
@@ -261,6 +290,10 @@ def table(
         medians = " (medians)" if len(runs) > len(tools) else ""
         ratio = "-" if result["ratio"] is None else f"{result['ratio']:.2f}x"
         lines.append(f"ours / Scrapy, efficiency{medians}: {ratio}")
+    if result["serve_ratio"] is not None:
+        lines.append(
+            f"ours with --serve, watched / ours, efficiency (medians): {result['serve_ratio']:.3f}x"
+        )
     if result["baseline_ratio"] is not None:
         lines.append(f"ours / baseline, efficiency (medians): {result['baseline_ratio']:.3f}x")
     if result["bar"] is not None:
@@ -275,7 +308,12 @@ def table(
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: ours,scrapy")
+    parser.add_argument(
+        "--tools", default=",".join(TOOLS), help="comma-separated: ours,scrapy,ours-serve"
+    )
+    parser.add_argument(
+        "--serve-port", type=int, default=SERVE_PORT, help="where ours-serve serves its status"
+    )
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--pages", type=int, default=17, help="allowed pages per host")
     parser.add_argument("--crawl-delay", type=float, default=0.5, help="seconds, > 0")
@@ -316,9 +354,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    unknown = sorted(set(args.tools) - set(TOOLS))
+    unknown = sorted(set(args.tools) - set(KNOWN_TOOLS))
     if unknown or not args.tools:
-        parser.error(f"--tools takes ours and/or scrapy, not {','.join(unknown) or 'nothing'}")
+        parser.error(
+            f"--tools takes ours, scrapy and ours-serve, not {','.join(unknown) or 'nothing'}"
+        )
     if args.baseline is not None:
         args.tools.insert(args.tools.index("ours") + 1 if "ours" in args.tools else 0, BASELINE)
     if args.crawl_delay <= 0:
@@ -351,12 +391,13 @@ def bench(args: argparse.Namespace, work: Path) -> tuple[dict[str, Any], list[Ru
 
 
 def order(tools: Sequence[str], repeat: int) -> list[str]:
-    """The tools in the order they run in `repeat`: ours and the baseline swap places every other
-    repeat, so neither always runs first (after the other tool's load, say)."""
+    """The tools in the order they run in `repeat`: ours and the baseline (or ours with --serve)
+    swap places every other repeat, so neither always runs first (after the other's load, say)."""
     ordered = list(tools)
-    if repeat % 2 and "ours" in ordered and BASELINE in ordered:
-        first, second = ordered.index("ours"), ordered.index(BASELINE)
-        ordered[first], ordered[second] = ordered[second], ordered[first]
+    for other in (BASELINE, SERVED):
+        if repeat % 2 and "ours" in ordered and other in ordered:
+            first, second = ordered.index("ours"), ordered.index(other)
+            ordered[first], ordered[second] = ordered[second], ordered[first]
     return ordered
 
 

@@ -2,7 +2,7 @@
 """Speed: `crawl` without delays beside a bare aiohttp loop and Scrapy, on one local web.
 
     python benchmarks/bench_speed.py [--rounds 3] [--hosts 20] [--pages 250] [--port 8795]
-        [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--warc]
+        [--concurrency 64] [--per-host 4] [--nginx-workers 1] [--no-extras] [--warc] [--serve]
         [--only NAMES] [--work DIR] [--json]
 
 The web (benchmarks/support/speedweb.py): --hosts hosts on 127.0.1.1, 127.0.1.2, ... with --pages
@@ -24,6 +24,10 @@ The contenders, each a subprocess, in turns, --rounds times (the order rotates e
     ours, WARC    with --warc: ours, index with --warc too (output.warc: every answer archived in
                   DIR/warc/*.warc.gz), to give the cost of archiving beside ours, index (issue 22):
                   pages/s both ways, and the WARC files' compressed bytes beside the bodies' bytes
+    ours, served  with --serve: ours, index with --serve 127.0.0.1:8799 (--serve-port), its
+                  live status read while it runs as a browser and Prometheus would (the page's
+                  /status.json and /metrics once a second each, benchmarks/support/watcher.py):
+                  what watching a crawl costs it (issue 39), beside ours, index
     extras        ours, index with -s state.durable=false; ours, JSONL on asyncio's own loop
                   (CRAWLER_EVENT_LOOP=asyncio; ours runs on uvloop where installed); the bare
                   loop on asyncio's own loop (--no-extras leaves them out)
@@ -81,6 +85,7 @@ from support.speedweb import (
     verify,
 )
 from support.testweb import host_ips
+from support.watcher import SERVE_PORT, Watcher
 
 RIVALS = Path(__file__).resolve().parent / "rivals"
 # (ours, the others, the bar, judged by): the ratio is taken to the fastest of the others that
@@ -106,11 +111,13 @@ LABELS = {
     "baseline-index": "baseline, index",
     "baseline-jsonl": "baseline, JSONL only",
     "ours-warc": "ours, index + WARC",
+    "ours-serve": "ours, index, --serve watched",
 }
 AGAINST_BASELINE = (("ours-index", "baseline-index"), ("ours-jsonl", "baseline-jsonl"))
 DATA = "{data}"  # in a command: the run's own data directory
 OBEYS_ROBOTS = {
     "ours-index",
+    "ours-serve",
     "ours-warc",
     "ours-jsonl",
     "ours-index-memory",
@@ -166,6 +173,8 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
     }
     if args.warc:
         chosen["ours-warc"] = [*crawl, "--warc"]
+    if args.serve:
+        chosen["ours-serve"] = [*crawl, "--serve", f"127.0.0.1:{args.serve_port}"]
     if args.baseline is not None:
         # Another build of the crawler (its own checkout and venv), with the same settings.
         base = [str(args.baseline), *crawl[1:]]
@@ -207,8 +216,15 @@ def measure(contender: str, command: list[str], round_: int, work: Path, timeout
     data = work / f"{name}.data"
     started = time.time()
     command = [str(data) if part == DATA else part for part in command]
-    status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
+    if "--serve" in command:
+        address = command[command.index("--serve") + 1]
+        with Watcher(f"http://{address}/") as watcher:
+            status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
+    else:
+        status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
     own = own_figures(contender, data, work / f"{name}.out")
+    if "--serve" in command:
+        own["watched_reads"] = watcher.reads
     shutil.rmtree(data, ignore_errors=True)  # an index is 70 MB
     error = "" if status == 0 else tail(work / f"{name}.err", 5)
     return Run(contender, round_ + 1, status, wall, started, own, peak_mib, error=error)
@@ -268,6 +284,9 @@ def summarise(runs: list[Run], contenders: Sequence[str]) -> dict[str, dict[str,
             "rounds_pages_per_s": [round(run.pages_per_s) for run in mine],
             "warc_bytes": (
                 statistics.median(run.own.get("warc_bytes", 0) for run in good) if good else None
+            ),
+            "watched_reads": (
+                statistics.median(run.own.get("watched_reads", 0) for run in mine) if mine else 0
             ),
         }
     return summary
@@ -382,6 +401,16 @@ def report(
             ratio = mine / theirs if mine and theirs else None
             name = f"{LABELS[ours]} / {LABELS[base]}:"
             lines.append(f"{name:<43} {number(ratio, 2):>6}x")
+    if "ours-serve" in summary and "ours-index" in summary:
+        served, index = summary["ours-serve"], summary["ours-index"]
+        walls = served["wall_pages_per_s"], index["wall_pages_per_s"]
+        spans = served["pages_per_s"], index["pages_per_s"]
+        name = f"{LABELS['ours-serve']} / {LABELS['ours-index']}:"
+        lines.append(
+            f"{name:<43} {number(walls[0] / walls[1] if all(walls) else None, 3):>6}x  by wall "
+            f"time; over nginx's span {number(spans[0] / spans[1] if all(spans) else None, 3)}x "
+            f"({served['watched_reads']} reads of its status while it ran, medians)"
+        )
     if "ours-warc" in summary and "ours-index" in summary:
         warc, index = summary["ours-warc"], summary["ours-index"]
         walls = warc["wall_pages_per_s"], index["wall_pages_per_s"]
@@ -432,6 +461,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--warc", action="store_true", help="also run ours with --warc: the cost of archiving"
     )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="also run ours with --serve, its status read once a second as it runs: the cost "
+        "of watching a crawl",
+    )
+    parser.add_argument("--serve-port", type=int, default=SERVE_PORT, help="for --serve")
     parser.add_argument(
         "--baseline",
         type=Path,

@@ -5,6 +5,7 @@
           +-- InvalidProductTokenError   a robots.txt product token outside [A-Za-z_-]+
           +-- InvalidRobotsOptionError   an unknown value for a robots.txt parsing option
           +-- SeedError                  a seeds file that cannot be read or holds no URL
+          +-- ServeError                 --serve's address cannot be served on (a port in use)
      +-- OutputError                  the data directory cannot be written, or its index read
      +-- StateError                   the crawl state in the data directory cannot be used: another
                                       crawl holds it, or it cannot be read or written
@@ -37,6 +38,11 @@ class InvalidRobotsOptionError(ConfigError):
 
 class SeedError(ConfigError):
     """A seeds file that cannot be used: unreadable, or without one crawlable URL."""
+
+
+class ServeError(ConfigError):
+    """The address to serve the live status on (monitor.serve, --serve) cannot be bound: the port
+    is in use, or the host is none of this machine's."""
 
 
 class OutputError(CrawlerError):

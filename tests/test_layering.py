@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("crawler.output",),
     ("crawler.state",),
     ("crawler.crawl",),
+    ("crawler.monitor",),
     ("crawler.cli",),
     ("crawler", "crawler.__main__"),
 )
@@ -65,6 +66,11 @@ PURE = (
     "crawler.output.query",
     "crawler.output.cjk",
     "crawler.output.index_schema",
+    "crawler.monitor.history",
+    "crawler.monitor.hosts",
+    "crawler.monitor.snapshot",
+    "crawler.monitor.metrics",
+    "crawler.monitor.workers",
 )
 """Modules (or packages) that decide without doing: no I/O, no threads, no clock."""
 IMPURE_EXCEPTIONS = {

@@ -16,6 +16,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.text import fit_for
 from crawler.config import Config
 from crawler.errors import ConfigError, SharedStateError
+from crawler.monitor import served_at
 from crawler.runtime import run
 from crawler.state.shared.library import ClusterStatus, SharedCrawl
 from crawler.state.shared.resp import ReplyError, RespConnection
@@ -25,8 +26,27 @@ __all__ = ["SAMPLE_SECONDS", "cluster_reset_command", "cluster_status_command", 
 SAMPLE_SECONDS = 1.0
 
 
-async def read_cluster(config: Config) -> tuple[ClusterStatus, ClusterStatus]:
-    """Two readings of the crawl's status, SAMPLE_SECONDS apart."""
+async def read_serving(connection: RespConnection, prefix: str) -> dict[str, str]:
+    """The live workers that serve their status (--serve): worker id -> URL, by id."""
+    try:
+        workers = await connection.execute("HGETALL", f"{prefix}workers")
+        pairs = list(zip(workers[::2], workers[1::2], strict=True))
+        beats = await connection.pipeline(
+            [("EXISTS", f"{prefix}hb:{wid.decode()}") for wid, _ in pairs]
+        )
+    except ReplyError as error:
+        raise SharedStateError(f"state server {connection.address}: {error}") from None
+    serving = {}
+    for (wid, info), beat in zip(pairs, beats, strict=True):
+        url = served_at(info.decode(errors="replace"))
+        if beat == 1 and url is not None:
+            serving[wid.decode(errors="replace")] = url
+    return dict(sorted(serving.items()))
+
+
+async def read_cluster(config: Config) -> tuple[ClusterStatus, ClusterStatus, dict[str, str]]:
+    """Two readings of the crawl's status, SAMPLE_SECONDS apart, and where its live workers
+    serve their status."""
     connection = await RespConnection.open(config.state.url)
     try:
         crawl = SharedCrawl(connection, config.state.key_prefix, "status")
@@ -49,12 +69,20 @@ async def read_cluster(config: Config) -> tuple[ClusterStatus, ClusterStatus]:
                 f"{connection.address} (state.key_prefix names it)"
             )
         await asyncio.sleep(SAMPLE_SECONDS)
-        return first, await crawl.status()
+        last = await crawl.status()
+        return first, last, await read_serving(connection, config.state.key_prefix)
     finally:
         connection.close()
 
 
-def cluster_text(url: str, prefix: str, first: ClusterStatus, last: ClusterStatus) -> str:
+def cluster_text(
+    url: str,
+    prefix: str,
+    first: ClusterStatus,
+    last: ClusterStatus,
+    serving: dict[str, str] | None = None,
+) -> str:
+    """What `crawl status --state` prints; `serving`: worker id -> where it serves its status."""
     elapsed = max(1e-6, (last.now_us - first.now_us) / 1e6)
     rate = (last.pages_started - first.pages_started) / elapsed
     if last.next_due_us is None:
@@ -72,21 +100,28 @@ def cluster_text(url: str, prefix: str, first: ClusterStatus, last: ClusterStatu
             f"  workers: {last.live_workers} alive"
             + (f", {dead} gone quiet (their work goes back once reaped)" if dead else ""),
             f"  pages started: {last.pages_started:,}, {rate:,.1f}/s over the last second",
+            *(
+                [f"  live status (--serve) of {len(serving)} workers:"]
+                + [f"    {worker}  {page}" for worker, page in serving.items()]
+                if serving
+                else []
+            ),
         ]
     )
 
 
 def cluster_status_command(config: Config, *, as_json: bool) -> int:
-    first, last = run(read_cluster(config))
+    first, last, serving = run(read_cluster(config))
     if as_json:
         elapsed = max(1e-6, (last.now_us - first.now_us) / 1e6)
         document = {
             **asdict(last),
             "pages_per_s": (last.pages_started - first.pages_started) / elapsed,
+            "serving": serving,
         }
         print(json.dumps(document, indent=2))
         return EXIT_OK
-    text = cluster_text(str(config.state.url), config.state.key_prefix, first, last)
+    text = cluster_text(str(config.state.url), config.state.key_prefix, first, last, serving)
     print(fit_for(sys.stdout, text))
     return EXIT_OK
 

@@ -11,10 +11,11 @@ import functools
 import io
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from crawler._version import __version__
 from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
 from crawler.cli.logs import configure_logging
 from crawler.cli.options import data_directory
@@ -27,9 +28,16 @@ from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, StateError
 from crawler.identity import agent_line, placeholder_user_agent_notice
+from crawler.monitor import worker_info
 from crawler.output.sinks import check_outputs, output_files
 from crawler.output.warc import WARC_DIR, warc_files
-from crawler.runtime import raise_open_files_limit, run, tune_allocator, tune_gc
+from crawler.runtime import (
+    event_loop_name,
+    raise_open_files_limit,
+    run,
+    tune_allocator,
+    tune_gc,
+)
 from crawler.state import (
     STATE_NAME,
     CrawlState,
@@ -43,10 +51,46 @@ from crawler.urls import InvalidUrlError, normalize_url, origin_of
 __all__ = ["crawl_command"]
 
 
+Watch = Callable[[Crawler, SummaryWriter], None]
+"""Given the crawler once it is open, and its summary's writer: the live status (--serve)."""
+
+
 async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool) -> int:
+    address = config.monitor.address()
+    if address is None:
+        return await _crawl_in(config, seeds, data_dir, fresh=fresh, watch=None)
+    # Imported here: aiohttp's server and prometheus_client would cost every crawl's start-up.
+    from crawler.monitor.server import Monitor
+
+    monitor = Monitor(
+        address,
+        metrics_hosts=config.monitor.metrics_hosts,
+        max_pages=config.limits.max_pages,
+        info={"version": __version__, "event_loop": event_loop_name()},
+    )
+    # Bound before the state is opened: a port in use stops the crawl before it begins.
+    url = await monitor.start()
+    print(
+        fit_for(sys.stderr, f"crawl: live status at {url} (also /metrics, /status.json)"),
+        file=sys.stderr,
+    )
+
+    def watch(crawler: Crawler, summary_json: SummaryWriter) -> None:
+        monitor.watch(crawler, lambda hosts: summary_json.document(hosts=hosts))
+        crawler.announce(worker_info(url))  # `crawl status --state` says where
+
+    try:
+        return await _crawl_in(config, seeds, data_dir, fresh=fresh, watch=watch)
+    finally:
+        await monitor.close()
+
+
+async def _crawl_in(
+    config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool, watch: Watch | None
+) -> int:
     if config.state.backend == "redis":
         # One worker of a shared crawl: the crawler locks DIR for its pages and joins the crawl.
-        return await _crawl_state(config, seeds, data_dir, None)
+        return await _crawl_state(config, seeds, data_dir, None, watch)
     with DataDirLock(data_dir):
         if fresh:
             _start_over(data_dir)
@@ -66,7 +110,7 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
             identity = placeholder_user_agent_notice(config, targets)
             if identity is not None:
                 print(f"crawl: warning: {identity}", file=sys.stderr)
-            return await _crawl_state(config, seeds, data_dir, state)
+            return await _crawl_state(config, seeds, data_dir, state, watch)
         finally:
             state.close()
 
@@ -98,7 +142,7 @@ def _start_over(data_dir: Path) -> None:
 
 
 async def _crawl_state(
-    config: Config, seeds: Seeds, data_dir: Path, state: CrawlState | None
+    config: Config, seeds: Seeds, data_dir: Path, state: CrawlState | None, watch: Watch | None
 ) -> int:
     """Crawl on `state` (None: the shared state config.state names)."""
     durable = state is not None and state.durable
@@ -139,6 +183,8 @@ async def _crawl_state(
             outputs=outputs,
         )
         refresher = asyncio.create_task(summary_json.refresh())
+        if watch is not None:
+            watch(crawler, summary_json)
         try:
             async for _ in crawler.crawl(seeds.urls):
                 pass
@@ -229,7 +275,9 @@ def crawl_command(args: argparse.Namespace) -> int:
     if args.workers is not None:
         if not shared:
             raise ConfigError("--workers N needs --state URL: the workers share that crawl state")
-        return run_workers(args.workers, data_directory(args.data, config), args.argv)
+        return run_workers(
+            args.workers, data_directory(args.data, config), args.argv, config.monitor.address()
+        )
     data_dir = data_directory(args.data, config)
     stdin: BinaryIO = io.BytesIO()  # no standard input (a daemon's is closed): no seeds from it
     if STDIN in args.seeds and sys.stdin is not None:

@@ -3,7 +3,7 @@
 
     crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [--warc] [-s key=value ...]
                    [--max-pages N] [--depth N] [--user-agent TEXT] [--delay SECONDS]
-                   [--output FORMAT] [--purpose PURPOSE] [--log-file FILE]
+                   [--output FORMAT] [--purpose PURPOSE] [--serve [HOST:]PORT] [--log-file FILE]
                    [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--purpose PURPOSE] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--purpose PURPOSE] [--json]
@@ -75,6 +75,7 @@ Examples:
   crawl https://example.org/ --max-pages 100
   crawl seeds.txt https://example.com/news/ --depth 3 --delay 2 --data news
   grep -h ^https: lists/*.txt | crawl - --output jsonl --log-file crawl.log --log-format json
+  crawl seeds.txt --serve 8080      a live status page at http://127.0.0.1:8080/, /metrics too
 
 Other commands:
   crawl robots FILE URL... [--agent TOKEN]   explain what a robots.txt file allows

@@ -1,7 +1,6 @@
 """What some command-line options mean beyond argparse: the flags that stand for a `-s KEY=VALUE`
-(`--max-pages`, `--depth`, `--user-agent`, `--delay`, `--output`, `--purpose`), and the data
-directory that
-`--data` or `output.data_dir` names."""
+(`--max-pages`, `--depth`, `--user-agent`, `--delay`, `--output`, `--purpose`, `--serve`), and the
+data directory that `--data` or `output.data_dir` names."""
 
 from __future__ import annotations
 
@@ -56,6 +55,15 @@ SHORTCUTS = (
         "what the crawl is for: search, ai-input or ai-train; a page whose owner refuses it "
         "(Content-Signal, Content-Usage, noai, TDMRep) is not indexed or exported as content",
     ),
+    Shortcut(
+        "--serve",
+        "monitor.serve",
+        "[HOST:]PORT",
+        "while the crawl runs, serve a live status page at /, Prometheus metrics at /metrics "
+        "and the live summary at /status.json (HOST 127.0.0.1 unless given; port 0: any free "
+        "one); with --workers N, each worker on the next port",
+        literal=True,
+    ),
 )
 """The keys set most often, each with a flag of its own."""
 
@@ -67,6 +75,8 @@ def default_of(key: str) -> str:
         value = getattr(value, part)
     if value is None:
         return "no limit"
+    if value == "":
+        return "none"
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)

@@ -39,6 +39,7 @@ from crawler.cli.summary_document import (
 )
 from crawler.crawl.crawler import Crawler
 from crawler.errors import StateError
+from crawler.stats import HostReport
 
 __all__ = [
     "SUMMARY_FORMAT",
@@ -140,13 +141,19 @@ class SummaryWriter:
         return cls(data_dir / SUMMARY_NAME, crawler, facts)
 
     def document(
-        self, *, ended: bool = False, stopped_by: str | None = None, resume: Sequence[str] = ()
+        self,
+        *,
+        ended: bool = False,
+        stopped_by: str | None = None,
+        resume: Sequence[str] = (),
+        hosts: Sequence[HostReport] | None = None,
     ) -> dict[str, Any]:
+        """The summary as of now; with `hosts`, of those hosts only (the live status's)."""
         crawler = self._crawler
         return summary_document(
             self._facts,
             crawler.stats,
-            crawler.host_reports(),
+            crawler.host_reports() if hosts is None else hosts,
             crawler.deferred,
             now=time.time(),
             given_up=crawler.given_up,

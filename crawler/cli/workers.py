@@ -13,6 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from crawler.cli.options import yaml_string
+from crawler.config import ServeAddress
+from crawler.errors import ConfigError
+from crawler.monitor import worker_address
+
 __all__ = ["run_workers", "worker_arguments", "workers_summary"]
 
 
@@ -33,17 +38,33 @@ def worker_arguments(argv: Sequence[str], data_dir: Path) -> list[str]:
     return [*kept, "--data", str(data_dir)]
 
 
-def run_workers(count: int, data_dir: Path, argv: Sequence[str]) -> int:
+def run_workers(
+    count: int, data_dir: Path, argv: Sequence[str], serve: ServeAddress | None = None
+) -> int:
     """Start `count` workers and wait for them; a signal to this process goes to each. The exit
-    status is the first failing worker's, else 0."""
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "crawler", *worker_arguments(argv, data_dir / f"w{number}")]
+    status is the first failing worker's, else 0. With `serve` (--serve), worker K serves its
+    live status on PORT+K-1 (crawler.monitor.workers)."""
+    if serve is not None and serve.port and serve.port + count - 1 > 65_535:
+        raise ConfigError(
+            f"--serve {serve} with --workers {count}: the workers serve on ports {serve.port} to "
+            f"{serve.port + count - 1}, past 65535; give a lower port"
         )
-        for number in range(1, count + 1)
-    ]
+    workers = []
+    for number in range(1, count + 1):
+        arguments = worker_arguments(argv, data_dir / f"w{number}")
+        if serve is not None:
+            # After the worker's own -s and flags: the last setting of a key wins.
+            arguments += ["-s", f"monitor.serve={yaml_string(str(worker_address(serve, number)))}"]
+        workers.append(subprocess.Popen([sys.executable, "-m", "crawler", *arguments]))
+    ports = ""
+    if serve is not None:
+        ports = (
+            f"; each serves its live status on port {serve.port}, {serve.port + 1}, ..."
+            if serve.port
+            else "; each serves its live status on a free port (crawl status --state URL: which)"
+        )
     print(
-        f"crawl: {count} workers started, writing {data_dir}/w1 ... {data_dir}/w{count}",
+        f"crawl: {count} workers started, writing {data_dir}/w1 ... {data_dir}/w{count}{ports}",
         file=sys.stderr,
     )
 

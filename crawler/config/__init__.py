@@ -10,8 +10,9 @@ metadata (bounds) are the whole schema, so the loader, the documentation test an
 cannot disagree.
 
     extensions.py  SKIP_EXTENSIONS, the links not fetched by default: data
+    values.py      one value read: durations, coercion to a field's type, the server URL, the
+                   address the live status is served on
     schema.py      the sections and `Config`: each key's type, default, bounds and documentation
-    values.py      one value read: durations, coercion to a field's type, the server URL
     checks.py      checks on a built Config: keys against each other, values of a form
     mapping.py     a mapping to a Config: sections, dotted keys, did-you-mean for unknown keys
     files.py       YAML text to a mapping with lines, -s overrides, load_config: the only I/O
@@ -27,6 +28,7 @@ from crawler.config.schema import (
     FetchConfig,
     IndexConfig,
     LimitsConfig,
+    MonitorConfig,
     OutputConfig,
     OutputFormat,
     PageConfig,
@@ -43,8 +45,10 @@ from crawler.config.schema import (
 from crawler.config.values import (
     STATE_SERVER_PORT,
     STATE_SERVER_SCHEMES,
+    ServeAddress,
     ServerAddress,
     parse_duration,
+    parse_serve_address,
     parse_server_url,
 )
 
@@ -59,6 +63,7 @@ __all__ = [
     "FetchConfig",
     "IndexConfig",
     "LimitsConfig",
+    "MonitorConfig",
     "OutputConfig",
     "OutputFormat",
     "PageConfig",
@@ -66,6 +71,7 @@ __all__ = [
     "RecrawlConfig",
     "RobotsConfig",
     "ScopeConfig",
+    "ServeAddress",
     "ServerAddress",
     "SitemapsConfig",
     "StateBackend",
@@ -74,6 +80,7 @@ __all__ = [
     "UsageConfig",
     "load_config",
     "parse_duration",
+    "parse_serve_address",
     "parse_server_url",
     "read_user_text",
 ]

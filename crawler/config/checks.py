@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from crawler.config.schema import Config, StateConfig
-from crawler.config.values import EMAIL_ADDRESS, parse_server_url
+from crawler.config.values import EMAIL_ADDRESS, parse_serve_address, parse_server_url
 from crawler.errors import ConfigError, InvalidProductTokenError
 from crawler.robots.agent import browser_token_refusal, validate_product_token
 
@@ -73,6 +73,11 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
                 f"fetch.allow_addresses: {entry!r} is no IP address or network; expected one "
                 "like 10.0.0.0/8, 192.168.1.5 or ::1"
             ) from None
+    if config.monitor.serve:
+        try:
+            parse_serve_address(config.monitor.serve)
+        except ConfigError as error:
+            raise ConfigError(f"monitor.serve (--serve): {error}") from None
     address = config.fetch.from_address
     if address and not (len(address) <= 254 and EMAIL_ADDRESS.fullmatch(address)):
         raise ConfigError(

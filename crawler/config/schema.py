@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from crawler.config.extensions import SKIP_EXTENSIONS
+from crawler.config.values import ServeAddress, parse_serve_address
 from crawler.robots.agent import AgentToken, agent_token_of
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.robots.txt import RobotsOptions
@@ -21,14 +22,21 @@ DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
 
 def _spec(
-    default: Any, *, minimum: float | None = None, duration: bool = False, pairs: bool = False
+    default: Any,
+    *,
+    minimum: float | None = None,
+    duration: bool = False,
+    pairs: bool = False,
+    port: bool = False,
 ) -> Any:
     """A field with its validation rules beside its default. A field's choices are its
     `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w.
-    `pairs`: a list of KEY=VALUE strings, also written as a mapping. `values.coerce` reads
-    these rules."""
+    `pairs`: a list of KEY=VALUE strings, also written as a mapping. `port`: a string that may
+    be written as a bare port number (YAML reads 8080 as one). `values.coerce` reads these
+    rules."""
     return field(
-        default=default, metadata={"minimum": minimum, "duration": duration, "pairs": pairs}
+        default=default,
+        metadata={"minimum": minimum, "duration": duration, "pairs": pairs, "port": port},
     )
 
 
@@ -350,6 +358,24 @@ class UsageConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MonitorConfig:
+    """Watching a crawl while it runs (crawler.monitor): a live status page, Prometheus metrics
+    and the live summary, served over HTTP by the crawl's own process, read-only."""
+
+    serve: str = _spec("", port=True)
+    """[HOST:]PORT to serve on (the command line's --serve): 8080, 0.0.0.0:8080, [::1]:8080;
+    HOST defaults to 127.0.0.1, port 0 takes any free one. Empty: nothing is served. A shared
+    crawl's --workers N serve on PORT, PORT+1, ... PORT+N-1."""
+    metrics_hosts: int = _spec(20, minimum=0)
+    """Hosts with series of their own in /metrics: the busiest this many by requests (a label
+    per host for every host would grow without bound)."""
+
+    def address(self) -> ServeAddress | None:
+        """Where to serve; None for nowhere. Checked at load (crawler.config.checks)."""
+        return parse_serve_address(self.serve) if self.serve else None
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     user_agent: str = DEFAULT_USER_AGENT
     concurrency: int = _spec(64, minimum=1)
@@ -366,6 +392,7 @@ class Config:
     index: IndexConfig = field(default_factory=IndexConfig)
     state: StateConfig = field(default_factory=StateConfig)
     usage: UsageConfig = field(default_factory=UsageConfig)
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
 
     @property
     def agent_token(self) -> AgentToken:

@@ -91,6 +91,8 @@ def coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> objec
         if not math.isfinite(value):
             raise wrong
     elif kind is str:
+        if spec.get("port") and isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # YAML reads a bare port as a number
         if not isinstance(value, str) or (choices and value not in choices):
             raise wrong
     else:
@@ -150,3 +152,50 @@ def parse_server_url(url: str) -> ServerAddress:
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ServeAddress:
+    """Where the live status is served (monitor.serve, --serve)."""
+
+    host: str
+    port: int
+
+    def url(self, port: int | None = None) -> str:
+        """http://HOST:PORT/, with `port` (the one bound) for PORT; an IPv6 host in brackets."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port if port is None else port}/"
+
+    def __str__(self) -> str:
+        """As --serve takes it: HOST:PORT, an IPv6 host in brackets."""
+        return self.url().removeprefix("http://").rstrip("/")
+
+    def shifted(self, offset: int) -> ServeAddress:
+        """The address of the worker `offset` after the first (PORT+offset; port 0 stays 0)."""
+        return ServeAddress(self.host, self.port + offset if self.port else 0)
+
+
+SERVE_HOST = "127.0.0.1"
+_SERVE_EXPECTED = "expected [HOST:]PORT, like 8080, 127.0.0.1:8080, 0.0.0.0:8080 or [::1]:8080"
+
+
+def parse_serve_address(text: str) -> ServeAddress:
+    """The address `text` ([HOST:]PORT) names; ConfigError saying what is expected otherwise.
+    HOST defaults to 127.0.0.1 (loopback: the page is the operator's, not the world's)."""
+    given = text.strip()
+    host, port = SERVE_HOST, given
+    if given.startswith("["):
+        inside, bracket, rest = given[1:].partition("]")
+        if not bracket or not rest.startswith(":"):
+            raise ConfigError(f"{text!r} is no address: {_SERVE_EXPECTED}")
+        host, port = inside, rest[1:]
+    elif ":" in given:
+        host, _, port = given.rpartition(":")
+        if ":" in host:
+            raise ConfigError(f"{text!r}: an IPv6 host goes in brackets; {_SERVE_EXPECTED}")
+    if not port.isascii() or not port.isdigit() or int(port) > 65_535:
+        what = f"{text!r}" if port == given else f"{text!r}: {port!r}"
+        raise ConfigError(f"{what} is no port (0 to 65535); {_SERVE_EXPECTED}")
+    if not host or any(char.isspace() or char in "/@?#" for char in host):
+        raise ConfigError(f"{text!r}: {host!r} is no host; {_SERVE_EXPECTED}")
+    return ServeAddress(host, int(port))

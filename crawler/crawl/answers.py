@@ -171,6 +171,7 @@ class Answers:
         self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed
     ) -> None:
         timing = host.timing
+        host.failed(failed.status)
         fate: AskAgain | GiveUp | None = None
         if failed.refused:
             until = self._politeness.on_refusal(timing, started_at, now, failed.retry_after)

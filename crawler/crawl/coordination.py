@@ -69,6 +69,9 @@ class HostCoordination(Protocol):
         """(hosts waiting, URLs queued) in the whole crawl, with `scheduled` hosts here."""
         ...
 
+    def announce(self, info: str) -> None:
+        """Tell the others `info` about this process (where it serves its live status)."""
+
     async def close(self) -> None:
         """Hand back what is still held."""
 
@@ -117,6 +120,9 @@ class LocalHosts:
 
     def counts(self, scheduled: int) -> tuple[int, int]:
         return scheduled, len(self._frontier)
+
+    def announce(self, info: str) -> None:
+        pass  # nobody else to tell
 
     async def close(self) -> None:
         pass

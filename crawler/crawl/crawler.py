@@ -364,6 +364,25 @@ class Crawler:
         """The HTTP client the crawl's requests go through: 'http1' or 'aiohttp'."""
         return self._fetcher.client_name
 
+    # --- what watches it (crawler.monitor) -------------------------------------------------------
+
+    @property
+    def parts(self) -> CrawlParts:
+        """The crawl's parts, for what watches it (crawler.monitor): to read, never to drive."""
+        return self._parts
+
+    @property
+    def politeness(self) -> Politeness:
+        return self._politeness
+
+    def now(self) -> float:
+        """Epoch seconds on the crawl's clock (0.0 before it started)."""
+        return self._clock.now() if self._clock.started else 0.0
+
+    def announce(self, info: str) -> None:
+        """Tell the crawl's other workers `info` (where this one serves its status), if any."""
+        self._parts.coordination.announce(info)
+
     def host_reports(self) -> list[HostReport]:
         """How each origin was paced, busiest first."""
         return self._parts.hosts.reports(self._clock.now() if self._clock.started else 0.0)

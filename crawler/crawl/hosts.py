@@ -18,13 +18,16 @@ class Host:
     """An origin's timing, its robots.txt, and what it has used of the limits."""
 
     __slots__ = (
+        "errors",
         "origin",
         "over_budget",
+        "refused_429",
         "retired",
         "retired_as",
         "robots",
         "robots_busy",
         "server",
+        "server_errors",
         "timing",
         "unreachable_since",
     )
@@ -46,6 +49,23 @@ class Host:
         """When its robots.txt first failed to come, in this run, while it still fails."""
         self.server: str | None = None
         """With politeness.per_server: the address its name resolved to, its pacing group."""
+        # This run's failed requests, for the live status (crawler.monitor): counted where a
+        # request fails, never per page.
+        self.refused_429 = 0
+        self.server_errors = 0
+        """5xx answers asked again (500, 502, 503, 504)."""
+        self.errors = 0
+        """Requests that got no answer (timeouts, connections, DNS), and robots.txt fetches that
+        left the host unreachable."""
+
+    def failed(self, status: int | None) -> None:
+        """A request to the host failed: with `status`, or with no answer (None)."""
+        if status is None:
+            self.errors += 1
+        elif status == 429:
+            self.refused_429 += 1
+        elif status >= 500:
+            self.server_errors += 1
 
     def __repr__(self) -> str:
         return f"Host({self.timing!r}, pages={self.timing.pages}, retired={self.retired!r})"

@@ -160,6 +160,7 @@ class RobotsRequests:
         if entry.unreachable:
             self._politeness.on_failure(host.timing, now)
             self._stats.errors[entry.error or "unreachable"] += 1
+            host.failed(None)
             if host.unreachable_since is None:
                 host.unreachable_since = now
         else:

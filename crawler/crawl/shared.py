@@ -190,6 +190,10 @@ class SharedHosts:
         """The crawl's, as the server last said."""
         return self.scheduled, self.pending
 
+    def announce(self, info: str) -> None:
+        """Carried by the heartbeats from the next one on (`crawl status --state` reads it)."""
+        self.schedule.info = info
+
     async def close(self) -> None:
         """Done-marks sent; what this worker still leases or holds goes back."""
         await self.schedule.close()

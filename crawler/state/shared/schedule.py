@@ -92,6 +92,8 @@ class SharedSchedule:
         self._back.set()
         self.ticks = 0
         self.recoveries = 0
+        self.info = ""
+        """What the heartbeat tells of this worker (crawler.monitor.workers), beside its id."""
 
     @classmethod
     async def open(
@@ -221,7 +223,9 @@ class SharedSchedule:
                 f"this worker's heartbeat lapsed ({sent - self.expires_at + self.heartbeat_ttl:.1f}"
                 f" s since the last, for a TTL of {self.heartbeat_ttl:g} s)"
             )
-        server_us = await self.crawl.heartbeat(round(self.heartbeat_ttl * 1000), self.crawl.worker)
+        server_us = await self.crawl.heartbeat(
+            round(self.heartbeat_ttl * 1000), self.info or self.crawl.worker
+        )
         self.alive_until = sent + self.heartbeat_ttl - GUARD_MARGIN
         self.expires_at = sent + self.heartbeat_ttl
         # The server's TIME was read somewhere between sending and hearing back: the middle.
