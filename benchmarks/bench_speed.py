@@ -112,12 +112,14 @@ LABELS = {
     "baseline-jsonl": "baseline, JSONL only",
     "ours-warc": "ours, index + WARC",
     "ours-serve": "ours, index, --serve watched",
+    "ours-index-thread": "ours, index, writer thread",
 }
 AGAINST_BASELINE = (("ours-index", "baseline-index"), ("ours-jsonl", "baseline-jsonl"))
 DATA = "{data}"  # in a command: the run's own data directory
 OBEYS_ROBOTS = {
     "ours-index",
     "ours-serve",
+    "ours-index-thread",
     "ours-warc",
     "ours-jsonl",
     "ours-index-memory",
@@ -180,8 +182,11 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
         base = [str(args.baseline), *crawl[1:]]
         chosen["baseline-index"] = base
         chosen["baseline-jsonl"] = [*base, "-s", "output.format=jsonl"]
+    # Only when asked for: the index written by the writer thread all along (index.writer).
+    chosen["ours-index-thread"] = [*crawl, "-s", "index.writer=thread"]
     if args.only:
         return {name: command for name, command in chosen.items() if name in args.only}
+    del chosen["ours-index-thread"]
     if args.extras:
         chosen["ours-index-memory"] = [*crawl, "-s", "state.durable=false"]
         asyncio_loop = ["env", "CRAWLER_EVENT_LOOP=asyncio"]  # crawler/runtime.py

@@ -16,6 +16,7 @@ from crawler.usage.purposes import Purpose
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 Stemming: TypeAlias = Literal["auto", "none", "english"]
+IndexWriter: TypeAlias = Literal["auto", "thread", "process"]
 StateBackend: TypeAlias = Literal["sqlite", "redis"]
 
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
@@ -298,6 +299,11 @@ class IndexConfig:
     issue 38 a new index was none, and an index keeps what it was created with). A crawl asking
     for english or none into an index created with the other stops with an error before it
     writes."""
+    writer: IndexWriter = "auto"
+    """Where the index is written: thread: a thread of the crawl's process; process: a process
+    of its own, beside the crawl's, so that its work never waits for the event loop's GIL nor
+    holds the loop back; auto (the default): the thread, and the process once 1,000 records are
+    stored, on a machine of two cores or more (crawler.output.index)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,6 +160,7 @@ class Crawler:
                         output.format,
                         self._config.index.stemming,
                         purpose=self._config.usage.purpose,
+                        writer=self._config.index.writer,
                         warc_info=warc_info(self._config) if output.warc else None,
                         warc_file_bytes=output.warc_file_bytes,
                     )

@@ -24,12 +24,18 @@ Readers open the file read-only; WAL lets them search while a crawl writes.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import sqlite3
+import subprocess
 import threading
 from concurrent.futures import Future
 from pathlib import Path
 
+from crawler.child import receive, send
+from crawler.child import start as start_child
+from crawler.config import IndexWriter
 from crawler.errors import OutputError
 from crawler.output.handoff import BatchHandOff
 from crawler.output.index_open import (
@@ -51,6 +57,7 @@ from crawler.output.index_schema import (
 )
 from crawler.output.index_writes import (
     INDEX_CHUNK_PAGES,
+    SEARCHABLE,
     index_chunk,
     keeps_text,
     unindexed_count,
@@ -66,6 +73,7 @@ __all__ = [
     "INDEX_NAME",
     "JSON_COLUMNS",
     "PAGE_COLUMNS",
+    "PROCESS_AFTER_RECORDS",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "STEMMING_CHOICES",
@@ -75,6 +83,21 @@ __all__ = [
     "stemming_message",
     "version_message",
 ]
+
+
+PROCESS_AFTER_RECORDS = 1_000
+"""`writer="auto"` moves the writing to the writer process once this many records are stored (on
+a machine of two cores or more): a crawl that long pays for the process's start (a quarter of a
+second) many times over, and a short one, a test, never starts it."""
+STOP_WAIT_S = 30.0
+"""How long a closing sink waits for the writer process to end before it kills it."""
+
+
+def process_after(writer: IndexWriter) -> int | None:
+    """Records stored before the writing moves to the writer process (None: never)."""
+    if writer == "thread" or (writer == "auto" and (os.cpu_count() or 1) < 2):
+        return None
+    return 0 if writer == "process" else PROCESS_AFTER_RECORDS
 
 
 class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
@@ -89,6 +112,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         purpose: str = "search",
         batch_size: int = 100,
         max_batches: int = 4,
+        writer: IndexWriter = "thread",
     ) -> None:
         """Opens (or creates) the index now, so a bad directory fails before the crawl starts.
         `stemming` (STEMMING_CHOICES) is the new index's; an index created with another is an
@@ -98,7 +122,9 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         and the records waiting in memory are few: 500 a batch made the crawl's peak memory 1.54
         times the JSONL crawl's on the speed web, 200 1.38 times (benchmarks/bench_speed.py).
         With the main text and its Markdown a record is three times the size: 200 a batch and 8
-        batches made it 2.06 times, 100 and 4 1.40 times (146 and 100 MiB against 71)."""
+        batches made it 2.06 times, 100 and 4 1.40 times (146 and 100 MiB against 71).
+        `writer`: where the writing is done: in the sink's thread, in the writer process from
+        the start, or (`auto`) in the thread until `PROCESS_AFTER_RECORDS` are stored."""
         if stemming not in STEMMING_CHOICES:
             raise ValueError(f"stemming must be one of {STEMMING_CHOICES}, not {stemming!r}")
         self.path = directory / INDEX_NAME
@@ -106,6 +132,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self._stemming = stemming
         self._purpose = purpose
         self._batch_size = batch_size
+        self._process_after = process_after(writer)
         self._written = 0
         self._unindexed = 0
         """Pages stored and not yet searchable, as the writer thread counts them."""
@@ -153,8 +180,9 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self._raise_error()
 
     def _write_batches(self, opened: Future[None]) -> None:
-        """The writer thread: the only code that touches the write connection. Batches are stored
-        as they come; when none waits, a chunk of stored pages is made searchable."""
+        """The writer thread: the only code that touches the write connection, until the crawl
+        has stored `process_after` records; then it hands the connection on to the writer
+        process and talks to it."""
         background_thread()
         try:
             connection = open_for_writing(self.path, self._stemming, self._purpose)
@@ -166,37 +194,113 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             return
         opened.set_result(None)
         try:
-            while True:
-                try:
-                    # No batch waiting: a chunk of stored pages made searchable meanwhile.
-                    item = self._queue.get(block=not self._unindexed or self._error is not None)
-                except queue.Empty:
-                    self._index_some(connection)
-                    continue
-                try:
-                    if item is None or isinstance(item, threading.Event):
-                        while self._unindexed and self._error is None:
-                            self._index_some(connection)  # close() and flush(wait=True) wait
-                        if item is None:
-                            return
-                        item.set()
-                    elif self._error is None:
-                        write_batch(connection, item)
-                        self._written += len(item)
-                        self._unindexed += sum(
-                            isinstance(record, PageRecord) and keeps_text(record) for record in item
-                        )
-                        if self._unindexed >= INDEX_CHUNK_PAGES:
-                            # Batches come faster than the lulls between them: the entries are
-                            # made meanwhile (at 100,000 pages, leaving them all to the end made
-                            # the exit wait a minute; benchmarks/README.md).
-                            self._index_some(connection)
-                except Exception as error:  # whatever the cause, a lost batch must reach the crawl
-                    self._fail(error)
-                finally:
-                    self._queue.task_done()
+            moving = self._write_here(connection)
         finally:
             connection.close()
+        if moving:
+            self._write_through_process()
+
+    def _moving(self) -> bool:
+        """Whether the writing moves to the writer process now."""
+        after = self._process_after
+        return after is not None and self._written >= after and self._error is None
+
+    def _write_here(self, connection: sqlite3.Connection) -> bool:
+        """Batches stored as they come; when none waits, a chunk of stored pages is made
+        searchable. True when the writing moves to the writer process (before the next
+        batch), False at the end."""
+        while True:
+            if self._moving():
+                return True
+            try:
+                # No batch waiting: a chunk of stored pages made searchable meanwhile.
+                item = self._queue.get(block=not self._unindexed or self._error is not None)
+            except queue.Empty:
+                self._index_some(connection)
+                continue
+            try:
+                if item is None or isinstance(item, threading.Event):
+                    while self._unindexed and self._error is None:
+                        self._index_some(connection)  # close() and flush(wait=True) wait
+                    if item is None:
+                        return False
+                    item.set()
+                elif self._error is None:
+                    write_batch(connection, item)
+                    self._written += len(item)
+                    self._unindexed += sum(
+                        isinstance(record, PageRecord) and keeps_text(record) for record in item
+                    )
+                    if self._unindexed >= INDEX_CHUNK_PAGES:
+                        # Batches come faster than the lulls between them: the entries are
+                        # made meanwhile (at 100,000 pages, leaving them all to the end made
+                        # the exit wait a minute; benchmarks/README.md).
+                        self._index_some(connection)
+            except Exception as error:  # whatever the cause, a lost batch must reach the crawl
+                self._fail(error)
+            finally:
+                self._queue.task_done()
+
+    def _write_through_process(self) -> None:
+        """Hands each batch to the writer process (crawler.output.index_writer) and counts it
+        stored once the process says so. It waits on the pipe, without the GIL, most of the
+        time."""
+        process = start_child("crawler.output.index_writer")
+        assert process.stdin is not None and process.stdout is not None
+        source, answers = process.stdin, process.stdout
+        item: list[PageRecord | Skip | Unskip] | threading.Event | None = None
+        ended = False
+        try:
+            send(source, (str(self.path), self._stemming, self._purpose))
+            self._answer(receive(answers))
+            while not ended:
+                item = self._queue.get()
+                try:
+                    ended = item is None
+                    if self._error is None:
+                        message = item if isinstance(item, list) else None if ended else SEARCHABLE
+                        send(source, message)
+                        if self._answer(receive(answers)) and isinstance(item, list):
+                            self._written += len(item)
+                    if isinstance(item, threading.Event):
+                        item.set()
+                finally:
+                    self._queue.task_done()
+        except Exception as error:  # whatever it was, the crawl hears of it and never hangs
+            status = process.poll()
+            ended_with = f"it ended with status {status}" if status is not None else repr(error)
+            self._fail(OutputError(f"the index writer process stopped answering ({ended_with})"))
+            if isinstance(item, threading.Event):
+                item.set()
+            if not ended:
+                self._drain()
+        finally:
+            for stream in (source, answers):
+                with contextlib.suppress(OSError):
+                    stream.close()
+            try:
+                process.wait(timeout=STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def _answer(self, answer: tuple[object, ...]) -> bool:
+        """Whether the writer process did what was asked; its error kept, if not."""
+        if answer[0] == "error":
+            self._fail(OutputError(str(answer[1])))
+            return False
+        return True
+
+    def _drain(self) -> None:
+        """After the writer process is lost: the queue emptied to its end, nothing stored, every
+        waiter let go."""
+        while True:
+            item = self._queue.get()
+            self._queue.task_done()
+            if item is None:
+                return
+            if isinstance(item, threading.Event):
+                item.set()
 
     def _index_some(self, connection: sqlite3.Connection) -> None:
         """One chunk of `unindexed` made searchable. After an error, none: the pages stay stored,

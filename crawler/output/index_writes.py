@@ -28,7 +28,14 @@ from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 from crawler.usage.purposes import refused_bits
 from crawler.usage.signals import refused_purposes
 
-__all__ = ["INDEX_CHUNK_PAGES", "index_chunk", "keeps_text", "unindexed_count", "write_batch"]
+__all__ = [
+    "INDEX_CHUNK_PAGES",
+    "SEARCHABLE",
+    "index_chunk",
+    "keeps_text",
+    "unindexed_count",
+    "write_batch",
+]
 
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
@@ -104,6 +111,11 @@ _UPSERT_SKIPS = (
 _DELETE_SKIPS = "DELETE FROM skips WHERE url IN ({values})"
 
 _Batch = list[PageRecord | Skip | Unskip]
+
+
+SEARCHABLE = "searchable"
+"""What the sink sends the writer process (crawler.output.index_writer) to ask for every stored
+page to be made searchable before it answers."""
 
 
 def write_batch(connection: sqlite3.Connection, batch: _Batch) -> None:

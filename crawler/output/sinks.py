@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from crawler.config import OutputFormat, Stemming
+from crawler.config import IndexWriter, OutputFormat, Stemming
 from crawler.output.index import IndexSink
 from crawler.output.index_open import check_index
 from crawler.output.index_schema import INDEX_NAME
@@ -78,17 +78,19 @@ def open_sinks(
     stemming: Stemming = "auto",
     *,
     purpose: str = "search",
+    writer: IndexWriter = "thread",
     warc_info: Mapping[str, str] | None = None,
     warc_file_bytes: int = 1_000_000_000,
 ) -> list[PageSink]:
     """The sinks `output.format` names ('index', 'jsonl' or 'both'), open in `directory`; a new
-    index stems as `stemming` says, and records the crawl's `purpose`. With `warc_info` (the
+    index stems as `stemming` says, records the crawl's `purpose`, and is written where
+    `writer` says (IndexSink). With `warc_info` (the
     warcinfo record's fields), the WARC archive too, files rotated at `warc_file_bytes`."""
     sinks: list[PageSink] = []
     if warc_info is not None:
         sinks.append(WarcSink(directory, info=warc_info, file_bytes=warc_file_bytes))
     if output_format in _WRITES_INDEX:
-        sinks.append(IndexSink(directory, stemming=stemming, purpose=purpose))
+        sinks.append(IndexSink(directory, stemming=stemming, purpose=purpose, writer=writer))
     if output_format in _WRITES_JSONL:
         sinks.append(JsonlSink(directory))
     return sinks
