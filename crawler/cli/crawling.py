@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
 from crawler.cli.logs import configure_logging
+from crawler.cli.notices import FailureNotices
 from crawler.cli.options import data_directory
 from crawler.cli.report import Progress, engine, resume_advice, resume_note, summary
 from crawler.cli.seeds import STDIN, Seeds, gather_seeds
@@ -125,7 +126,10 @@ async def _crawl_state(
         for number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(number, on_signal, number)
-        progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
+        failures = FailureNotices().sayings(lambda: crawler.unreachable)
+        progress = Progress(
+            crawler.stats, sys.stderr, config.output.progress_interval, sayings=failures
+        )
         ticker = asyncio.create_task(progress.run())
         outputs = output_files(data_dir, config.output.format, warc=config.output.warc)
         if durable:

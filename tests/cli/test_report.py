@@ -87,7 +87,7 @@ def test_progress_line_sums_errors_and_skips() -> None:
         )
     )
     assert line == (
-        "pages 5 (2.5/s) | hosts active 3, waiting 4 | queued 17 | errors 3 | skips 5 | 0:00:02"
+        "0:00:02  5 pages (2.5/s)  17 queued  3 errors  5 skipped  3 in flight  4 hosts waiting"
     )
 
 
@@ -96,7 +96,7 @@ def test_fresh_stats_are_zero_and_running() -> None:
     assert fresh.outcome == "running"
     assert fresh.pages == fresh.requests == fresh.queued == 0
     assert not fresh.skips
-    assert progress_line(fresh).startswith("pages 0 (0.0/s)")
+    assert progress_line(fresh).startswith("0:00:00  0 pages (0.0/s)  0 queued  0 errors")
 
 
 def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
@@ -105,7 +105,7 @@ def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
     progress.show()
     progress.clear()
     output = stream.getvalue()
-    line = "pages 1 (1.0/s) | hosts active 0, waiting 0 | queued 0 | errors 0 | skips 0 | 0:00:01"
+    line = "0:00:01  1 page (1.0/s)  0 queued  0 errors  0 skipped  0 in flight  0 hosts waiting"
     assert output.endswith(f" crawl: {line}\n")
     assert "\r" not in output
 
@@ -357,20 +357,21 @@ BUSY = CrawlStats(
     [
         (
             None,
-            "pages 123456 (33.2/s) | hosts active 64, waiting 9876 | queued 1234567 | "
-            "errors 1234 | skips 56789 | 1:02:03",
+            "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped  "
+            "64 in flight  9876 hosts waiting",
         ),
         (
             100,
-            "pages 123456 (33.2/s) | hosts active 64, waiting 9876 | queued 1234567 | "
-            "errors 1234 | skips 56789",
+            "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped  "
+            "64 in flight",
         ),
-        (79, "pages 123456 (33.2/s) | hosts active 64 | queued 1234567 | errors 1234"),
-        (60, "pages 123456 (33.2/s) | queued 1234567 | errors 1234"),
-        (44, "pages 123456 | queued 1234567 | errors 1234"),
-        (39, "pages 123456 | errors 1234"),
-        (20, "pages 123456"),
-        (8, "pages 1\u2026"),
+        # 80 columns (79 for the line): the clock and the skips are there.
+        (79, "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped"),
+        (60, "1:02:03  123456 pages  1234567 queued  1234 errors"),
+        (44, "123456 pages  1234567 queued  1234 errors"),
+        (39, "123456 pages  1234 errors"),
+        (20, "123456 pages"),
+        (8, "123456\u2026"),
     ],
 )
 def test_a_narrow_progress_line_drops_the_least_useful_figures_first(
@@ -383,6 +384,44 @@ def test_a_narrow_progress_line_drops_the_least_useful_figures_first(
 def test_the_progress_line_never_exceeds_the_width(width: int) -> None:
     assert len(progress_line(BUSY, width)) <= width
     assert len(progress_line(CrawlStats(), width)) <= width
+    assert len(progress_line(BUSY, width, label="12 workers")) <= width
+
+
+@pytest.mark.parametrize("width", [79, 99, 159])
+def test_a_small_crawl_shows_all_but_the_hosts_waiting_at_80_columns(width: int) -> None:
+    small = CrawlStats(
+        pages=598,
+        elapsed=75.0,
+        in_flight=1,
+        hosts_waiting=1,
+        queued=12,
+        errors=Counter({"timeout": 1}),
+        skips=Counter({"not HTML by its extension": 40}),
+    )
+    line = "0:01:15  598 pages (8.0/s)  12 queued  1 error  40 skipped  1 in flight"
+    assert progress_line(small, width) == line + ("" if width < 84 else "  1 host waiting")
+
+
+@pytest.mark.parametrize(
+    ("width", "expected"),
+    [
+        (
+            None,
+            "2 workers  1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  "
+            "56789 skipped  64 in flight  9876 hosts waiting",
+        ),
+        (
+            100,
+            "2 workers  1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  "
+            "56789 skipped  64 in flight",
+        ),
+        (79, "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped"),
+    ],
+)
+def test_a_shared_crawls_line_says_whose_it_is_while_there_is_room(
+    width: int | None, expected: str
+) -> None:
+    assert progress_line(BUSY, width, label="2 workers") == expected
 
 
 class _Terminal(io.StringIO):
@@ -491,3 +530,22 @@ async def test_a_log_record_clears_the_live_line_before_it_is_written(
     line = progress_line(CrawlStats(pages=5, elapsed=1.0), 79)
     assert stream.getvalue() == f"\r{line}\r{' ' * len(line)}\ra host was given up\n"
     assert not handler.filters  # let go of when the ticker ends
+
+
+def test_what_is_said_goes_above_the_live_line_which_is_drawn_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    stream = _Terminal()
+    crawl = CrawlStats(pages=5, elapsed=1.0)
+    progress = Progress(crawl, stream, interval=10.0, sayings=lambda now: ["crawl: a.test fails"])
+    progress.show()
+    progress.tell()
+    line = progress_line(crawl, 39)
+    assert stream.getvalue() == f"\r{line}\r{' ' * len(line)}\rcrawl: a.test fails\n\r{line}"
+    # Longer than the terminal: wrapped by the crawl, not by the terminal.
+    progress.clear()
+    stream.seek(0)
+    stream.truncate()
+    progress.say("crawl: " + "word " * 20)
+    assert all(len(row) <= 39 for row in stream.getvalue().splitlines())
