@@ -19,11 +19,18 @@ from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, E
 from crawler.cli.logs import configure_logging
 from crawler.cli.notices import FailureNotices
 from crawler.cli.options import data_directory
-from crawler.cli.report import Progress, engine, resume_advice, resume_note, summary
+from crawler.cli.report import (
+    Progress,
+    engine,
+    resume_advice,
+    resume_note,
+    run_stats,
+    summary,
+)
 from crawler.cli.seeds import STDIN, Seeds, gather_seeds
-from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter
+from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter, host_reports
 from crawler.cli.text import fit_for
-from crawler.cli.workers import run_workers
+from crawler.cli.workers import ProgressFeed, run_workers
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, StateError
@@ -39,15 +46,18 @@ from crawler.state import (
     open_state,
     state_files,
 )
+from crawler.stats import CrawlStats
 from crawler.urls import InvalidUrlError, normalize_url, origin_of
 
 __all__ = ["crawl_command"]
 
 
-async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool) -> int:
+async def _run_crawl(
+    config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool, progress_fd: int | None = None
+) -> int:
     if config.state.backend == "redis":
         # One worker of a shared crawl: the crawler locks DIR for its pages and joins the crawl.
-        return await _crawl_state(config, seeds, data_dir, None)
+        return await _crawl_state(config, seeds, data_dir, None, progress_fd)
     with DataDirLock(data_dir):
         if fresh:
             _start_over(data_dir)
@@ -99,16 +109,29 @@ def _start_over(data_dir: Path) -> None:
 
 
 async def _crawl_state(
-    config: Config, seeds: Seeds, data_dir: Path, state: CrawlState | None
+    config: Config,
+    seeds: Seeds,
+    data_dir: Path,
+    state: CrawlState | None,
+    progress_fd: int | None = None,
 ) -> int:
-    """Crawl on `state` (None: the shared state config.state names)."""
+    """Crawl on `state` (None: the shared state config.state names). `progress_fd`: a pipe for
+    the live figures of a worker --workers started (crawler.cli.workers), instead of a line."""
     durable = state is not None and state.durable
     signalled: int | None = None
     async with Crawler(config, data_dir=data_dir, state=state) as crawler:
+        earlier = CrawlStats()  # the figures of the runs before, said apart from this run's
+        earlier.carry_over(crawler.stats)
         # Said once everything opened: a crawl refused for its input says only why.
         print(fit_for(sys.stderr, f"crawl: {agent_line(config)}"), file=sys.stderr)
         loop = asyncio.get_running_loop()
         main_task = asyncio.current_task()
+        failures = FailureNotices().sayings(lambda: crawler.unreachable)
+        progress: Progress | ProgressFeed = (
+            Progress(crawler.stats, sys.stderr, config.output.progress_interval, sayings=failures)
+            if progress_fd is None
+            else ProgressFeed(crawler.stats, progress_fd, failures)
+        )
 
         def on_signal(number: int) -> None:
             nonlocal signalled
@@ -116,20 +139,15 @@ async def _crawl_state(
                 main_task.cancel()  # a second signal: do not wait for requests in flight
                 return
             signalled = number
-            print(
-                "\ncrawl: stopping; requests in flight finish or go back to the queue "
-                "(again to stop now)",
-                file=sys.stderr,
+            progress.say(
+                "crawl: stopping; requests in flight finish or go back to the queue "
+                "(again to stop now)"
             )
             crawler.stop()
 
         for number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(number, on_signal, number)
-        failures = FailureNotices().sayings(lambda: crawler.unreachable)
-        progress = Progress(
-            crawler.stats, sys.stderr, config.output.progress_interval, sayings=failures
-        )
         ticker = asyncio.create_task(progress.run())
         outputs = output_files(data_dir, config.output.format, warc=config.output.warc)
         if durable:
@@ -141,6 +159,8 @@ async def _crawl_state(
             max_wait=config.politeness.max_wait,
             seed_lines_skipped=seeds.skipped,
             outputs=outputs,
+            earlier=earlier,
+            recrawl=config.recrawl.enabled,
         )
         refresher = asyncio.create_task(summary_json.refresh())
         try:
@@ -166,7 +186,7 @@ async def _crawl_state(
         report = functools.partial(
             summary,
             crawler.stats,
-            crawler.host_reports(),
+            host_reports(crawler),
             crawler.deferred,
             max_wait=config.politeness.max_wait,
             outputs=outputs,
@@ -176,6 +196,8 @@ async def _crawl_state(
             given_up=crawler.given_up,
             traps=crawler.traps,
             shared=state is None,
+            run=run_stats(crawler.stats, earlier),
+            recrawl=crawler.state.run.recrawl_began() if config.recrawl.enabled else None,
         )
         failed = nothing_crawled(seeds.urls, crawler.given_up)
     # Once the crawler is closed: the sinks have written all, the WARC writer's figures are whole.
@@ -233,7 +255,12 @@ def crawl_command(args: argparse.Namespace) -> int:
     if args.workers is not None:
         if not shared:
             raise ConfigError("--workers N needs --state URL: the workers share that crawl state")
-        return run_workers(args.workers, data_directory(args.data, config), args.argv)
+        return run_workers(
+            args.workers,
+            data_directory(args.data, config),
+            args.argv,
+            config.output.progress_interval,
+        )
     data_dir = data_directory(args.data, config)
     stdin: BinaryIO = io.BytesIO()  # no standard input (a daemon's is closed): no seeds from it
     if STDIN in args.seeds and sys.stdin is not None:
@@ -260,4 +287,4 @@ def crawl_command(args: argparse.Namespace) -> int:
             "Raise the hard limit (ulimit -Hn) or lower concurrency.",
             file=sys.stderr,
         )
-    return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh))
+    return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh, progress_fd=args.progress_fd))

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import logging
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -20,12 +21,16 @@ from crawler.cli.report import (
     progress_line,
     resume_advice,
     resume_note,
+    run_stats,
     summary,
 )
+from crawler.cli.summary_document import robots_dated
 from crawler.config import LimitsConfig
 from crawler.frontier import QueuedUrl
 from crawler.output.sinks import output_files
 from crawler.page import compiled
+from crawler.robots.entry import RobotsEntry
+from crawler.robots.txt import RobotsTxt
 from crawler.runtime import event_loop_name
 from crawler.state import MemoryCrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
@@ -334,7 +339,7 @@ def test_summary_says_what_the_pages_allowed() -> None:
     crawl.page_rules["links not followed"] += 4
     assert (
         "pages read: 7 indexed, 2 noindex, 1 nofollow, 3 with exclusion sections, "
-        "4 links not followed"
+        "4 links not followed (rel=nofollow, ugc or sponsored; nofollow pages and sections)"
     ) in text(crawl).splitlines()
     assert "pages read" not in text(stats())
 
@@ -549,3 +554,42 @@ def test_what_is_said_goes_above_the_live_line_which_is_drawn_again(
     stream.truncate()
     progress.say("crawl: " + "word " * 20)
     assert all(len(row) <= 39 for row in stream.getvalue().splitlines())
+
+
+# --- a crawl of several runs: this run's figures and the crawl's apart ---------------------------
+
+
+def test_a_recrawls_summary_says_the_runs_the_passes_and_the_crawls_figures_apart() -> None:
+    earlier = stats(pages=1196, requests=1210, robots_fetches=12, elapsed=452.5)
+    crawl = stats(pages=1794, requests=1808, robots_fetches=12, elapsed=464.8, runs=4)
+    crawl.changes.update({"unchanged": 590, "changed": 5, "new": 2, "gone": 1})
+    began = ENDED - 12.3
+    lines = text(crawl, run=run_stats(crawl, earlier), recrawl=(began, 1196)).splitlines()
+    assert lines[0] == (
+        "crawl finished after 12.3 s (run 4): 598 pages (48.6/s), 598 requests, "
+        "0 robots.txt fetches, 0.0 MB, 0 retries"
+    )
+    assert lines[1] == (
+        "the crawl in all, 4 runs since 2024-01-01 00:00:00 UTC: 464.8 s, 1794 pages (3.9/s), "
+        "1808 requests, 12 robots.txt fetches, 0.0 MB, 0 retries"
+    )
+    assert (
+        f"recrawl pass begun {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(began))} UTC: "
+        "598 pages: 590 unchanged, 5 changed, 2 new, 1 gone, 0 failed"
+    ) in lines
+    # A crawl's first run has only its own figures.
+    first = stats(pages=598, elapsed=10.0)
+    assert text(first, run=run_stats(first, CrawlStats())).startswith(
+        "crawl finished after 10.0 s: 598 pages (59.8/s)"
+    )
+
+
+def test_a_robots_txt_this_run_did_not_ask_for_says_when_it_was_fetched() -> None:
+    kept = RobotsEntry(
+        "http://a.test", RobotsTxt.allow_all("status 200"), 1764273600.0, 1764360000.0, "status 200"
+    )
+    report = robots_dated(host(robots="not fetched"), kept)
+    assert report.robots == "status 200, fetched 2025-11-27 20:00:00 UTC (not asked in this run)"
+    assert "robots.txt status 200, fetched 2025-11-27 20:00:00 UTC" in text(stats(), [report])
+    assert robots_dated(host(robots="not fetched"), None).robots == "not fetched"
+    assert robots_dated(host(robots="status 404"), kept).robots == "status 404"
