@@ -77,7 +77,7 @@ async def _run_crawl(
             identity = placeholder_user_agent_notice(config, targets)
             if identity is not None:
                 print(f"crawl: warning: {identity}", file=sys.stderr)
-            return await _crawl_state(config, seeds, data_dir, state)
+            return await _crawl_state(config, seeds, data_dir, state, progress_fd)
         finally:
             state.close()
 
@@ -186,7 +186,7 @@ async def _crawl_state(
         report = functools.partial(
             summary,
             crawler.stats,
-            host_reports(crawler),
+            host_reports(crawler, summary_json.started_at),
             crawler.deferred,
             max_wait=config.politeness.max_wait,
             outputs=outputs,

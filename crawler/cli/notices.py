@@ -53,7 +53,7 @@ def unreachable_notice(host: UnreachableHost, now: float) -> str:
         )
     else:
         trying = (
-            f"the crawl tries again in {_span(host.retry_at - now)}, and gives the host up at "
+            f"the crawl tries again in {_span(host.retry_at - now)}, and gives the host up by "
             f"{_clock(host.give_up_by)} if it still fails (robots.give_up_after "
             f"{_span(host.give_up_by - host.since)})"
         )

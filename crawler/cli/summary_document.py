@@ -73,16 +73,19 @@ def iso_time(epoch: float | None) -> str | None:
         return None
 
 
-def robots_dated(host: HostReport, entry: RobotsEntry | None) -> HostReport:
-    """`host`, its robots.txt said with when it was fetched where this run did not fetch it (a
-    copy still fresh, from an earlier run or another worker: `entry`, the state's)."""
-    if host.robots != "not fetched" or entry is None:
+def robots_dated(host: HostReport, entry: RobotsEntry | None, run_started: float) -> HostReport:
+    """`host`, its robots.txt said with when it was fetched where this run (begun at
+    `run_started`) did not fetch it: a copy still fresh, from an earlier run or another worker
+    (`entry`, the state's)."""
+    if entry is None or entry.fetched_at >= run_started:
+        return host
+    if host.robots not in ("not fetched", entry.reason):
         return host
     try:
         fetched = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(entry.fetched_at))
     except (OverflowError, OSError, ValueError):
         fetched = "at an unknown time"
-    return replace(host, robots=f"{entry.reason}, fetched {fetched} (not asked in this run)")
+    return replace(host, robots=f"{entry.reason}, fetched {fetched} (before this run)")
 
 
 def _finite(value: float | None) -> float | None:

@@ -110,10 +110,13 @@ def read_summary(path: Path) -> dict[str, Any]:
     return document
 
 
-def host_reports(crawler: Crawler) -> list[HostReport]:
-    """How each host was paced; a robots.txt this run did not fetch, said with when it was."""
+def host_reports(crawler: Crawler, run_started: float) -> list[HostReport]:
+    """How each host was paced; a robots.txt this run (begun at `run_started`) did not fetch,
+    said with when it was."""
     robots = crawler.state.robots
-    return [robots_dated(host, robots.get(host.origin)) for host in crawler.host_reports()]
+    return [
+        robots_dated(host, robots.get(host.origin), run_started) for host in crawler.host_reports()
+    ]
 
 
 class SummaryWriter:
@@ -153,6 +156,11 @@ class SummaryWriter:
         )
         return cls(data_dir / SUMMARY_NAME, crawler, facts)
 
+    @property
+    def started_at(self) -> float:
+        """Epoch seconds this run began."""
+        return self._facts.started_at
+
     def document(
         self, *, ended: bool = False, stopped_by: str | None = None, resume: Sequence[str] = ()
     ) -> dict[str, Any]:
@@ -160,7 +168,7 @@ class SummaryWriter:
         return summary_document(
             self._facts,
             crawler.stats,
-            host_reports(crawler),
+            host_reports(crawler, self._facts.started_at),
             crawler.deferred,
             now=time.time(),
             given_up=crawler.given_up,

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from crawler.cli.progress import Progress, Sayings
 from crawler.cli.text import fit_for
+from crawler.errors import ConfigError
 from crawler.runtime import run
 from crawler.stats import CrawlStats
 
@@ -102,7 +103,12 @@ class ProgressFeed:
 
     def __init__(self, stats: CrawlStats, fd: int, sayings: Sayings | None = None) -> None:
         self._stats = stats
-        self._pipe: TextIO = open(fd, "w", encoding="utf-8", closefd=True)  # noqa: SIM115
+        try:
+            self._pipe: TextIO = open(fd, "w", encoding="utf-8", closefd=True)  # noqa: SIM115
+        except OSError as error:
+            raise ConfigError(
+                f"--progress-fd {fd}: {error.strerror} (it is for the workers --workers starts)"
+            ) from error
         self._sayings = sayings
 
     async def run(self) -> None:

@@ -21,7 +21,7 @@ def test_a_refused_host_is_named_with_what_failed_and_until_when_it_is_tried() -
     assert notice == (
         "crawl: http://127.0.1.9:8/robots.txt: connection: cannot connect to 127.0.1.9:8: "
         "[Errno 111] Connection refused. Its URLs wait: the crawl tries again in 60 s, and gives "
-        "the host up at 20:05:00 UTC if it still fails (robots.give_up_after 5 min)"
+        "the host up by 20:05:00 UTC if it still fails (robots.give_up_after 5 min)"
     )
 
 

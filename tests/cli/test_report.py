@@ -588,8 +588,13 @@ def test_a_robots_txt_this_run_did_not_ask_for_says_when_it_was_fetched() -> Non
     kept = RobotsEntry(
         "http://a.test", RobotsTxt.allow_all("status 200"), 1764273600.0, 1764360000.0, "status 200"
     )
-    report = robots_dated(host(robots="not fetched"), kept)
-    assert report.robots == "status 200, fetched 2025-11-27 20:00:00 UTC (not asked in this run)"
+    began = kept.fetched_at + 3600
+    report = robots_dated(host(robots="not fetched"), kept, began)
+    assert report.robots == "status 200, fetched 2025-11-27 20:00:00 UTC (before this run)"
     assert "robots.txt status 200, fetched 2025-11-27 20:00:00 UTC" in text(stats(), [report])
-    assert robots_dated(host(robots="not fetched"), None).robots == "not fetched"
-    assert robots_dated(host(robots="status 404"), kept).robots == "status 404"
+    # Obeyed as an earlier run fetched it.
+    assert robots_dated(host(robots="status 200"), kept, began).robots == report.robots
+    # Fetched by this run, or nothing to say.
+    assert robots_dated(host(robots="status 200"), kept, kept.fetched_at).robots == "status 200"
+    assert robots_dated(host(robots="not fetched"), None, began).robots == "not fetched"
+    assert robots_dated(host(robots="status 404"), kept, began).robots == "status 404"
