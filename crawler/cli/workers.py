@@ -40,6 +40,9 @@ __all__ = [
 
 FEED_INTERVAL = 0.5
 """Seconds between a worker's figures."""
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals passed on to the workers: theirs to act on (SIGHUP, the terminal gone, ends
+them as a kill does, which a crawl's state survives)."""
 
 
 def worker_arguments(argv: Sequence[str], data_dir: Path) -> list[str]:
@@ -189,6 +192,9 @@ async def _supervise(count: int, data_dir: Path, argv: Sequence[str], interval: 
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             pass_fds=(write_end,),
+            # A process group of its own: Ctrl-C on the terminal reaches this process alone,
+            # which passes it on once (a worker given two would stop at once, without grace).
+            preexec_fn=os.setpgrp,
         )
         os.close(write_end)
         assert process.stdout is not None and process.stderr is not None
@@ -206,7 +212,7 @@ async def _supervise(count: int, data_dir: Path, argv: Sequence[str], interval: 
                 process.send_signal(number)
 
     loop = asyncio.get_running_loop()
-    for number in (signal.SIGINT, signal.SIGTERM):
+    for number in FORWARDED:
         loop.add_signal_handler(number, forward, number)
     ticker = asyncio.create_task(progress.run())
     try:
@@ -217,7 +223,7 @@ async def _supervise(count: int, data_dir: Path, argv: Sequence[str], interval: 
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
         progress.clear()
-        for number in (signal.SIGINT, signal.SIGTERM):
+        for number in FORWARDED:
             loop.remove_signal_handler(number)
 
 
