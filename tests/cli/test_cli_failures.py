@@ -24,7 +24,7 @@ def test_a_host_that_refuses_connections_is_named_at_its_first_failure(tmp_path:
         "--data",
         str(tmp_path / "data"),
         "-s",
-        "robots.retry_initial=2",  # tried at 0 s and 2 s, then given up: the next try is past
+        "robots.retry_initial=3",  # tried at 0 s and 3 s, then given up: the next try is past
         "-s",
         "robots.give_up_after=5",
         "-s",
@@ -36,7 +36,7 @@ def test_a_host_that_refuses_connections_is_named_at_its_first_failure(tmp_path:
         said = f"crawl: {origin}/robots.txt: connection: cannot connect to {origin[7:]}:"
         assert said in err, err
         notice = err[err.index(said) :].split("\n")[0]
-        assert "Connection refused. Its URLs wait: the crawl tries again in 2 s" in notice
+        assert "Connection refused. Its URLs wait: the crawl tries again in 3 s" in notice
         assert "if it still fails (robots.give_up_after 5 s)" in notice
         # Said once, before the host was given up.
         assert err.count(said) == 1
