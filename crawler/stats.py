@@ -15,6 +15,7 @@ __all__ = [
     "HostReport",
     "Outcome",
     "SkipReason",
+    "UnreachableHost",
 ]
 
 SkipReason: TypeAlias = Literal[
@@ -155,6 +156,24 @@ class DeferredHost:
     """Epoch seconds of its next allowed start."""
     pending: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnreachableHost:
+    """An origin whose robots.txt could not be had, tried again until it comes or the origin is
+    given up; nothing else of it is asked meanwhile."""
+
+    origin: str
+    reason: str
+    """What the last try met: 'unreachable: connection: cannot connect to ...', 'status 503'."""
+    since: float
+    """Epoch seconds of its first failure in this run."""
+    retry_at: float
+    """Epoch seconds of its next try."""
+    give_up_by: float
+    """Epoch seconds by which it is given up if it keeps failing: the first failure plus
+    robots.give_up_after, or its next try for a failure no wait mends (dns, tls)."""
+    tries: int
 
 
 CARRIED_FIGURES = (

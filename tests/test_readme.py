@@ -120,7 +120,8 @@ def crawl_command_lines() -> list[list[str]]:
     found: list[list[str]] = []
     for _line, code in blocks("sh"):
         for line in _logical_lines(code):
-            words = shlex.split(re.sub(r"[\[\]]|\.\.\.", "", line))
+            # A shell comment ends the line: `crawl status  # what it did` is `crawl status`.
+            words = shlex.split(re.sub(r"[\[\]]|\.\.\.", "", line), comments=True)
             if words[0] == "crawl":
                 found.extend(_choices(words[1:]))
             elif words[:2] == ["docker", "run"] and "crawler" in words:

@@ -3,7 +3,10 @@
 main.py              arguments and dispatch; the console script's `main`
 crawling.py          `crawl SEEDS`: lock, resume, signals, progress, summary
 commands.py          `crawl robots`, `crawl search`, `crawl export`
-report.py            the progress line, the summary, the resume note, `--version`
+report.py            the summary, the resume note, `--version`
+progress.py          the live progress line, and printing above it
+notices.py           what is said above the line as hosts fail
+workers.py           --workers N: the workers, and one line for them all
 summary_file.py      DIR/summary.json: written through a run, read by `crawl status`
 summary_document.py  what summary.json holds: a run's figures as a document, and back
 status.py            `crawl status`

@@ -18,12 +18,20 @@ from typing import BinaryIO
 from crawler._version import __version__
 from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
 from crawler.cli.logs import configure_logging
+from crawler.cli.notices import FailureNotices
 from crawler.cli.options import data_directory
-from crawler.cli.report import Progress, engine, resume_advice, resume_note, summary
+from crawler.cli.report import (
+    Progress,
+    engine,
+    resume_advice,
+    resume_note,
+    run_stats,
+    summary,
+)
 from crawler.cli.seeds import STDIN, Seeds, gather_seeds
-from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter
+from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter, host_reports
 from crawler.cli.text import fit_for
-from crawler.cli.workers import run_workers
+from crawler.cli.workers import ProgressFeed, run_workers
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
 from crawler.errors import ConfigError, StateError
@@ -46,6 +54,7 @@ from crawler.state import (
     open_state,
     state_files,
 )
+from crawler.stats import CrawlStats
 from crawler.urls import InvalidUrlError, normalize_url, origin_of
 
 __all__ = ["crawl_command"]
@@ -55,10 +64,14 @@ Watch = Callable[[Crawler, SummaryWriter], None]
 """Given the crawler once it is open, and its summary's writer: the live status (--serve)."""
 
 
-async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool) -> int:
+async def _run_crawl(
+    config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool, progress_fd: int | None = None
+) -> int:
     address = config.monitor.address()
     if address is None:
-        return await _crawl_in(config, seeds, data_dir, fresh=fresh, watch=None)
+        return await _crawl_in(
+            config, seeds, data_dir, fresh=fresh, watch=None, progress_fd=progress_fd
+        )
     # Imported here: aiohttp's server and prometheus_client would cost every crawl's start-up.
     from crawler.monitor.server import Monitor
 
@@ -80,17 +93,25 @@ async def _run_crawl(config: Config, seeds: Seeds, data_dir: Path, *, fresh: boo
         crawler.announce(worker_info(url))  # `crawl status --state` says where
 
     try:
-        return await _crawl_in(config, seeds, data_dir, fresh=fresh, watch=watch)
+        return await _crawl_in(
+            config, seeds, data_dir, fresh=fresh, watch=watch, progress_fd=progress_fd
+        )
     finally:
         await monitor.close()
 
 
 async def _crawl_in(
-    config: Config, seeds: Seeds, data_dir: Path, *, fresh: bool, watch: Watch | None
+    config: Config,
+    seeds: Seeds,
+    data_dir: Path,
+    *,
+    fresh: bool,
+    watch: Watch | None,
+    progress_fd: int | None,
 ) -> int:
     if config.state.backend == "redis":
         # One worker of a shared crawl: the crawler locks DIR for its pages and joins the crawl.
-        return await _crawl_state(config, seeds, data_dir, None, watch)
+        return await _crawl_state(config, seeds, data_dir, None, watch, progress_fd)
     with DataDirLock(data_dir):
         if fresh:
             _start_over(data_dir)
@@ -110,7 +131,7 @@ async def _crawl_in(
             identity = placeholder_user_agent_notice(config, targets)
             if identity is not None:
                 print(f"crawl: warning: {identity}", file=sys.stderr)
-            return await _crawl_state(config, seeds, data_dir, state, watch)
+            return await _crawl_state(config, seeds, data_dir, state, watch, progress_fd)
         finally:
             state.close()
 
@@ -142,16 +163,30 @@ def _start_over(data_dir: Path) -> None:
 
 
 async def _crawl_state(
-    config: Config, seeds: Seeds, data_dir: Path, state: CrawlState | None, watch: Watch | None
+    config: Config,
+    seeds: Seeds,
+    data_dir: Path,
+    state: CrawlState | None,
+    watch: Watch | None,
+    progress_fd: int | None = None,
 ) -> int:
-    """Crawl on `state` (None: the shared state config.state names)."""
+    """Crawl on `state` (None: the shared state config.state names). `progress_fd`: a pipe for
+    the live figures of a worker --workers started (crawler.cli.workers), instead of a line."""
     durable = state is not None and state.durable
     signalled: int | None = None
     async with Crawler(config, data_dir=data_dir, state=state) as crawler:
+        earlier = CrawlStats()  # the figures of the runs before, said apart from this run's
+        earlier.carry_over(crawler.stats)
         # Said once everything opened: a crawl refused for its input says only why.
         print(fit_for(sys.stderr, f"crawl: {agent_line(config)}"), file=sys.stderr)
         loop = asyncio.get_running_loop()
         main_task = asyncio.current_task()
+        failures = FailureNotices().sayings(lambda: crawler.unreachable)
+        progress: Progress | ProgressFeed = (
+            Progress(crawler.stats, sys.stderr, config.output.progress_interval, sayings=failures)
+            if progress_fd is None
+            else ProgressFeed(crawler.stats, progress_fd, failures)
+        )
 
         def on_signal(number: int) -> None:
             nonlocal signalled
@@ -159,17 +194,15 @@ async def _crawl_state(
                 main_task.cancel()  # a second signal: do not wait for requests in flight
                 return
             signalled = number
-            print(
-                "\ncrawl: stopping; requests in flight finish or go back to the queue "
-                "(again to stop now)",
-                file=sys.stderr,
+            progress.say(
+                "crawl: stopping; requests in flight finish or go back to the queue "
+                "(again to stop now)"
             )
             crawler.stop()
 
         for number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(number, on_signal, number)
-        progress = Progress(crawler.stats, sys.stderr, config.output.progress_interval)
         ticker = asyncio.create_task(progress.run())
         outputs = output_files(data_dir, config.output.format, warc=config.output.warc)
         if durable:
@@ -181,6 +214,8 @@ async def _crawl_state(
             max_wait=config.politeness.max_wait,
             seed_lines_skipped=seeds.skipped,
             outputs=outputs,
+            earlier=earlier,
+            recrawl=config.recrawl.enabled,
         )
         refresher = asyncio.create_task(summary_json.refresh())
         if watch is not None:
@@ -208,7 +243,7 @@ async def _crawl_state(
         report = functools.partial(
             summary,
             crawler.stats,
-            crawler.host_reports(),
+            host_reports(crawler, summary_json.started_at),
             crawler.deferred,
             max_wait=config.politeness.max_wait,
             outputs=outputs,
@@ -218,6 +253,8 @@ async def _crawl_state(
             given_up=crawler.given_up,
             traps=crawler.traps,
             shared=state is None,
+            run=run_stats(crawler.stats, earlier),
+            recrawl=crawler.state.run.recrawl_began() if config.recrawl.enabled else None,
         )
         failed = nothing_crawled(seeds.urls, crawler.given_up)
     # Once the crawler is closed: the sinks have written all, the WARC writer's figures are whole.
@@ -276,7 +313,11 @@ def crawl_command(args: argparse.Namespace) -> int:
         if not shared:
             raise ConfigError("--workers N needs --state URL: the workers share that crawl state")
         return run_workers(
-            args.workers, data_directory(args.data, config), args.argv, config.monitor.address()
+            args.workers,
+            data_directory(args.data, config),
+            args.argv,
+            config.output.progress_interval,
+            config.monitor.address(),
         )
     data_dir = data_directory(args.data, config)
     stdin: BinaryIO = io.BytesIO()  # no standard input (a daemon's is closed): no seeds from it
@@ -304,4 +345,4 @@ def crawl_command(args: argparse.Namespace) -> int:
             "Raise the hard limit (ulimit -Hn) or lower concurrency.",
             file=sys.stderr,
         )
-    return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh))
+    return run(_run_crawl(config, seeds, data_dir, fresh=args.fresh, progress_fd=args.progress_fd))

@@ -160,6 +160,9 @@ def _crawl_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --state: start N worker processes here, writing DIR/w1 ... DIR/wN",
     )
+    # A worker --workers started: its live figures go to this pipe, for the one line drawn for
+    # all of them (crawler.cli.workers), not to a line of its own.
+    shared.add_argument("--progress-fd", type=int, help=argparse.SUPPRESS)
     logs = parser.add_argument_group("logging")
     logs.add_argument("-v", "--verbose", action="store_true", help="log every retry and wait")
     logs.add_argument(

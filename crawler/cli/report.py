@@ -17,7 +17,14 @@ from crawler.output.warc import ArchiveFigures
 from crawler.page.compiled_main import PAGE_STEP as WALK
 from crawler.runtime import event_loop_name
 from crawler.state import CrawlState
-from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.stats import (
+    CARRIED_COUNTERS,
+    CARRIED_FIGURES,
+    LIVE_FIGURES,
+    CrawlStats,
+    DeferredHost,
+    HostReport,
+)
 
 __all__ = [
     "Progress",
@@ -26,6 +33,7 @@ __all__ = [
     "progress_line",
     "resume_advice",
     "resume_note",
+    "run_stats",
     "summary",
     "version_text",
 ]
@@ -78,21 +86,29 @@ def summary(
     traps: Mapping[str, Mapping[str, int]] | None = None,
     shared: bool = False,
     archive: ArchiveFigures | None = None,
+    run: CrawlStats | None = None,
+    recrawl: tuple[float, int] | None = None,
 ) -> str:
     """The end-of-crawl report, as text. `ran_on`: the `engine` line. `seed_moves`: (seed, where
     its redirects led), hosts that joined the scope. `shared`: the report of one worker of a
     shared crawl (its URLs went to the crawl's queues, some to other workers). `archive`: what
-    this run wrote to WARC files."""
+    this run wrote to WARC files. `run`: this run's own figures (`run_stats`), said apart from
+    the crawl's when it has had runs before. `recrawl`: when the crawl's recrawl pass began and
+    the pages before it (crawler.state's RunStore.recrawl_began)."""
     now = stats.updated_at or stats.started_at + stats.elapsed
-    runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
+    outcome = _OUTCOMES.get(stats.outcome, stats.outcome)
+    if run is not None and stats.runs > 1:
+        # A resumed crawl or a recrawl: this run's figures, and the crawl's apart.
+        opening = [
+            f"crawl {outcome} after {run.elapsed:.1f} s (run {stats.runs}): {_totals(run)}",
+            f"the crawl in all, {stats.runs} runs since {_date(stats.started_at)}: "
+            f"{stats.elapsed:.1f} s, {_totals(stats)}",
+        ]
+    else:
+        runs = f" ({stats.runs} runs)" if stats.runs > 1 else ""
+        opening = [f"crawl {outcome} after {stats.elapsed:.1f} s{runs}: {_totals(stats)}"]
     lines = [
-        f"crawl {_OUTCOMES.get(stats.outcome, stats.outcome)} after {stats.elapsed:.1f} s{runs}: "
-        f"{counted(stats.pages, 'page')} "
-        f"({stats.pages_per_second:.1f}/s), {counted(stats.requests, 'request')}, "
-        f"{counted(stats.robots_fetches, 'robots.txt fetch', 'robots.txt fetches')}, "
-        + (f"{stats.tdmrep_fetches} tdmrep.json, " if stats.tdmrep_fetches else "")
-        + f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}"
-        + (f", {stats.throttled} throttled (429/503, asked again)" if stats.throttled else ""),
+        *opening,
         f"statuses: {_counts(stats.statuses)}",
         f"errors: {_counts(stats.errors)}",
         f"skips: {_counts(stats.skips)}",
@@ -104,13 +120,21 @@ def summary(
         f"{sum(stats.skips.values())} skipped by it; {stats.queued} queued in the crawl (the "
         "rest went to other workers: crawl status --state URL)",
     ]
-    if set(stats.changes) - {"new"}:
-        # A recrawl: what each fetch found against the last one.
+    if recrawl is not None or set(stats.changes) - {"new"}:
+        # A recrawl: what each fetch of its pass found against the last one.
         changes = stats.changes
-        lines.append(
-            f"recrawl: {changes['unchanged']} unchanged, {changes['changed']} changed, "
+        found = (
+            f"{changes['unchanged']} unchanged, {changes['changed']} changed, "
             f"{changes['new']} new, {changes['gone']} gone, {changes['failed']} failed"
         )
+        if recrawl is None:
+            lines.append(f"recrawl: {found}")
+        else:
+            began, pages_before = recrawl
+            lines.append(
+                f"recrawl pass begun {_date(began)}: "
+                f"{counted(stats.pages - pages_before, 'page')}: {found}"
+            )
     if stats.sitemaps:
         lines.append(
             f"sitemaps: {counted(stats.sitemaps, 'file')} read, "
@@ -127,7 +151,8 @@ def summary(
             )
             + f"{rules['noindex']} noindex, "
             f"{rules['nofollow']} nofollow, {rules['with sections']} with exclusion sections, "
-            f"{rules['links not followed']} links not followed"
+            f"{rules['links not followed']} links not followed (rel=nofollow, ugc or sponsored; "
+            "nofollow pages and sections)"
             + (
                 f", {rules['cut short']} cut short (crawler.page.bounds)"
                 if rules["cut short"]
@@ -222,6 +247,39 @@ def summary(
     if outputs:
         lines.append("output: " + ", ".join(str(path) for path in outputs))
     return "\n".join(lines)
+
+
+def _totals(stats: CrawlStats) -> str:
+    """Pages and rate, requests, robots.txt fetches, bytes, retries."""
+    return (
+        f"{counted(stats.pages, 'page')} ({stats.pages_per_second:.1f}/s), "
+        f"{counted(stats.requests, 'request')}, "
+        f"{counted(stats.robots_fetches, 'robots.txt fetch', 'robots.txt fetches')}, "
+        + (f"{stats.tdmrep_fetches} tdmrep.json, " if stats.tdmrep_fetches else "")
+        + f"{stats.bytes / 1e6:.1f} MB, {counted(stats.retries, 'retry', 'retries')}"
+        + (f", {stats.throttled} throttled (429/503, asked again)" if stats.throttled else "")
+    )
+
+
+def _date(epoch: float) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
+    except (OverflowError, OSError, ValueError):
+        return "an unknown time"
+
+
+def run_stats(stats: CrawlStats, earlier: CrawlStats) -> CrawlStats:
+    """This run's own figures: the crawl's (`stats`) less those of the runs before (`earlier`,
+    as this run found them); the live ones as they are."""
+    run = CrawlStats()
+    for name in CARRIED_FIGURES:
+        setattr(run, name, getattr(stats, name) - getattr(earlier, name))
+    for name in CARRIED_COUNTERS:
+        setattr(run, name, getattr(stats, name) - getattr(earlier, name))
+    for name in LIVE_FIGURES:
+        setattr(run, name, getattr(stats, name))
+    run.started_at = stats.started_at + earlier.elapsed
+    return run
 
 
 def engine(client: str, *, reader: bool = False) -> str:

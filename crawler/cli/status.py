@@ -133,6 +133,8 @@ def status_text(status: Status, data_dir: Path, now: float) -> str:
             given_up=report.given_up,
             traps=report.traps,
             archive=report.archive,
+            run=report.run,
+            recrawl=report.recrawl,
         ),
     ]
     # What running the crawl again would do: nothing to say while it runs.

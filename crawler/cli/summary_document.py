@@ -7,9 +7,10 @@ touched.
 from __future__ import annotations
 
 import math
+import time
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from crawler._version import __version__
 from crawler.cli.report import engine_text, walk_text
 from crawler.output.warc import ArchiveFigures
 from crawler.page.compiled_main import PAGE_STEP as WALK
+from crawler.robots.entry import RobotsEntry
 from crawler.runtime import event_loop_name
 from crawler.stats import CrawlStats, DeferredHost, HostReport, Outcome
 
@@ -29,6 +31,8 @@ __all__ = [
     "epoch_of",
     "iso_time",
     "report_from_document",
+    "robots_dated",
+    "run_figures",
     "stats_parts",
     "summary_document",
 ]
@@ -53,6 +57,10 @@ class RunFacts:
     outputs: tuple[str, ...] = ()
     page_walk: str = WALK
     event_loop: str = field(default_factory=event_loop_name)
+    earlier: CrawlStats | None = None
+    """The crawl's figures as the runs before this one left them (None: this run's are all)."""
+    recrawl: bool = False
+    """recrawl.enabled: the summary says the recrawl pass's figures."""
 
 
 def iso_time(epoch: float | None) -> str | None:
@@ -63,6 +71,21 @@ def iso_time(epoch: float | None) -> str | None:
         return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def robots_dated(host: HostReport, entry: RobotsEntry | None, run_started: float) -> HostReport:
+    """`host`, its robots.txt said with when it was fetched where this run (begun at
+    `run_started`) did not fetch it: a copy still fresh, from an earlier run or another worker
+    (`entry`, the state's)."""
+    if entry is None or entry.fetched_at >= run_started:
+        return host
+    if host.robots not in ("not fetched", entry.reason):
+        return host
+    try:
+        fetched = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(entry.fetched_at))
+    except (OverflowError, OSError, ValueError):
+        fetched = "at an unknown time"
+    return replace(host, robots=f"{entry.reason}, fetched {fetched} (before this run)")
 
 
 def _finite(value: float | None) -> float | None:
@@ -85,11 +108,13 @@ def summary_document(
     resume: Sequence[str] = (),
     archive: ArchiveFigures | None = None,
     pages_read_beside: bool = False,
+    recrawl: tuple[float, int] | None = None,
 ) -> dict[str, Any]:
     """The summary of a run as of `now`, ready for `json.dumps`. `ended`: the run is over;
     `stopped_by`: the signal that stopped it; `resume`: what running it again would do;
     `archive`: what the run wrote to WARC files (output.warc); `pages_read_beside`: the page
-    reader's process (page.reader) read pages in this run."""
+    reader's process (page.reader) read pages in this run; `recrawl`: when the recrawl pass began
+    and the pages before it."""
     return {
         "format": SUMMARY_FORMAT,
         "crawler_version": __version__,
@@ -103,7 +128,14 @@ def summary_document(
             "updated_at": iso_time(now),
             "ended_at": iso_time(now) if ended else None,
             "elapsed_s": round(max(now - facts.started_at, 0.0), 3),
+            # This run's own figures; those under "figures" are the crawl's, all runs.
+            **({"figures": run_figures(stats, facts.earlier)} if facts.earlier is not None else {}),
         },
+        **(
+            {"recrawl": {"began_at": iso_time(recrawl[0]), "pages_before": recrawl[1]}}
+            if recrawl is not None
+            else {}
+        ),
         **stats_parts(stats),
         "hosts": [
             {
@@ -139,6 +171,26 @@ def summary_document(
         "outputs": list(facts.outputs),
         "resume": list(resume),
         **({"warc": asdict(archive)} if archive is not None else {}),
+    }
+
+
+RUN_FIGURES = (
+    "pages",
+    "requests",
+    "robots_fetches",
+    "tdmrep_fetches",
+    "bytes",
+    "retries",
+    "throttled",
+)
+"""What summary.json says of a run's own figures, beside the crawl's."""
+
+
+def run_figures(stats: CrawlStats, earlier: CrawlStats) -> dict[str, Any]:
+    """This run's figures: the crawl's (`stats`) less those of the runs before (`earlier`)."""
+    return {
+        "elapsed_s": round(max(stats.elapsed - earlier.elapsed, 0.0), 3),
+        **{name: getattr(stats, name) - getattr(earlier, name) for name in RUN_FIGURES},
     }
 
 
@@ -217,6 +269,9 @@ class SummaryReport:
     traps: dict[str, dict[str, int]]
     resume: list[str]
     archive: ArchiveFigures | None = None
+    run: CrawlStats | None = None
+    """This run's own figures, where the document holds them."""
+    recrawl: tuple[float, int] | None = None
 
 
 def _counts(value: object) -> dict[str, int]:
@@ -335,4 +390,31 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
             if document.get("warc")
             else None
         ),
+        run=_run_of(stats, run.get("figures")),
+        recrawl=_recrawl_of(document.get("recrawl")),
     )
+
+
+def _run_of(crawl: CrawlStats, figures: object) -> CrawlStats | None:
+    """A run's own figures as `run_figures` wrote them, the live ones the crawl's."""
+    if figures is None:
+        return None
+    if not isinstance(figures, dict):
+        raise TypeError(f"a run's figures are an object, not {figures!r}")
+    run = CrawlStats(
+        elapsed=_float(figures.get("elapsed_s")) or 0.0,
+        runs=crawl.runs,
+        outcome=crawl.outcome,
+        updated_at=crawl.updated_at,
+    )
+    for name in RUN_FIGURES:
+        setattr(run, name, int(figures.get(name, 0)))
+    return run
+
+
+def _recrawl_of(part: object) -> tuple[float, int] | None:
+    if part is None:
+        return None
+    if not isinstance(part, dict):
+        raise TypeError(f"the recrawl is an object, not {part!r}")
+    return epoch_of(part["began_at"]) or 0.0, int(part["pages_before"])

@@ -34,12 +34,13 @@ from crawler.cli.summary_document import (
     epoch_of,
     iso_time,
     report_from_document,
+    robots_dated,
     stats_parts,
     summary_document,
 )
 from crawler.crawl.crawler import Crawler
 from crawler.errors import StateError
-from crawler.stats import HostReport
+from crawler.stats import CrawlStats, HostReport
 
 __all__ = [
     "SUMMARY_FORMAT",
@@ -50,6 +51,7 @@ __all__ = [
     "SummaryWriter",
     "deferred_part",
     "epoch_of",
+    "host_reports",
     "iso_time",
     "read_summary",
     "report_from_document",
@@ -108,6 +110,15 @@ def read_summary(path: Path) -> dict[str, Any]:
     return document
 
 
+def host_reports(crawler: Crawler, run_started: float) -> list[HostReport]:
+    """How each host was paced; a robots.txt this run (begun at `run_started`) did not fetch,
+    said with when it was."""
+    robots = crawler.state.robots
+    return [
+        robots_dated(host, robots.get(host.origin), run_started) for host in crawler.host_reports()
+    ]
+
+
 class SummaryWriter:
     """Keeps DIR/summary.json current for one run of `crawl` on `crawler`."""
 
@@ -126,8 +137,11 @@ class SummaryWriter:
         max_wait: float,
         seed_lines_skipped: int,
         outputs: Sequence[Path],
+        earlier: CrawlStats | None = None,
+        recrawl: bool = False,
     ) -> SummaryWriter:
-        """The writer of DIR/summary.json for the run beginning now."""
+        """The writer of DIR/summary.json for the run beginning now; `earlier`: the figures of
+        the crawl's runs before it, to tell this run's own."""
         facts = RunFacts(
             process=os.getpid(),
             started_at=time.time(),
@@ -137,8 +151,15 @@ class SummaryWriter:
             data_dir=os.path.abspath(data_dir),
             # Absolute: the file is read from anywhere.
             outputs=tuple(os.path.abspath(path) for path in outputs),
+            earlier=earlier,
+            recrawl=recrawl,
         )
         return cls(data_dir / SUMMARY_NAME, crawler, facts)
+
+    @property
+    def started_at(self) -> float:
+        """Epoch seconds this run began."""
+        return self._facts.started_at
 
     def document(
         self,
@@ -153,7 +174,7 @@ class SummaryWriter:
         return summary_document(
             self._facts,
             crawler.stats,
-            crawler.host_reports() if hosts is None else hosts,
+            host_reports(crawler, self._facts.started_at) if hosts is None else hosts,
             crawler.deferred,
             now=time.time(),
             given_up=crawler.given_up,
@@ -164,6 +185,7 @@ class SummaryWriter:
             resume=resume,
             archive=crawler.archive_figures,
             pages_read_beside=crawler.pages_read_beside,
+            recrawl=crawler.state.run.recrawl_began() if self._facts.recrawl else None,
         )
 
     def write(

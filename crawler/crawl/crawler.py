@@ -45,7 +45,7 @@ from crawler.politeness import Politeness
 from crawler.state.interface import CrawlState, MemoryCrawlState
 from crawler.state.lock import DataDirLock
 from crawler.state.sqlite import open_state
-from crawler.stats import CrawlStats, DeferredHost, HostReport
+from crawler.stats import CrawlStats, DeferredHost, HostReport, UnreachableHost
 
 __all__ = ["CONNECTIONS_SPARE", "Crawler"]
 
@@ -347,6 +347,12 @@ class Crawler:
         """Origins this run gave up, their robots.txt not to be had, and why; their URLs are
         skips ('host given up')."""
         return dict(self._parts.robots.given_up)
+
+    @property
+    def unreachable(self) -> dict[str, UnreachableHost]:
+        """Origins whose robots.txt fails now: tried again until it comes or they are given up
+        (then they are in `given_up`)."""
+        return dict(self._parts.robots.unreachable)
 
     @property
     def traps(self) -> dict[str, dict[str, int]]:

@@ -29,6 +29,7 @@ from crawler.crawl.decide import (
     GIVE_UP,
     HOST_GIVEN_UP,
     HOST_SKIPPED,
+    PERMANENT_FAILURES,
     REFUSAL_STATUSES,
     robots_fate,
     usage_problems,
@@ -47,7 +48,7 @@ from crawler.output.warc import Exchange
 from crawler.politeness import HostRules, Politeness
 from crawler.robots.entry import RobotsEntry, RobotsStore
 from crawler.robots.txt import RobotsTxt
-from crawler.stats import CrawlStats, SkipReason
+from crawler.stats import CrawlStats, SkipReason, UnreachableHost
 from crawler.urls import origin_of
 from crawler.usage.tdmrep import TDMREP_PATH
 
@@ -104,6 +105,8 @@ class RobotsRequests:
         """Each origin's entry, fetched once at a time and kept (crawler.crawl.robots_cache)."""
         self.given_up: dict[str, str] = {}
         """Origins given up in this run (their robots.txt could not be had), and why."""
+        self.unreachable: dict[str, UnreachableHost] = {}
+        """Origins whose robots.txt fails now, tried again until it comes or they are given up."""
         self._answers: dict[str, tuple[float, float | None, float, int]] = {}
         """Per origin, its robots.txt request's last answer: started, first byte and whole (on
         the crawl's clock), and status; its host's pace takes it in (crawler.pace)."""
@@ -166,11 +169,14 @@ class RobotsRequests:
         else:
             host.unreachable_since = None
         fate = robots_fate(entry, host.unreachable_since, self._give_up_after)
+        if fate is not BLOCKED:
+            self.unreachable.pop(host.origin, None)
         if fate is GIVE_UP:
             self._give_up(host, entry)
         elif fate is BLOCKED:
             # The later of robots.retry_* and the host's own backoff after a failure.
             host.timing.backoff_until = max(host.timing.backoff_until, entry.expires_at)
+            self._unreachable(host, entry)
             log.info(
                 "robots.txt of %s: %s; next try in %.1f s",
                 host.origin,
@@ -181,6 +187,18 @@ class RobotsRequests:
             for problem in usage_problems(entry, self._token):
                 log.info("%s: %s", host.origin, problem)
             self.obey(host, entry)
+
+    def _unreachable(self, host: Host, entry: RobotsEntry) -> None:
+        since = host.unreachable_since if host.unreachable_since is not None else entry.fetched_at
+        retry_at = host.timing.backoff_until
+        self.unreachable[host.origin] = UnreachableHost(
+            host.origin,
+            entry.reason,
+            since,
+            retry_at,
+            retry_at if entry.error in PERMANENT_FAILURES else since + self._give_up_after,
+            entry.failures,
+        )
 
     def _pace_hop(self, host: Host) -> Callable[[str, RobotsTxt | None], Awaitable[bool]]:
         """A robots.txt redirect to the same origin is one more request to it: it waits the

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,7 +30,7 @@ from crawler.output.index_schema import (
     PAGE_COLUMNS,
     USAGE_COLUMNS,
 )
-from crawler.output.records import compact_json
+from crawler.output.records import TIME_FIELDS, compact_json, iso_utc
 from crawler.usage.purposes import check_purpose, purpose_bit
 from crawler.usage.signals import refusal, signals_from_json
 
@@ -52,6 +51,7 @@ MARKDOWN_FIELDS = (
     "title",
     "language",
     "fetched_at",
+    "fetched_at_iso",
     "main_fallback",
     "markdown",
 )
@@ -61,8 +61,13 @@ _EXPORT_NAMES = {"indexed": "index"}
 """Table columns whose export name differs: `index` is an SQL keyword, so the table says
 `indexed`; an export says `index`, as `PageRecord` and pages.jsonl do."""
 _CSV_COLUMNS = tuple(column for column in PAGE_COLUMNS if column not in JSON_COLUMNS)
-CSV_PAGE_FIELDS = (*(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS), "usage")
-"""The columns of `crawl export --format csv`: a page's fields that hold one value."""
+CSV_PAGE_FIELDS = (
+    *(_EXPORT_NAMES.get(column, column) for column in _CSV_COLUMNS),
+    "usage",
+    "fetched_at_iso",
+)
+"""The columns of `crawl export --format csv`: a page's fields that hold one value (the date as
+text last: a column added after the others moves none of theirs)."""
 CSV_SKIP_FIELDS = ("url", "reason", "detail")
 
 
@@ -149,18 +154,14 @@ def export_changes(directory: Path, out: TextIO, since: float) -> int:
             line = {
                 "url": url,
                 "change": change,
-                "at": _iso(last_changed),
-                "first_seen": _iso(first_seen),
+                "at": iso_utc(last_changed),
+                "first_seen": iso_utc(first_seen),
                 "status": status,
                 "title": title,
             }
             out.write(compact_json(line) + "\n")
             count += 1
     return count
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch)) + f".{int(epoch % 1 * 1000):03d}Z"
 
 
 def export_skips(
@@ -231,6 +232,9 @@ def _export_object(
             page[name] = round(value, 3)
         else:
             page[name] = value
+    for time_field in TIME_FIELDS:
+        if time_field in page:
+            page[f"{time_field}_iso"] = iso_utc(page[time_field])
     page.setdefault("usage", [])
     if len(row) > len(columns):
         text, nosnippet_text, headings, main_text, markdown = row[len(columns) :]

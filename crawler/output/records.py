@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
 from crawler.http.answer import Response, is_html
@@ -15,7 +16,17 @@ from crawler.page.read import Page
 from crawler.stats import SkipReason
 from crawler.usage.signals import UsageSignal, signals_json
 
-__all__ = ["Change", "PageRecord", "Skip", "Unskip", "body_digest", "compact_json", "record_of"]
+__all__ = [
+    "TIME_FIELDS",
+    "Change",
+    "PageRecord",
+    "Skip",
+    "Unskip",
+    "body_digest",
+    "compact_json",
+    "iso_utc",
+    "record_of",
+]
 
 Change: TypeAlias = Literal["new", "changed", "unchanged", "gone", "failed"]
 """What a fetch found against the URL's last one: new (no last one), changed, unchanged (a 304,
@@ -32,6 +43,22 @@ def body_digest(body: bytes) -> str:
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """JSON text as the crawl writes it everywhere (JSONL, the index, the state): characters as they
 are, no spaces."""
+
+TIME_FIELDS = ("fetched_at", "lastmod", "first_seen", "last_changed")
+"""A page's times, epoch seconds as they have always been exported; each also as `<name>_iso`,
+ISO 8601 in UTC (`iso_utc`), for the reader who wants a date: new fields beside the old ones, so
+a program that reads the numbers reads them still."""
+
+
+def iso_utc(epoch: float | None) -> str | None:
+    """`2026-11-27T20:15:03.250Z`; None for no time, or one no calendar holds."""
+    if epoch is None:
+        return None
+    try:
+        moment = datetime.fromtimestamp(epoch, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +156,7 @@ class PageRecord:
             "final_url": self.final_url,
             "status": self.status,
             "fetched_at": round(self.fetched_at, 3),
+            "fetched_at_iso": iso_utc(self.fetched_at),
             "depth": self.depth,
             "content_type": self.content_type,
             "title": self.title,
@@ -156,6 +184,7 @@ class PageRecord:
             "last_modified": self.last_modified,
             "digest": self.digest,
             "lastmod": self.lastmod,
+            "lastmod_iso": iso_utc(self.lastmod),
             "change": self.change,
             "usage": signals_json(self.usage),
         }

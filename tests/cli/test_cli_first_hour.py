@@ -352,6 +352,7 @@ def test_export_csv_is_a_header_and_a_row_per_page_of_single_values(tmp_path: Pa
         "follow_reason",
         "sections",
         "usage",
+        "fetched_at_iso",
     ]
     assert rows[0] == header
     home, failed = (dict(zip(header, row, strict=True)) for row in rows[1:])

@@ -9,6 +9,7 @@ again; every URL the state no longer holds must have its page in DIR/index.sqlit
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sqlite3
 import sys
@@ -243,7 +244,9 @@ async def test_fresh_says_what_it_deletes_then_starts_over(tmp_path: Path) -> No
         status, out, err = await crawl_command(*args)
         assert status == EXIT_OK, err
         assert "has nothing pending (2 pages fetched in 1 run before)" in err
-        assert "crawl finished" in out and ": 2 pages" in out
+        # This run fetched nothing; the crawl has its 2 pages.
+        assert "crawl finished after" in out and "(run 2): 0 pages" in out
+        assert "the crawl in all, 2 runs since " in out and " s, 2 pages (" in out
         status, out, err = await crawl_command(*args, "--fresh")
     assert status == EXIT_OK, err
     assert (
@@ -331,7 +334,18 @@ async def test_recrawl_from_the_command_line_asks_conditionally_and_says_what_ch
         status, out, err = await crawl_command(*again)
         assert status == EXIT_OK, err
         assert "recrawling the crawl in" in err and "recrawl.after (0 s)" in err
-        assert "recrawl: 2 unchanged, 1 changed, 0 new, 0 gone, 0 failed" in out
+        # The pass's figures, this run's, and the crawl's apart: not 6 pages for a 3-page site.
+        lines = out.splitlines()
+        assert re.fullmatch(r"crawl finished after [\d.]+ s \(run 2\): 3 pages \(.*", lines[0])
+        assert re.fullmatch(
+            r"the crawl in all, 2 runs since .* UTC: [\d.]+ s, 6 pages .*", lines[1]
+        )
+        [recrawl] = [line for line in lines if line.startswith("recrawl pass begun ")]
+        assert recrawl.endswith(" UTC: 3 pages: 2 unchanged, 1 changed, 0 new, 0 gone, 0 failed")
+        status, shown, err = await crawl_command("status", "--data", str(data))
+        assert status == EXIT_OK, err
+        # crawl status says the same (the rate aside: the file keeps times to the millisecond)
+        assert lines[0][: lines[0].index(" pages (") + 6] in shown and recrawl in shown
         assert sorted(net.paths(A)) == ["/", "/a", "/b"]
         status, out, err = await crawl_command(
             "export", "--data", str(data), "--changed-since", "2000-01-01"

@@ -184,6 +184,7 @@ def test_export_markdown_is_a_json_object_a_line_of_each_page_with_markdown(data
             "title": "All about otters",
             "language": None,
             "fetched_at": 1.0,
+            "fetched_at_iso": "1970-01-01T00:00:01.000Z",
             "main_fallback": None,
             "markdown": "Otters hold hands while they *sleep*.",
         }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 import valkey
 from support.commands import crawl_command
 from support.keyvalue import StateServer, free_port, start_server
+from support.terminal import in_terminal, rows_drawn
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.cli.workers import worker_arguments, workers_summary
@@ -130,6 +132,50 @@ def test_two_workers_started_by_one_command_crawl_every_page_once_at_every_hosts
     assert status == EXIT_OK, err
     found = [json.loads(line)["url"] for line in out.splitlines()]
     assert found and len(found) == len(set(found))
+
+
+def test_two_workers_on_a_terminal_draw_one_line_for_the_crawl_and_never_over_each_other(
+    server: StateServer, web: tuple[Path, Path, dict[str, object]], tmp_path: Path
+) -> None:
+    root, log, site = web
+    status, output = in_terminal(
+        str(root / "seeds.txt"),
+        "--state",
+        server.url,
+        "--workers",
+        "2",
+        "--data",
+        str(tmp_path / "data"),
+        "-s",
+        "politeness.min_delay=0.3",  # a few seconds: the line is drawn again and again
+        "-s",
+        "state.key_prefix=cli-terminal/",
+        columns=80,
+        set_columns=False,
+    )
+    assert status == EXIT_OK, output
+    rows = rows_drawn(output)
+    live = [row for row in rows if "queued" in row and not row.startswith("URLs:")]
+    assert len(live) >= 3, output
+    # One line for the crawl, each drawing whole: no digits left from another line.
+    line = re.compile(
+        r"(2 workers  )?\d:\d\d:\d\d  \d+ pages? \(\d+\.\d/s\)  \d+ queued  \d+ errors?  "
+        r"\d+ skipped(  \d+ in flight)?(  \d+ hosts? waiting)?"
+    )
+    assert all(line.fullmatch(row) for row in live), live
+    assert all(len(row) < 80 for row in rows)
+    # Each worker's summary under its name, starting a row of its own; then the crawl's.
+    for name in ("w1", "w2"):
+        at = rows.index(f"{name}:")
+        assert rows[at + 1].startswith("crawl finished after "), rows[at : at + 2]
+    pages = testweb.completeness(testweb.read_log(log), site)["expected_pages"]
+    assert (
+        [row for row in rows if row.startswith("all 2 workers: ")]
+        == [row for row in rows if row.startswith(f"all 2 workers: {pages} pages (")]
+        != []
+    )
+    # What a worker says comes above the line, after its name.
+    assert sum(row.startswith("w1: crawl: obeying robots.txt") for row in rows) == 1
 
 
 def test_options_that_do_not_go_together_exit_2(tmp_path: Path) -> None:

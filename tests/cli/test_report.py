@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import logging
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -20,12 +21,16 @@ from crawler.cli.report import (
     progress_line,
     resume_advice,
     resume_note,
+    run_stats,
     summary,
 )
+from crawler.cli.summary_document import robots_dated
 from crawler.config import LimitsConfig
 from crawler.frontier import QueuedUrl
 from crawler.output.sinks import output_files
 from crawler.page import compiled
+from crawler.robots.entry import RobotsEntry
+from crawler.robots.txt import RobotsTxt
 from crawler.runtime import event_loop_name
 from crawler.state import MemoryCrawlState
 from crawler.stats import CrawlStats, DeferredHost, HostReport
@@ -87,7 +92,7 @@ def test_progress_line_sums_errors_and_skips() -> None:
         )
     )
     assert line == (
-        "pages 5 (2.5/s) | hosts active 3, waiting 4 | queued 17 | errors 3 | skips 5 | 0:00:02"
+        "0:00:02  5 pages (2.5/s)  17 queued  3 errors  5 skipped  3 in flight  4 hosts waiting"
     )
 
 
@@ -96,7 +101,7 @@ def test_fresh_stats_are_zero_and_running() -> None:
     assert fresh.outcome == "running"
     assert fresh.pages == fresh.requests == fresh.queued == 0
     assert not fresh.skips
-    assert progress_line(fresh).startswith("pages 0 (0.0/s)")
+    assert progress_line(fresh).startswith("0:00:00  0 pages (0.0/s)  0 queued  0 errors")
 
 
 def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
@@ -105,7 +110,7 @@ def test_progress_on_a_plain_stream_writes_whole_lines() -> None:
     progress.show()
     progress.clear()
     output = stream.getvalue()
-    line = "pages 1 (1.0/s) | hosts active 0, waiting 0 | queued 0 | errors 0 | skips 0 | 0:00:01"
+    line = "0:00:01  1 page (1.0/s)  0 queued  0 errors  0 skipped  0 in flight  0 hosts waiting"
     assert output.endswith(f" crawl: {line}\n")
     assert "\r" not in output
 
@@ -334,7 +339,7 @@ def test_summary_says_what_the_pages_allowed() -> None:
     crawl.page_rules["links not followed"] += 4
     assert (
         "pages read: 7 indexed, 2 noindex, 1 nofollow, 3 with exclusion sections, "
-        "4 links not followed"
+        "4 links not followed (rel=nofollow, ugc or sponsored; nofollow pages and sections)"
     ) in text(crawl).splitlines()
     assert "pages read" not in text(stats())
 
@@ -357,20 +362,21 @@ BUSY = CrawlStats(
     [
         (
             None,
-            "pages 123456 (33.2/s) | hosts active 64, waiting 9876 | queued 1234567 | "
-            "errors 1234 | skips 56789 | 1:02:03",
+            "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped  "
+            "64 in flight  9876 hosts waiting",
         ),
         (
             100,
-            "pages 123456 (33.2/s) | hosts active 64, waiting 9876 | queued 1234567 | "
-            "errors 1234 | skips 56789",
+            "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped  "
+            "64 in flight",
         ),
-        (79, "pages 123456 (33.2/s) | hosts active 64 | queued 1234567 | errors 1234"),
-        (60, "pages 123456 (33.2/s) | queued 1234567 | errors 1234"),
-        (44, "pages 123456 | queued 1234567 | errors 1234"),
-        (39, "pages 123456 | errors 1234"),
-        (20, "pages 123456"),
-        (8, "pages 1\u2026"),
+        # 80 columns (79 for the line): the clock and the skips are there.
+        (79, "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped"),
+        (60, "1:02:03  123456 pages  1234567 queued  1234 errors"),
+        (44, "123456 pages  1234567 queued  1234 errors"),
+        (39, "123456 pages  1234 errors"),
+        (20, "123456 pages"),
+        (8, "123456\u2026"),
     ],
 )
 def test_a_narrow_progress_line_drops_the_least_useful_figures_first(
@@ -383,6 +389,44 @@ def test_a_narrow_progress_line_drops_the_least_useful_figures_first(
 def test_the_progress_line_never_exceeds_the_width(width: int) -> None:
     assert len(progress_line(BUSY, width)) <= width
     assert len(progress_line(CrawlStats(), width)) <= width
+    assert len(progress_line(BUSY, width, label="12 workers")) <= width
+
+
+@pytest.mark.parametrize("width", [79, 99, 159])
+def test_a_small_crawl_shows_all_but_the_hosts_waiting_at_80_columns(width: int) -> None:
+    small = CrawlStats(
+        pages=598,
+        elapsed=75.0,
+        in_flight=1,
+        hosts_waiting=1,
+        queued=12,
+        errors=Counter({"timeout": 1}),
+        skips=Counter({"not HTML by its extension": 40}),
+    )
+    line = "0:01:15  598 pages (8.0/s)  12 queued  1 error  40 skipped  1 in flight"
+    assert progress_line(small, width) == line + ("" if width < 84 else "  1 host waiting")
+
+
+@pytest.mark.parametrize(
+    ("width", "expected"),
+    [
+        (
+            None,
+            "2 workers  1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  "
+            "56789 skipped  64 in flight  9876 hosts waiting",
+        ),
+        (
+            100,
+            "2 workers  1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  "
+            "56789 skipped  64 in flight",
+        ),
+        (79, "1:02:03  123456 pages (33.2/s)  1234567 queued  1234 errors  56789 skipped"),
+    ],
+)
+def test_a_shared_crawls_line_says_whose_it_is_while_there_is_room(
+    width: int | None, expected: str
+) -> None:
+    assert progress_line(BUSY, width, label="2 workers") == expected
 
 
 class _Terminal(io.StringIO):
@@ -491,3 +535,66 @@ async def test_a_log_record_clears_the_live_line_before_it_is_written(
     line = progress_line(CrawlStats(pages=5, elapsed=1.0), 79)
     assert stream.getvalue() == f"\r{line}\r{' ' * len(line)}\ra host was given up\n"
     assert not handler.filters  # let go of when the ticker ends
+
+
+def test_what_is_said_goes_above_the_live_line_which_is_drawn_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "40")
+    stream = _Terminal()
+    crawl = CrawlStats(pages=5, elapsed=1.0)
+    progress = Progress(crawl, stream, interval=10.0, sayings=lambda now: ["crawl: a.test fails"])
+    progress.show()
+    progress.tell()
+    line = progress_line(crawl, 39)
+    assert stream.getvalue() == f"\r{line}\r{' ' * len(line)}\rcrawl: a.test fails\n\r{line}"
+    # Longer than the terminal: wrapped by the crawl, not by the terminal.
+    progress.clear()
+    stream.seek(0)
+    stream.truncate()
+    progress.say("crawl: " + "word " * 20)
+    assert all(len(row) <= 39 for row in stream.getvalue().splitlines())
+
+
+# --- a crawl of several runs: this run's figures and the crawl's apart ---------------------------
+
+
+def test_a_recrawls_summary_says_the_runs_the_passes_and_the_crawls_figures_apart() -> None:
+    earlier = stats(pages=1196, requests=1210, robots_fetches=12, elapsed=452.5)
+    crawl = stats(pages=1794, requests=1808, robots_fetches=12, elapsed=464.8, runs=4)
+    crawl.changes.update({"unchanged": 590, "changed": 5, "new": 2, "gone": 1})
+    began = ENDED - 12.3
+    lines = text(crawl, run=run_stats(crawl, earlier), recrawl=(began, 1196)).splitlines()
+    assert lines[0] == (
+        "crawl finished after 12.3 s (run 4): 598 pages (48.6/s), 598 requests, "
+        "0 robots.txt fetches, 0.0 MB, 0 retries"
+    )
+    assert lines[1] == (
+        "the crawl in all, 4 runs since 2024-01-01 00:00:00 UTC: 464.8 s, 1794 pages (3.9/s), "
+        "1808 requests, 12 robots.txt fetches, 0.0 MB, 0 retries"
+    )
+    assert (
+        f"recrawl pass begun {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(began))} UTC: "
+        "598 pages: 590 unchanged, 5 changed, 2 new, 1 gone, 0 failed"
+    ) in lines
+    # A crawl's first run has only its own figures.
+    first = stats(pages=598, elapsed=10.0)
+    assert text(first, run=run_stats(first, CrawlStats())).startswith(
+        "crawl finished after 10.0 s: 598 pages (59.8/s)"
+    )
+
+
+def test_a_robots_txt_this_run_did_not_ask_for_says_when_it_was_fetched() -> None:
+    kept = RobotsEntry(
+        "http://a.test", RobotsTxt.allow_all("status 200"), 1764273600.0, 1764360000.0, "status 200"
+    )
+    began = kept.fetched_at + 3600
+    report = robots_dated(host(robots="not fetched"), kept, began)
+    assert report.robots == "status 200, fetched 2025-11-27 20:00:00 UTC (before this run)"
+    assert "robots.txt status 200, fetched 2025-11-27 20:00:00 UTC" in text(stats(), [report])
+    # Obeyed as an earlier run fetched it.
+    assert robots_dated(host(robots="status 200"), kept, began).robots == report.robots
+    # Fetched by this run, or nothing to say.
+    assert robots_dated(host(robots="status 200"), kept, kept.fetched_at).robots == "status 200"
+    assert robots_dated(host(robots="not fetched"), None, began).robots == "not fetched"
+    assert robots_dated(host(robots="status 404"), kept, began).robots == "status 404"

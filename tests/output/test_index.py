@@ -412,6 +412,11 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "times_changed": 0,
         "gone": False,
         "usage": [],
+        # The times as dates too, beside the epoch seconds.
+        "fetched_at_iso": "1970-01-01T00:00:20.123Z",
+        "lastmod_iso": None,
+        "first_seen_iso": "1970-01-01T00:00:20.123Z",
+        "last_changed_iso": "1970-01-01T00:00:20.123Z",
         "main_fallback": None,
         "text": "some body text",
         "nosnippet_text": "",
@@ -872,6 +877,7 @@ def test_main_content_is_searched_above_the_frame_and_exported(tmp_path: Path) -
         "title": None,
         "language": None,
         "fetched_at": 1.0,
+        "fetched_at_iso": "1970-01-01T00:00:01.000Z",
         "main_fallback": None,
         "markdown": about.markdown,
     }
