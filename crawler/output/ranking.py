@@ -25,6 +25,11 @@ page has is its tier):
 - `WORDS_NAMED`: the title or headings hold all of its words.
 - `NAME_IN_TEXT`: the query is one name the index reads as several words (`row_number`,
   `pg_hba.conf`) and the text holds it as typed.
+- `NAME_IN_PROSE`: the query is one name and the main content's prose speaks of it as code, as
+  typed: a sentence with words before it (`The data type `uuid` stores`, `The `regexp_replace`
+  function provides`), not a heading, a table row, a code block or a line it begins (a
+  signature in a table of functions, an example). The page that explains a name in sentences
+  above one that lists it with a line of its own, where nothing above tells them.
 
 A hub (`is_hub`: a book's index, a table of contents, a list of commands) names a thousand things
 in its headings and is about none of them: its headings and text earn no tier, and its BM25 counts
@@ -48,6 +53,7 @@ __all__ = [
     "HUB_HEADINGS_SHARE",
     "HUB_MIN_CHARS",
     "NAME_IN_HEADINGS",
+    "NAME_IN_PROSE",
     "NAME_IN_TEXT",
     "NAME_IS_TITLE",
     "PHRASE_NAMED",
@@ -56,6 +62,7 @@ __all__ = [
     "TITLE_BEGINS",
     "WORDS_NAMED",
     "TypedName",
+    "in_prose",
     "is_hub",
     "name_as_typed",
     "qualified_parts",
@@ -66,14 +73,15 @@ __all__ = [
     "words_of",
 ]
 
-NAME_IS_TITLE = 128
-TITLE_BEGINS = 64
-QUALIFIER_TITLE = 32
-SIGNATURE = 16
-NAME_IN_HEADINGS = 8
-PHRASE_NAMED = 4
-WORDS_NAMED = 2
-NAME_IN_TEXT = 1
+NAME_IS_TITLE = 256
+TITLE_BEGINS = 128
+QUALIFIER_TITLE = 64
+SIGNATURE = 32
+NAME_IN_HEADINGS = 16
+PHRASE_NAMED = 8
+WORDS_NAMED = 4
+NAME_IN_TEXT = 2
+NAME_IN_PROSE = 1
 
 HUB_HEADINGS_SHARE = 0.5
 """A page whose headings (h1-h6, dt, dfn) are more than this share of its text is a list of
@@ -97,6 +105,10 @@ _JOINED = re.compile(r"[^\W_]+(?:[\W_]+[^\W_]+)+")
 _NAME_BREAK = re.compile(r"[\s.]+")
 _QUALIFIED = re.compile(r"[^\W_]+(?:(?:\.|::|#)[^\W_]+)+")
 """A qualified name as typed: words joined by `.`, `::` or `#`, no space."""
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_LINE_MARKS = re.compile(r"^[\s>]*(?:(?:[-*+]|\d+\.)\s+)?")
+"""What a Markdown line begins with before its text: a quote's `>`, a list item's marker."""
+_PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 def words_of(text: str) -> tuple[str, ...]:
@@ -192,3 +204,27 @@ def is_hub(main_fallback: str | None, headings_chars: int, text_chars: int) -> b
     if main_fallback is not None:
         return True
     return text_chars >= HUB_MIN_CHARS and headings_chars > HUB_HEADINGS_SHARE * text_chars
+
+
+def in_prose(markdown: str | None, name: str) -> bool:
+    """Whether `markdown` (a page's main content, crawler.page.markdown) speaks of `name` as
+    code in a sentence (see `NAME_IN_PROSE`): inline code holding just the name, words before
+    it on its line, outside headings, table rows and code blocks."""
+    span = f"`{name}`"
+    if not markdown or span not in markdown:
+        return False
+    fence = ""
+    for line in markdown.split("\n"):
+        text = _LINE_MARKS.sub("", line, count=1)
+        if fence:
+            fence = "" if text.startswith(fence) else fence
+            continue
+        if text.startswith("```"):
+            fence = text[: len(text) - len(text.lstrip("`"))]
+            continue
+        at = text.rfind(span)  # the last: the most words before it
+        if at <= 0 or text.startswith(("#", "|")):
+            continue
+        if _PROSE_WORD.search(_CODE_SPAN.sub(" ", text[:at])):
+            return True
+    return False

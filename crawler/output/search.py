@@ -27,11 +27,13 @@ from crawler.output.index_read import ELLIPSIS, Layout, find_index, index_purpos
 from crawler.output.query import fts_query, names_a_column
 from crawler.output.ranking import (
     NAME_IN_HEADINGS,
+    NAME_IN_PROSE,
     NAME_IN_TEXT,
     PHRASE_NAMED,
     QUALIFIER_TITLE,
     SIGNATURE,
     WORDS_NAMED,
+    in_prose,
     is_hub,
     name_as_typed,
     qualified_parts,
@@ -261,6 +263,7 @@ def _tiers(
         heading_parameters.append(f'{layout.named_in} : "{" ".join(words)}"')
     typed = name_as_typed(query) if layout.version >= 2 else None
     text_parts: list[str] = []
+    text_parameters: list[str] = []
     if typed is not None:
         for function, pattern in (("holds_name", typed.anywhere), ("signs_name", typed.signature)):
             connection.create_function(
@@ -273,6 +276,17 @@ def _tiers(
         heading_parts.append(f"{NAME_IN_HEADINGS} * holds_name(texts.headings)")
         if typed.joined:
             text_parts.append(f"{NAME_IN_TEXT} * (NOT {hub} AND holds_name(texts.text))")
+        if layout.version >= 5:
+            name = query.strip()
+            connection.create_function(
+                "in_prose", 1, lambda markdown: in_prose(markdown, name), deterministic=True
+            )
+            # instr first: SQLite's own search, where the Python function would cost more.
+            text_parts.append(
+                f"{NAME_IN_PROSE} * (instr(texts.markdown, ?) > 0 AND NOT {hub} "
+                "AND in_prose(texts.markdown))"
+            )
+            text_parameters.append(f"`{name}`")
     headings = (
         f"(CASE WHEN {named} THEN (CASE WHEN {hub} THEN 0 ELSE {' + '.join(heading_parts)} END) "
         "ELSE 0 END)"
@@ -296,7 +310,7 @@ def _tiers(
     titles = f"(CASE WHEN {named} THEN {' + '.join(title_parts)} ELSE 0 END)"
     return (
         " + ".join([headings, titles, *text_parts]),
-        heading_parameters + title_parameters,
+        heading_parameters + title_parameters + text_parameters,
     )
 
 

@@ -12,6 +12,7 @@ from crawler.output.index import IndexSink
 from crawler.output.ranking import (
     NAME_IS_TITLE,
     TITLE_BEGINS,
+    in_prose,
     is_hub,
     name_as_typed,
     qualified_parts,
@@ -176,6 +177,36 @@ def test_a_hub_does_not_outrank_the_page_that_defines_a_term(tmp_path: Path) -> 
         ),
     )
     assert first(tmp_path, "jsonb_set") == "https://docs.test/functions-json"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "name", "spoken_of"),
+    [
+        # PostgreSQL's pages as the page step writes them (tests/data/postgresql-docs)
+        ("## 8.12. UUID Type\n\nThe data type `uuid` stores Universally Unique", "uuid", True),
+        ("The `regexp_replace` function provides substitution of new text", "regexp_replace", True),
+        ("- The `uuid` type stores them", "uuid", True),
+        ("> Use `uuid` here", "uuid", True),
+        # a signature or an example: a line the name begins
+        ("`regexp_replace` ( *`string`* `text` ) → `text`", "regexp_replace", False),
+        ("- `uuid`", "uuid", False),
+        ("`gen_random_uuid` ( ) → `uuid`", "uuid", False),  # only code before it
+        ("```\nThe data type `uuid` in a code block\n```", "uuid", False),
+        ("````sql\n```\nThe `uuid` type\n````\nno name here", "uuid", False),
+        ("| The data type `uuid` | a table row |", "uuid", False),
+        ("### The `uuid` type", "uuid", False),
+        # not as typed, or inside a longer name
+        ("The data type `UUID` stores", "uuid", False),
+        ("The module `uuid-ossp` makes them", "uuid", False),
+        ("A UUID is written as hexadecimal digits", "uuid", False),
+        ("", "uuid", False),
+        (None, "uuid", False),
+    ],
+)  # fmt: skip
+def test_a_name_is_spoken_of_in_prose_as_code_with_words_before_it(
+    markdown: str | None, name: str, spoken_of: bool
+) -> None:
+    assert in_prose(markdown, name) is spoken_of
 
 
 def test_a_name_is_found_as_typed_and_by_its_signature() -> None:
