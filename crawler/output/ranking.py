@@ -2,7 +2,7 @@
 queries in, tiers out; crawler.output.search puts them into its SQL.
 
 A search's results come in tiers, highest first, and BM25 orders each (the sum of the flags a
-page has is its tier):
+page has is its tier, with its title's `TITLE_NEARNESS` below them all):
 
 - `NAME_IS_TITLE`: the title's name is the query. A title names its page before it says what
   else it is: the name stands before a separator (`pickle — Python object serialization`,
@@ -26,10 +26,12 @@ page has is its tier):
 - `NAME_IN_TEXT`: the query is one name the index reads as several words (`row_number`,
   `pg_hba.conf`) and the text holds it as typed.
 - `NAME_IN_PROSE`: the query is one name and the main content's prose speaks of it as code, as
-  typed: a sentence with words before it (`The data type `uuid` stores`, `The `regexp_replace`
-  function provides`), not a heading, a table row, a code block or a line it begins (a
-  signature in a table of functions, an example). The page that explains a name in sentences
-  above one that lists it with a line of its own, where nothing above tells them.
+  typed, in a sentence with words before it ("The data type `uuid` stores", "The
+  `regexp_replace` function provides"): not in a heading, a table row, a code block or a line it
+  begins (a signature in a table of functions, an example). The page that explains a name in
+  sentences above one that gives it a line of its own, where nothing above tells them.
+- `TITLE_NEARNESS`: of two titles that begin with the query, the one whose name says fewer words
+  beside it (`JSON Types` before `JSON Functions and Operators`).
 
 A hub (`is_hub`: a book's index, a table of contents, a list of commands) names a thousand things
 in its headings and is about none of them: its headings and text earn no tier, and its BM25 counts
@@ -60,6 +62,7 @@ __all__ = [
     "QUALIFIER_TITLE",
     "SIGNATURE",
     "TITLE_BEGINS",
+    "TITLE_NEARNESS",
     "WORDS_NAMED",
     "TypedName",
     "in_prose",
@@ -73,15 +76,20 @@ __all__ = [
     "words_of",
 ]
 
-NAME_IS_TITLE = 256
-TITLE_BEGINS = 128
-QUALIFIER_TITLE = 64
-SIGNATURE = 32
-NAME_IN_HEADINGS = 16
-PHRASE_NAMED = 8
-WORDS_NAMED = 4
-NAME_IN_TEXT = 2
-NAME_IN_PROSE = 1
+NAME_IS_TITLE = 2048
+TITLE_BEGINS = 1024
+QUALIFIER_TITLE = 512
+SIGNATURE = 256
+NAME_IN_HEADINGS = 128
+PHRASE_NAMED = 64
+WORDS_NAMED = 32
+NAME_IN_TEXT = 16
+NAME_IN_PROSE = 8
+TITLE_NEARNESS = 7
+"""Below every flag, with `TITLE_BEGINS`: how few words the title's name says beside the query
+(7 less their number, to none): of two titles that begin with it, the one about the thing itself
+before one about what is done with it or a part of it (`JSON Types` before `JSON Functions and
+Operators`), where nothing above tells them."""
 
 HUB_HEADINGS_SHARE = 0.5
 """A page whose headings (h1-h6, dt, dfn) are more than this share of its text is a list of
@@ -143,7 +151,8 @@ def query_words(query: str) -> tuple[str, ...] | None:
 
 def title_tier(title: str | None, words: tuple[str, ...]) -> int:
     """`NAME_IS_TITLE` plus `TITLE_BEGINS` when the title's name is `words`, `TITLE_BEGINS` when it
-    begins with them as a whole name (`UUID Type`, not `uuid-ossp`), else 0."""
+    begins with them as a whole name (`UUID Type`, not `uuid-ossp`), each with its
+    `TITLE_NEARNESS`; else 0."""
     name: tuple[str, ...] = ()
     for part in _name_parts(title):
         name += part
@@ -151,7 +160,9 @@ def title_tier(title: str | None, words: tuple[str, ...]) -> int:
             break
     if not words or name != words:
         return 0
-    return NAME_IS_TITLE + TITLE_BEGINS if name == title_name(title) else TITLE_BEGINS
+    whole = title_name(title)
+    nearness = max(0, TITLE_NEARNESS - (len(whole) - len(name)))
+    return TITLE_BEGINS + nearness + (NAME_IS_TITLE if name == whole else 0)
 
 
 def qualifier_length(title: str | None, words: tuple[str, ...]) -> int:

@@ -75,11 +75,14 @@ def test_a_title_names_what_stands_before_its_separator_after_its_number(
 @pytest.mark.parametrize(
     ("title", "query", "tier"),
     [
-        ("ClassUtils (Apache Commons Lang API)", "ClassUtils", NAME_IS_TITLE + TITLE_BEGINS),
-        ("ClassUtils.Interfaces (Apache Commons Lang API)", "ClassUtils", TITLE_BEGINS),
-        ("CREATE TABLE", "create table", NAME_IS_TITLE + TITLE_BEGINS),
-        ("CREATE TABLE AS", "CREATE TABLE", TITLE_BEGINS),
-        ("8.12. UUID Type", "uuid", TITLE_BEGINS),
+        ("ClassUtils (Apache Commons Lang API)", "ClassUtils", NAME_IS_TITLE + TITLE_BEGINS + 7),
+        ("ClassUtils.Interfaces (Apache Commons Lang API)", "ClassUtils", TITLE_BEGINS + 6),
+        ("CREATE TABLE", "create table", NAME_IS_TITLE + TITLE_BEGINS + 7),
+        ("CREATE TABLE AS", "CREATE TABLE", TITLE_BEGINS + 6),
+        ("8.12. UUID Type", "uuid", TITLE_BEGINS + 6),
+        ("9.16. JSON Functions and Operators", "json", TITLE_BEGINS + 4),
+        ("D.3. XML Limits and Conformance to SQL/XML", "xml", TITLE_BEGINS + 1),
+        ("Widget Tools for the Long and Winding Road Home", "widget", TITLE_BEGINS),
         ("F.47. uuid-ossp", "uuid", 0),  # another name, as pickletools is not pickle
         ("pickletools — Tools for pickle developers", "pickle", 0),
         ("Index", "jsonb_set", 0),
@@ -295,3 +298,29 @@ def test_headings_holding_the_words_together_rank_above_headings_holding_them_ap
         ),
     )
     assert first(tmp_path, "list comprehension") == "https://docs.test/tutorial"
+
+
+def test_of_two_titles_beginning_with_the_name_the_one_saying_less_beside_it_ranks_first(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        record(
+            "https://docs.test/functions-json",
+            "JSON functions and operators: json_build_object builds a json object.",
+            title="9.16. JSON Functions and Operators",
+            headings="9.16. JSON Functions and Operators",
+        ),
+        record(
+            "https://docs.test/datatype-json",
+            "JSON data types store JSON data. " + " ".join(FILLER * 10),
+            title="8.14. JSON Types",
+            headings="8.14. JSON Types",
+        ),
+    )
+    hits = search(tmp_path, "json", limit=3)
+    assert [hit.url for hit in hits[:2]] == [
+        "https://docs.test/datatype-json",
+        "https://docs.test/functions-json",
+    ]
+    assert hits[1].score > hits[0].score  # BM25 alone would put the functions first
