@@ -221,21 +221,47 @@ def in_prose(markdown: str | None, name: str) -> bool:
     """Whether `markdown` (a page's main content, crawler.page.markdown) speaks of `name` as
     code in a sentence (see `NAME_IN_PROSE`): inline code holding just the name, words before
     it on its line, outside headings, table rows and code blocks."""
-    span = f"`{name}`"
-    if not markdown or span not in markdown:
+    if not markdown:
         return False
-    fence = ""
-    for line in markdown.split("\n"):
-        text = _LINE_MARKS.sub("", line, count=1)
-        if fence:
-            fence = "" if text.startswith(fence) else fence
-            continue
-        if text.startswith("```"):
-            fence = text[: len(text) - len(text.lstrip("`"))]
-            continue
-        at = text.rfind(span)  # the last: the most words before it
-        if at <= 0 or text.startswith(("#", "|")):
-            continue
-        if _PROSE_WORD.search(_CODE_SPAN.sub(" ", text[:at])):
+    span = f"`{name}`"
+    at = markdown.find(span)
+    while at >= 0:
+        start = markdown.rfind("\n", 0, at) + 1
+        end = markdown.find("\n", at)
+        end = len(markdown) if end < 0 else end
+        line = _LINE_MARKS.sub("", markdown[start:end], count=1)
+        if _prose_line(line, span) and not _in_code_block(markdown, start):
             return True
+        at = markdown.find(span, end)
     return False
+
+
+def _prose_line(text: str, span: str) -> bool:
+    """Whether a line's text (its list or quote marks taken off) holds `span` with words before
+    it, and is no heading, table row or fence."""
+    at = text.rfind(span)  # the last: the most words before it
+    if at <= 0 or text.startswith(("#", "|", "```")):
+        return False
+    return _PROSE_WORD.search(_CODE_SPAN.sub(" ", text[:at])) is not None
+
+
+def _in_code_block(markdown: str, offset: int) -> bool:
+    """Whether `offset` of `markdown` is inside a fenced code block. A fence is a run of three or
+    more backticks that begins its line (after a list's indent or a quote's `>`); it closes at a
+    line that begins with the same fence (crawler.page.markdown makes it longer than any run of
+    backticks the code holds). Fences are found by str.find, and only before `offset`: a regex
+    anchored at a line's start is tried at every character, ten times as slow on a page."""
+    opened = ""
+    at = markdown.find("```", 0, offset)
+    while at >= 0:
+        end = at + 3
+        while end < len(markdown) and markdown[end] == "`":
+            end += 1
+        if not markdown[markdown.rfind("\n", 0, at) + 1 : at].strip(" \t>"):
+            fence = markdown[at:end]
+            if not opened:
+                opened = fence
+            elif fence.startswith(opened):
+                opened = ""
+        at = markdown.find("```", end, offset)
+    return bool(opened)

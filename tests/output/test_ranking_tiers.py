@@ -196,6 +196,8 @@ def test_a_hub_does_not_outrank_the_page_that_defines_a_term(tmp_path: Path) -> 
         ("`gen_random_uuid` ( ) → `uuid`", "uuid", False),  # only code before it
         ("```\nThe data type `uuid` in a code block\n```", "uuid", False),
         ("````sql\n```\nThe `uuid` type\n````\nno name here", "uuid", False),
+        ("````sql\n```\n````\nThe `uuid` type, after the block", "uuid", True),
+        ("- item\n\n    ```\n    The `uuid` in a list's code\n    ```", "uuid", False),
         ("| The data type `uuid` | a table row |", "uuid", False),
         ("### The `uuid` type", "uuid", False),
         # not as typed, or inside a longer name
