@@ -80,8 +80,8 @@ class SearchHit:
     """Relevance, higher is better (negated bm25; title matches weigh 10 times text matches)."""
     tier: int = 0
     """Which tier of the results the page is in, higher first (crawler.output.ranking): its title
-    names the query, or begins with it, or its title or headings hold it, or none of these (0);
-    `score` orders the pages within a tier."""
+    names the query, or begins with it, or its title or headings hold it, or its text does, or
+    none of these (0); `score` orders the pages within a tier."""
 
 
 MAX_QUERY_CHARS = 1_000
@@ -250,7 +250,8 @@ def _tiers(
     """The SQL of a page's tier for `query` (crawler.output.ranking), and its parameters in the
     order the SQL takes them. What the title names, and what the headings hold as typed, is read
     by functions of the connection, and only where FTS5 finds the words there: a function run
-    over every page found would cost more than the search."""
+    over every page found would cost more than the search. Whether the main content speaks of
+    the name is read where SQLite's instr finds it as code in the Markdown."""
     words = query_words(query)
     hub = _hub(connection, layout)
     named = "pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?)"
