@@ -15,7 +15,7 @@ from support.loopback import ADDRESSES, LoopbackWeb
 
 from crawler.config import LimitsConfig
 from crawler.output.query import fts_query
-from crawler.output.ranking import NAME_IN_PROSE
+from crawler.output.ranking import NAME_IN_PROSE, TITLE_NEARNESS
 from crawler.output.search import search
 
 pytestmark = pytest.mark.loopback
@@ -64,9 +64,14 @@ POSTGRESQL_DEFINED_IN = {
     # UUID Type and UUID Functions: both titles begin with the name
     "uuid": ("datatype-uuid.html", "functions-uuid.html"),
 }
+TITLE_NEARER = {
+    # both speak of `json` in sentences; JSON Types says less beside the name than JSON
+    # Functions and Operators
+    "json": ("datatype-json.html", "functions-json.html"),
+}
 
 
-async def test_the_page_that_speaks_of_a_name_in_sentences_ranks_above_its_lists(
+async def test_the_page_that_speaks_of_a_name_in_sentences_or_names_it_nearer_ranks_first(
     test_data: Path, tmp_path: Path
 ) -> None:
     pages = test_data / "postgresql-docs"
@@ -83,4 +88,10 @@ async def test_the_page_that_speaks_of_a_name_in_sentences_ranks_above_its_lists
         # The two are alike in every other tier, and BM25 put the other first.
         assert hits[defining].tier == hits[other].tier | NAME_IN_PROSE
         assert not hits[other].tier & NAME_IN_PROSE
+        assert hits[other].score > hits[defining].score
+    for name, (defining, other) in TITLE_NEARER.items():
+        hits = {hit.url.rsplit("/", 1)[-1]: hit for hit in search(tmp_path, name, limit=4)}
+        assert next(iter(hits)) == defining, (name, list(hits))
+        assert hits[defining].tier & ~TITLE_NEARNESS == hits[other].tier & ~TITLE_NEARNESS
+        assert hits[defining].tier & NAME_IN_PROSE
         assert hits[other].score > hits[defining].score
