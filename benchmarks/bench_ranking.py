@@ -89,6 +89,10 @@ PYTHON = {
     # builtin a hundred pages mention
     "list comprehension": "tutorial/datastructures.html",
     "zip": "library/functions.html",
+    # a type: the page of its type, not the built-in functions' page that gives it a line
+    "range": "library/stdtypes.html",
+    "bytearray": "library/stdtypes.html",
+    "frozenset": "library/stdtypes.html",
 }
 POSTGRESQL = {
     # SQL commands: their reference page
@@ -126,14 +130,22 @@ POSTGRESQL = {
     "generate_series": "functions-srf.html",
     "string_agg": "functions-aggregate.html",
     "row_number": "functions-window.html",
+    # a book index lists these with the table of string functions, which points on here
     "regexp_replace": "functions-matching.html",
+    "regexp_match": "functions-matching.html",
+    "regexp_split_to_array": "functions-matching.html",
+    "regexp_instr": "functions-matching.html",
     "work_mem": "runtime-config-resource.html",
     "max_connections": "runtime-config-connection.html",
     "autovacuum_naptime": "runtime-config-autovacuum.html",
     "pg_stat_activity": "monitoring-stats.html",
     "pg_hba.conf": "auth-pg-hba-conf.html",
     "tsvector": "datatype-textsearch.html",
+    # a type: its type's page, not its functions'
     "uuid": "datatype-uuid.html",
+    "xml": "datatype-xml.html",
+    "json": "datatype-json.html",
+    "int4range": "rangetypes.html",
     "WITH RECURSIVE": "queries-with.html",
     "BRIN": "brin.html",
 }

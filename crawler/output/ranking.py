@@ -2,7 +2,7 @@
 queries in, tiers out; crawler.output.search puts them into its SQL.
 
 A search's results come in tiers, highest first, and BM25 orders each (the sum of the flags a
-page has is its tier):
+page has is its tier, with its title's `TITLE_NEARNESS` below them all):
 
 - `NAME_IS_TITLE`: the title's name is the query. A title names its page before it says what
   else it is: the name stands before a separator (`pickle — Python object serialization`,
@@ -25,6 +25,13 @@ page has is its tier):
 - `WORDS_NAMED`: the title or headings hold all of its words.
 - `NAME_IN_TEXT`: the query is one name the index reads as several words (`row_number`,
   `pg_hba.conf`) and the text holds it as typed.
+- `NAME_IN_PROSE`: the query is one name and the main content's prose speaks of it as code, as
+  typed, in a sentence with words before it ("The data type `uuid` stores", "The
+  `regexp_replace` function provides"): not in a heading, a table row, a code block or a line it
+  begins (a signature in a table of functions, an example). The page that explains a name in
+  sentences above one that gives it a line of its own, where nothing above tells them.
+- `TITLE_NEARNESS`: of two titles that begin with the query, the one whose name says fewer words
+  beside it (`JSON Types` before `JSON Functions and Operators`).
 
 A hub (`is_hub`: a book's index, a table of contents, a list of commands) names a thousand things
 in its headings and is about none of them: its headings and text earn no tier, and its BM25 counts
@@ -48,14 +55,17 @@ __all__ = [
     "HUB_HEADINGS_SHARE",
     "HUB_MIN_CHARS",
     "NAME_IN_HEADINGS",
+    "NAME_IN_PROSE",
     "NAME_IN_TEXT",
     "NAME_IS_TITLE",
     "PHRASE_NAMED",
     "QUALIFIER_TITLE",
     "SIGNATURE",
     "TITLE_BEGINS",
+    "TITLE_NEARNESS",
     "WORDS_NAMED",
     "TypedName",
+    "in_prose",
     "is_hub",
     "name_as_typed",
     "qualified_parts",
@@ -66,14 +76,20 @@ __all__ = [
     "words_of",
 ]
 
-NAME_IS_TITLE = 128
-TITLE_BEGINS = 64
-QUALIFIER_TITLE = 32
-SIGNATURE = 16
-NAME_IN_HEADINGS = 8
-PHRASE_NAMED = 4
-WORDS_NAMED = 2
-NAME_IN_TEXT = 1
+NAME_IS_TITLE = 2048
+TITLE_BEGINS = 1024
+QUALIFIER_TITLE = 512
+SIGNATURE = 256
+NAME_IN_HEADINGS = 128
+PHRASE_NAMED = 64
+WORDS_NAMED = 32
+NAME_IN_TEXT = 16
+NAME_IN_PROSE = 8
+TITLE_NEARNESS = 7
+"""Below every flag, with `TITLE_BEGINS`: how few words the title's name says beside the query
+(7 less their number, to none): of two titles that begin with it, the one about the thing itself
+before one about what is done with it or a part of it (`JSON Types` before `JSON Functions and
+Operators`), where nothing above tells them."""
 
 HUB_HEADINGS_SHARE = 0.5
 """A page whose headings (h1-h6, dt, dfn) are more than this share of its text is a list of
@@ -97,6 +113,10 @@ _JOINED = re.compile(r"[^\W_]+(?:[\W_]+[^\W_]+)+")
 _NAME_BREAK = re.compile(r"[\s.]+")
 _QUALIFIED = re.compile(r"[^\W_]+(?:(?:\.|::|#)[^\W_]+)+")
 """A qualified name as typed: words joined by `.`, `::` or `#`, no space."""
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_LINE_MARKS = re.compile(r"^[\s>]*(?:(?:[-*+]|\d+\.)\s+)?")
+"""What a Markdown line begins with before its text: a quote's `>`, a list item's marker."""
+_PROSE_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 def words_of(text: str) -> tuple[str, ...]:
@@ -131,7 +151,8 @@ def query_words(query: str) -> tuple[str, ...] | None:
 
 def title_tier(title: str | None, words: tuple[str, ...]) -> int:
     """`NAME_IS_TITLE` plus `TITLE_BEGINS` when the title's name is `words`, `TITLE_BEGINS` when it
-    begins with them as a whole name (`UUID Type`, not `uuid-ossp`), else 0."""
+    begins with them as a whole name (`UUID Type`, not `uuid-ossp`), each with its
+    `TITLE_NEARNESS`; else 0."""
     name: tuple[str, ...] = ()
     for part in _name_parts(title):
         name += part
@@ -139,7 +160,9 @@ def title_tier(title: str | None, words: tuple[str, ...]) -> int:
             break
     if not words or name != words:
         return 0
-    return NAME_IS_TITLE + TITLE_BEGINS if name == title_name(title) else TITLE_BEGINS
+    whole = title_name(title)
+    nearness = max(0, TITLE_NEARNESS - (len(whole) - len(name)))
+    return TITLE_BEGINS + nearness + (NAME_IS_TITLE if name == whole else 0)
 
 
 def qualifier_length(title: str | None, words: tuple[str, ...]) -> int:
@@ -192,3 +215,53 @@ def is_hub(main_fallback: str | None, headings_chars: int, text_chars: int) -> b
     if main_fallback is not None:
         return True
     return text_chars >= HUB_MIN_CHARS and headings_chars > HUB_HEADINGS_SHARE * text_chars
+
+
+def in_prose(markdown: str | None, name: str) -> bool:
+    """Whether `markdown` (a page's main content, crawler.page.markdown) speaks of `name` as
+    code in a sentence (see `NAME_IN_PROSE`): inline code holding just the name, words before
+    it on its line, outside headings, table rows and code blocks."""
+    if not markdown:
+        return False
+    span = f"`{name}`"
+    at = markdown.find(span)
+    while at >= 0:
+        start = markdown.rfind("\n", 0, at) + 1
+        end = markdown.find("\n", at)
+        end = len(markdown) if end < 0 else end
+        line = _LINE_MARKS.sub("", markdown[start:end], count=1)
+        if _prose_line(line, span) and not _in_code_block(markdown, start):
+            return True
+        at = markdown.find(span, end)
+    return False
+
+
+def _prose_line(text: str, span: str) -> bool:
+    """Whether a line's text (its list or quote marks taken off) holds `span` with words before
+    it, and is no heading, table row or fence."""
+    at = text.rfind(span)  # the last: the most words before it
+    if at <= 0 or text.startswith(("#", "|", "```")):
+        return False
+    return _PROSE_WORD.search(_CODE_SPAN.sub(" ", text[:at])) is not None
+
+
+def _in_code_block(markdown: str, offset: int) -> bool:
+    """Whether `offset` of `markdown` is inside a fenced code block. A fence is a run of three or
+    more backticks that begins its line (after a list's indent or a quote's `>`); it closes at a
+    line that begins with the same fence (crawler.page.markdown makes it longer than any run of
+    backticks the code holds). Fences are found by str.find, and only before `offset`: a regex
+    anchored at a line's start is tried at every character, ten times as slow on a page."""
+    opened = ""
+    at = markdown.find("```", 0, offset)
+    while at >= 0:
+        end = at + 3
+        while end < len(markdown) and markdown[end] == "`":
+            end += 1
+        if not markdown[markdown.rfind("\n", 0, at) + 1 : at].strip(" \t>"):
+            fence = markdown[at:end]
+            if not opened:
+                opened = fence
+            elif fence.startswith(opened):
+                opened = ""
+        at = markdown.find("```", end, offset)
+    return bool(opened)

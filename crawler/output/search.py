@@ -27,11 +27,13 @@ from crawler.output.index_read import ELLIPSIS, Layout, find_index, index_purpos
 from crawler.output.query import fts_query, names_a_column
 from crawler.output.ranking import (
     NAME_IN_HEADINGS,
+    NAME_IN_PROSE,
     NAME_IN_TEXT,
     PHRASE_NAMED,
     QUALIFIER_TITLE,
     SIGNATURE,
     WORDS_NAMED,
+    in_prose,
     is_hub,
     name_as_typed,
     qualified_parts,
@@ -78,8 +80,8 @@ class SearchHit:
     """Relevance, higher is better (negated bm25; title matches weigh 10 times text matches)."""
     tier: int = 0
     """Which tier of the results the page is in, higher first (crawler.output.ranking): its title
-    names the query, or begins with it, or its title or headings hold it, or none of these (0);
-    `score` orders the pages within a tier."""
+    names the query, or begins with it, or its title or headings hold it, or its text does, or
+    none of these (0); `score` orders the pages within a tier."""
 
 
 MAX_QUERY_CHARS = 1_000
@@ -248,7 +250,8 @@ def _tiers(
     """The SQL of a page's tier for `query` (crawler.output.ranking), and its parameters in the
     order the SQL takes them. What the title names, and what the headings hold as typed, is read
     by functions of the connection, and only where FTS5 finds the words there: a function run
-    over every page found would cost more than the search."""
+    over every page found would cost more than the search. Whether the main content speaks of
+    the name is read where SQLite's instr finds it as code in the Markdown."""
     words = query_words(query)
     hub = _hub(connection, layout)
     named = "pages_fts.rowid IN (SELECT rowid FROM pages_fts WHERE pages_fts MATCH ?)"
@@ -261,6 +264,7 @@ def _tiers(
         heading_parameters.append(f'{layout.named_in} : "{" ".join(words)}"')
     typed = name_as_typed(query) if layout.version >= 2 else None
     text_parts: list[str] = []
+    text_parameters: list[str] = []
     if typed is not None:
         for function, pattern in (("holds_name", typed.anywhere), ("signs_name", typed.signature)):
             connection.create_function(
@@ -273,6 +277,17 @@ def _tiers(
         heading_parts.append(f"{NAME_IN_HEADINGS} * holds_name(texts.headings)")
         if typed.joined:
             text_parts.append(f"{NAME_IN_TEXT} * (NOT {hub} AND holds_name(texts.text))")
+        if layout.version >= 5:
+            name = query.strip()
+            connection.create_function(
+                "in_prose", 1, lambda markdown: in_prose(markdown, name), deterministic=True
+            )
+            # instr first: SQLite's own search, where the Python function would cost more.
+            text_parts.append(
+                f"{NAME_IN_PROSE} * (instr(texts.markdown, ?) > 0 AND NOT {hub} "
+                "AND in_prose(texts.markdown))"
+            )
+            text_parameters.append(f"`{name}`")
     headings = (
         f"(CASE WHEN {named} THEN (CASE WHEN {hub} THEN 0 ELSE {' + '.join(heading_parts)} END) "
         "ELSE 0 END)"
@@ -296,7 +311,7 @@ def _tiers(
     titles = f"(CASE WHEN {named} THEN {' + '.join(title_parts)} ELSE 0 END)"
     return (
         " + ".join([headings, titles, *text_parts]),
-        heading_parameters + title_parameters,
+        heading_parameters + title_parameters + text_parameters,
     )
 
 

@@ -12,6 +12,7 @@ from crawler.output.index import IndexSink
 from crawler.output.ranking import (
     NAME_IS_TITLE,
     TITLE_BEGINS,
+    in_prose,
     is_hub,
     name_as_typed,
     qualified_parts,
@@ -74,11 +75,14 @@ def test_a_title_names_what_stands_before_its_separator_after_its_number(
 @pytest.mark.parametrize(
     ("title", "query", "tier"),
     [
-        ("ClassUtils (Apache Commons Lang API)", "ClassUtils", NAME_IS_TITLE + TITLE_BEGINS),
-        ("ClassUtils.Interfaces (Apache Commons Lang API)", "ClassUtils", TITLE_BEGINS),
-        ("CREATE TABLE", "create table", NAME_IS_TITLE + TITLE_BEGINS),
-        ("CREATE TABLE AS", "CREATE TABLE", TITLE_BEGINS),
-        ("8.12. UUID Type", "uuid", TITLE_BEGINS),
+        ("ClassUtils (Apache Commons Lang API)", "ClassUtils", NAME_IS_TITLE + TITLE_BEGINS + 7),
+        ("ClassUtils.Interfaces (Apache Commons Lang API)", "ClassUtils", TITLE_BEGINS + 6),
+        ("CREATE TABLE", "create table", NAME_IS_TITLE + TITLE_BEGINS + 7),
+        ("CREATE TABLE AS", "CREATE TABLE", TITLE_BEGINS + 6),
+        ("8.12. UUID Type", "uuid", TITLE_BEGINS + 6),
+        ("9.16. JSON Functions and Operators", "json", TITLE_BEGINS + 4),
+        ("D.3. XML Limits and Conformance to SQL/XML", "xml", TITLE_BEGINS + 1),
+        ("Widget Tools for the Long and Winding Road Home", "widget", TITLE_BEGINS),
         ("F.47. uuid-ossp", "uuid", 0),  # another name, as pickletools is not pickle
         ("pickletools — Tools for pickle developers", "pickle", 0),
         ("Index", "jsonb_set", 0),
@@ -178,6 +182,38 @@ def test_a_hub_does_not_outrank_the_page_that_defines_a_term(tmp_path: Path) -> 
     assert first(tmp_path, "jsonb_set") == "https://docs.test/functions-json"
 
 
+@pytest.mark.parametrize(
+    ("markdown", "name", "spoken_of"),
+    [
+        # PostgreSQL's pages as the page step writes them (tests/data/postgresql-docs)
+        ("## 8.12. UUID Type\n\nThe data type `uuid` stores Universally Unique", "uuid", True),
+        ("The `regexp_replace` function provides substitution of new text", "regexp_replace", True),
+        ("- The `uuid` type stores them", "uuid", True),
+        ("> Use `uuid` here", "uuid", True),
+        # a signature or an example: a line the name begins
+        ("`regexp_replace` ( *`string`* `text` ) → `text`", "regexp_replace", False),
+        ("- `uuid`", "uuid", False),
+        ("`gen_random_uuid` ( ) → `uuid`", "uuid", False),  # only code before it
+        ("```\nThe data type `uuid` in a code block\n```", "uuid", False),
+        ("````sql\n```\nThe `uuid` type\n````\nno name here", "uuid", False),
+        ("````sql\n```\n````\nThe `uuid` type, after the block", "uuid", True),
+        ("- item\n\n    ```\n    The `uuid` in a list's code\n    ```", "uuid", False),
+        ("| The data type `uuid` | a table row |", "uuid", False),
+        ("### The `uuid` type", "uuid", False),
+        # not as typed, or inside a longer name
+        ("The data type `UUID` stores", "uuid", False),
+        ("The module `uuid-ossp` makes them", "uuid", False),
+        ("A UUID is written as hexadecimal digits", "uuid", False),
+        ("", "uuid", False),
+        (None, "uuid", False),
+    ],
+)  # fmt: skip
+def test_a_name_is_spoken_of_in_prose_as_code_with_words_before_it(
+    markdown: str | None, name: str, spoken_of: bool
+) -> None:
+    assert in_prose(markdown, name) is spoken_of
+
+
 def test_a_name_is_found_as_typed_and_by_its_signature() -> None:
     typed = name_as_typed("work_mem")
     assert typed is not None and typed.joined
@@ -264,3 +300,29 @@ def test_headings_holding_the_words_together_rank_above_headings_holding_them_ap
         ),
     )
     assert first(tmp_path, "list comprehension") == "https://docs.test/tutorial"
+
+
+def test_of_two_titles_beginning_with_the_name_the_one_saying_less_beside_it_ranks_first(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path,
+        record(
+            "https://docs.test/functions-json",
+            "JSON functions and operators: json_build_object builds a json object.",
+            title="9.16. JSON Functions and Operators",
+            headings="9.16. JSON Functions and Operators",
+        ),
+        record(
+            "https://docs.test/datatype-json",
+            "JSON data types store JSON data. " + " ".join(FILLER * 10),
+            title="8.14. JSON Types",
+            headings="8.14. JSON Types",
+        ),
+    )
+    hits = search(tmp_path, "json", limit=3)
+    assert [hit.url for hit in hits[:2]] == [
+        "https://docs.test/datatype-json",
+        "https://docs.test/functions-json",
+    ]
+    assert hits[1].score > hits[0].score  # BM25 alone would put the functions first
