@@ -99,6 +99,7 @@ def assemble(
         hosts=hosts,
         frontier=state.frontier,
         timings=state.timings,
+        starts=state.starts,
         checkpoints=checkpoints,
         stats=stats,
         coordination=coordination,

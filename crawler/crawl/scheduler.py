@@ -29,6 +29,7 @@ from crawler.crawl.servers import ServerGate
 from crawler.crawl.turns import Turns
 from crawler.frontier import Frontier, QueuedUrl
 from crawler.politeness import HostSchedule, HostTimingStore, Politeness, ServerPacing
+from crawler.state.interface import StartLog
 from crawler.stats import CrawlStats, DeferredHost
 
 __all__ = ["LAUNCH_BATCH", "TIMER_SLACK", "Launcher", "Scheduler"]
@@ -63,6 +64,7 @@ class Scheduler:
         hosts: HostTable,
         frontier: Frontier,
         timings: HostTimingStore,
+        starts: StartLog,
         checkpoints: Checkpointer,
         stats: CrawlStats,
         coordination: HostCoordination,
@@ -78,6 +80,7 @@ class Scheduler:
         self._hosts = hosts
         self._frontier = frontier
         self._timings = timings
+        self._start_log = starts
         self._checkpoints = checkpoints
         self._stats = stats
         self._coordination = coordination
@@ -344,8 +347,10 @@ class Scheduler:
 
     def start(self, host: Host, now: float) -> Slot:
         """A request to `host` starts at `now`: its hold on the host."""
-        self._politeness.on_start(host.timing, now)
-        self._timings.put(host.timing)
+        timing = host.timing
+        self._politeness.on_start(timing, now)
+        self._timings.put(timing)
+        self._start_log.add(host.origin, now, timing.next_start - now)
         self._stats.requests += 1
         self.requests_in_flight += 1
         ended = self._request_ended

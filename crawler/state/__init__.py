@@ -1,12 +1,13 @@
 """The crawl state: what a crawl keeps so that it survives a stop, a kill or a reboot and resumes
 where it was, fetching nothing twice beyond what was in flight.
 
-    interface.py  CrawlState (the six stores and `commit`), RunStore, the memory versions
+    interface.py  CrawlState (the stores and `commit`), RunStore, the memory versions
     db.py         DIR/state.sqlite: the schema, the connection and the commit (StateDb)
     sqlite.py     the same stores on it (SqliteCrawlState), open_state
     frontier.py   the SQLite frontier (pending URLs on disk, a working set per host)
     seen.py       the SQLite seen set
     stores.py     the SQLite robots.txt, host timing, run and held-URL stores
+    starts.py     the SQLite log of request starts (for `crawl report`)
     codec.py      values as rows and back
     lock.py       one crawl per data directory (flock)
 

@@ -1,8 +1,8 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
-Schema (version 5, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
+Schema (version 6, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
 file the `queue.extra` column and the `fetches` table, a version 3 file `timings.pace`, a version
-4 file `robots.tdmrep`); the
+4 file `robots.tdmrep`, a version 5 file the `starts` and `start_origins` tables); the
 frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
@@ -17,6 +17,9 @@ frontier and the seen set are in crawler.state.frontier, the other stores in cra
     fetches                 a row per fetch, appended: url, depth, sitemap, declared_by, and what
                             it found (fetched_at, status, etag, last_modified, digest); a
                             recrawl reads each URL's last and drops the rest
+    starts, start_origins   a row per request start, appended: origin id, when, the interval
+                            the crawl then kept to (crawler.state.starts; `crawl report` draws
+                            each host's gaps from them)
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
                             (JSON), deferred (JSON)
 
@@ -49,7 +52,7 @@ from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
@@ -67,6 +70,14 @@ _FETCHES_TABLE = (
         etag TEXT,
         last_modified TEXT,
         digest TEXT
+    )""",
+)
+_STARTS_TABLES = (
+    "CREATE TABLE start_origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
+    """CREATE TABLE starts (
+        origin_id INTEGER NOT NULL,
+        started_at REAL NOT NULL,
+        interval REAL NOT NULL
     )""",
 )
 _SCHEMA = (
@@ -115,12 +126,14 @@ _SCHEMA = (
     "CREATE TABLE run (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     *_HELD_TABLE,
     *_FETCHES_TABLE,
+    *_STARTS_TABLES,
 )
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: _HELD_TABLE,
     2: ("ALTER TABLE queue ADD COLUMN extra TEXT", *_FETCHES_TABLE),
     3: ("ALTER TABLE timings ADD COLUMN pace TEXT",),
     4: ("ALTER TABLE robots ADD COLUMN tdmrep TEXT",),
+    5: _STARTS_TABLES,
 }
 """From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]

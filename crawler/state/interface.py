@@ -1,4 +1,4 @@
-"""The crawl state as the crawl sees it: six stores and the moment they are made durable.
+"""The crawl state as the crawl sees it: its stores and the moment they are made durable.
 
 `CrawlState` bundles the stores a crawl keeps (each behind its own small interface, so an SQLite
 or a shared Redis version can stand in for the memory one) and says when what was put is durable:
@@ -10,6 +10,7 @@ or a shared Redis version can stand in for the memory one) and says when what wa
     run       RunStore          here                   seeds, figures, deferred hosts, run count
     held      HeldUrls          crawler.frontier    URLs met past limits.max_depth, with depth
     fetches   FetchLog          here                   what the last fetch of each URL found
+    starts    StartLog          here                   every request start, for `crawl report`
 
 `MemoryCrawlState` is the one for embedding and tests: `commit` does nothing, and nothing
 outlives the process.
@@ -41,7 +42,9 @@ __all__ = [
     "MemoryCrawlState",
     "MemoryFetchLog",
     "MemoryRunStore",
+    "MemoryStartLog",
     "RunStore",
+    "StartLog",
 ]
 
 
@@ -62,6 +65,21 @@ class FetchLog(Protocol):
     def __len__(self) -> int:
         """URLs fetched."""
         ...
+
+
+class StartLog(Protocol):
+    """Every request start: what `crawl report` draws each host's gaps from."""
+
+    def add(self, origin: str, at: float, interval: float) -> None:
+        """A request to `origin` started at `at` (epoch seconds); the crawl then meant to wait
+        `interval` seconds at least before the origin's next."""
+
+
+class MemoryStartLog:
+    """Keeps nothing: a crawl in memory leaves nothing to report on."""
+
+    def add(self, origin: str, at: float, interval: float) -> None:
+        pass
 
 
 class MemoryFetchLog:
@@ -159,6 +177,9 @@ class CrawlState(Protocol):
     def fetches(self) -> FetchLog: ...
 
     @property
+    def starts(self) -> StartLog: ...
+
+    @property
     def durable(self) -> bool:
         """Whether the state outlives the process (a resumed crawl reads it)."""
         ...
@@ -233,6 +254,7 @@ class MemoryCrawlState:
     run: RunStore = field(default_factory=MemoryRunStore)
     held: HeldUrls = field(default_factory=MemoryHeldUrls)
     fetches: FetchLog = field(default_factory=MemoryFetchLog)
+    starts: StartLog = field(default_factory=MemoryStartLog)
 
     @property
     def durable(self) -> bool:

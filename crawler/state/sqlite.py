@@ -13,6 +13,7 @@ from crawler.robots.rules import RobotsOptions
 from crawler.state.db import StateDb, damaged_state
 from crawler.state.frontier import SqliteFrontier
 from crawler.state.seen import SqliteSeenSet
+from crawler.state.starts import SqliteStartLog
 from crawler.state.stores import (
     SqliteFetchLog,
     SqliteHeldUrls,
@@ -47,6 +48,7 @@ class SqliteCrawlState:
             self._run = SqliteRunStore(self._db)
             self._held = SqliteHeldUrls(self._db)
             self._fetches = SqliteFetchLog(self._db)
+            self._starts = SqliteStartLog(self._db)
         except (sqlite3.Error, ValueError, LookupError, TypeError, OverflowError) as error:
             # The stores read what they hold back; rows of the wrong shape (a damaged page that
             # passed the file's check: text that is not UTF-8, a short hash) are a damaged state.
@@ -84,6 +86,10 @@ class SqliteCrawlState:
     @property
     def fetches(self) -> SqliteFetchLog:
         return self._fetches
+
+    @property
+    def starts(self) -> SqliteStartLog:
+        return self._starts
 
     @property
     def durable(self) -> bool:

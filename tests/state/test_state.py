@@ -560,7 +560,10 @@ def older_state_with_one_url(tmp_path: Path, reopen: Opener, version: int) -> No
         connection.execute("DROP TABLE fetches")
     if version < 4:
         connection.execute("ALTER TABLE timings DROP COLUMN pace")
-    connection.execute("ALTER TABLE robots DROP COLUMN tdmrep")
+    if version < 5:
+        connection.execute("ALTER TABLE robots DROP COLUMN tdmrep")
+    connection.execute("DROP TABLE starts")
+    connection.execute("DROP TABLE start_origins")
     connection.execute(f"PRAGMA user_version = {version}")
     connection.commit()
     connection.close()
@@ -643,6 +646,49 @@ def test_a_version_4_state_gains_the_origins_tdmrep(tmp_path: Path, reopen: Open
     signal = kept.tdmrep.signal_for(f"{A}/x/page")
     assert signal is not None and signal.reading().refuses() == ("ai-input", "ai-train")
     state.close()
+
+
+def test_a_version_5_state_gains_the_start_log(tmp_path: Path, reopen: Opener) -> None:
+    older_state_with_one_url(tmp_path, reopen, 5)
+    state = reopen()
+    assert drain(state, A) == [f"{A}/kept"]
+    state.starts.add(A, 100.0, 1.0)
+    state.close()
+    assert start_rows(tmp_path) == [(A, 100.0, 1.0)]
+
+
+def start_rows(directory: Path) -> list[tuple[str, float, float]]:
+    connection = sqlite3.connect(directory / STATE_NAME)
+    try:
+        return connection.execute(
+            "SELECT origin, started_at, interval FROM starts "
+            "JOIN start_origins ON start_origins.id = origin_id ORDER BY started_at"
+        ).fetchall()
+    finally:
+        connection.close()
+
+
+def test_request_starts_are_kept_with_their_origin_across_runs(
+    tmp_path: Path, reopen: Opener
+) -> None:
+    b = "http://b.test"
+    state = reopen()
+    state.starts.add(A, 10.0, 0.5)
+    state.starts.add(b, 10.2, 2.0)
+    state.commit()
+    state.starts.add(A, 10.5, 0.5)
+    state.close()
+    state = reopen()  # the next run numbers a new origin on from those kept
+    state.starts.add("http://c.test", 20.0, 1.0)
+    state.starts.add(b, 21.0, 2.0)
+    state.close()
+    assert start_rows(tmp_path) == [
+        (A, 10.0, 0.5),
+        (b, 10.2, 2.0),
+        (A, 10.5, 0.5),
+        ("http://c.test", 20.0, 1.0),
+        (b, 21.0, 2.0),
+    ]
 
 
 def test_held_urls_keep_the_least_depth_and_go_when_released(state: CrawlState) -> None:
