@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("crawler.output",),
     ("crawler.state",),
     ("crawler.crawl",),
-    ("crawler.monitor",),
+    ("crawler.monitor", "crawler.crawl_report"),
     ("crawler.cli",),
     ("crawler", "crawler.__main__"),
 )
@@ -56,6 +56,7 @@ PURE = (
     "crawler.config.checks",
     "crawler.config.mapping",
     "crawler.crawl.decide",
+    "crawler.crawl_report",
     "crawler.crawl.scope",
     "crawler.crawl.coordination",
     "crawler.crawl.tallies",

@@ -10,6 +10,7 @@ workers.py           --workers N: the workers, and one line for them all
 summary_file.py      DIR/summary.json: written through a run, read by `crawl status`
 summary_document.py  what summary.json holds: a run's figures as a document, and back
 status.py            `crawl status`
+report_file.py       `crawl report`: the HTML report of a crawl (crawler.crawl_report draws it)
 text.py              counts in English, lines that fit the terminal
 seeds.py             the seeds: files, URLs, `-` for standard input
 options.py           the flags that stand for an -s (--max-pages, ...); the data directory

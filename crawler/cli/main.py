@@ -12,6 +12,7 @@
     crawl export --changed-since DATE [--data DIR] [-o FILE]
     crawl warc-index [--data DIR] [-o FILE]
     crawl status [--data DIR] [--json]
+    crawl report [--data DIR] [-o FILE]
     crawl --version
 
 SEEDS are files of URLs (one a line), http(s) URLs and `-` (standard input), mixed as the user
@@ -40,6 +41,7 @@ from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
 from crawler.cli.options import add_shortcuts, default_of
 from crawler.cli.report import version_text
+from crawler.cli.report_file import report_command
 from crawler.cli.status import status_command
 from crawler.config import load_config
 from crawler.errors import CrawlerError
@@ -85,10 +87,11 @@ Other commands:
   crawl warc-index [--data DIR] [-o FILE]    a CDXJ index of the WARC files a --warc crawl wrote
   crawl status [--data DIR] [--json]         what the last run did, or a running crawl is doing
   crawl status --state URL                   what a shared crawl's workers are doing
+  crawl report [--data DIR] [-o FILE]        one HTML file of charts and tables of a crawl
   crawl reset --state URL [--yes]            start a shared crawl over (no worker may be alive)
 """
 
-SUBCOMMANDS = ("robots", "search", "export", "warc-index", "status", "reset")
+SUBCOMMANDS = ("robots", "search", "export", "warc-index", "status", "report", "reset")
 
 
 def _add_config_options(
@@ -234,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_export_parser(commands)
     _add_warc_index_parser(commands)
     _add_status_parser(commands)
+    _add_report_parser(commands)
     _add_reset_parser(commands)
     return parser
 
@@ -372,6 +376,24 @@ def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     _add_config_options(parser, "output.data_dir=last-week")
 
 
+def _add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="one self-contained HTML file of charts and tables of a finished or stopped crawl",
+        description="Write one HTML file, with its charts, styles and script inline (it opens "
+        "offline and can be mailed), of the crawl in DIR: pages over time, each host's gaps "
+        "between requests against its interval, status codes, skips, the slowest and most "
+        "refused hosts, and what a recrawl found changed. Read from DIR/summary.json and "
+        "DIR/state.sqlite; takes no lock. Prints the file's path. Exit status 2 when DIR holds "
+        "no crawl.",
+    )
+    _add_data_option(parser)
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: DIR/report.html)"
+    )
+    _add_config_options(parser, "output.data_dir=last-week")
+
+
 def _add_reset_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "reset",
@@ -397,6 +419,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": export_command,
     "warc-index": warc_index_command,
     "status": status_command,
+    "report": report_command,
     "reset": reset_command,
 }
 

@@ -1,0 +1,332 @@
+"""The report's sections as HTML text, from `ReportFigures`: pure. Tables are bounded (the first
+TOP_HOSTS rows of their order, and how many more there are); numbers carry their units."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from crawler.crawl_report.figures import (
+    GAP_CHARTS,
+    OVERVIEW_HOSTS,
+    TOP_HOSTS,
+    HostRow,
+    ReportFigures,
+    sample_evenly,
+)
+from crawler.crawl_report.svg import (
+    BarItem,
+    LineSeries,
+    bar_chart,
+    gap_chart,
+    line_chart,
+    seconds_text,
+    spread_chart,
+)
+
+__all__ = [
+    "answers_section",
+    "changes_section",
+    "hosts_section",
+    "politeness_section",
+    "time_section",
+]
+
+SLOW_HOSTS = 20
+NONE = "\u2013"
+"""What a cell without a figure shows: an en dash."""
+STATUS_COLORS = {"2": "#2e8b57", "3": "#1f6fb2", "4": "#e08a00", "5": "#c0392b"}
+
+Cell = tuple[str, str | float | None]
+"""A table cell: its text, and the value it sorts by (None: the text)."""
+
+
+def _seconds(value: float | None) -> Cell:
+    return (NONE, -1.0) if value is None else (seconds_text(value), value)
+
+
+def table(name: str, headings: Sequence[str], rows: Sequence[Sequence[Cell]], *, total: int) -> str:
+    """A sortable table (a click on a heading sorts by it) of `rows`, saying how many of
+    `total` it shows."""
+    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headings)
+    body = []
+    for row in rows:
+        cells = []
+        for text, value in row:
+            key = "" if value is None else f' data-sort="{value}"'
+            cells.append(f"<td{key}>{escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    note = f'<p class="note">The first {len(rows):,} of {total:,}.</p>' if total > len(rows) else ""
+    return (
+        f'<table class="sortable" data-table="{escape(name)}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>{note}"
+    )
+
+
+def time_section(figures: ReportFigures) -> str:
+    pages, requests = figures.pages, figures.requests
+    if pages is None and requests is None:
+        return (
+            "<h2>Pages over time</h2><p class=note>The crawl's state holds no fetch times "
+            "(a crawl kept in memory, or from before the state kept them).</p>"
+        )
+    began = min(series.began for series in (pages, requests) if series is not None)
+    lines = []
+    for series, label, color in ((pages, "pages", "#1f6fb2"), (requests, "requests", "#999")):
+        if series is not None:
+            offset = series.began - began
+            points = [(offset, 0.0)] + [
+                (offset + edge, float(total))
+                for edge, total in zip(series.edges[1:], series.cumulative, strict=True)
+            ]
+            lines.append(LineSeries(label, points, color))
+    chart = line_chart(
+        "pages",
+        "Pages and requests, counted from the crawl's first request",
+        lines,
+        y_label="count",
+    )
+    recrawled = figures.document.get("crawl", {}).get("runs", 1) > 1 and any(
+        key != "new" for key in figures.document.get("changes") or {}
+    )
+    note = (
+        "<p class=note>A recrawl keeps each URL's latest fetch from before its pass: earlier "
+        "passes show only pages not fetched again since.</p>"
+        if recrawled
+        else ""
+    )
+    return f"<h2>Pages over time</h2>{chart}{note}"
+
+
+def _gap_cells(host: HostRow) -> list[Cell]:
+    gaps = host.gaps
+    if gaps is None:
+        return [(NONE, -1.0), (NONE, -1.0), (NONE, -1.0)]
+    return [
+        _seconds(gaps.shortest),
+        _seconds(gaps.median),
+        (f"{gaps.under:,}", gaps.under),
+    ]
+
+
+def politeness_section(figures: ReportFigures) -> str:
+    hosts = figures.hosts
+    parts = ["<h2>Politeness: each host's gaps against its interval</h2>"]
+    gaps, under = figures.totals.get("gaps", 0), figures.totals.get("under", 0)
+    if figures.gaps_known:
+        verdict = "ok" if under == 0 else "bad"
+        parts.append(
+            f'<p class="verdict {verdict}" data-figure="gaps-under">{under:,} of {gaps:,} gaps '
+            f"between two requests to a host were shorter than the interval the crawl had set "
+            f"for that host.</p>"
+        )
+    spread = [
+        (
+            host.least_interval if host.least_interval is not None else host.interval or 0.0,
+            host.gaps.shortest if host.gaps and host.gaps.shortest is not None else 0.0,
+        )
+        for host in hosts
+        if host.gaps is not None and host.gaps.shortest is not None
+    ]
+    if spread:
+        shown = [spread[i] for i in sample_evenly(len(spread), OVERVIEW_HOSTS)]
+        parts.append(
+            "<h3>Every host: shortest gap against the interval asked</h3>"
+            + spread_chart("spread", "Each host's shortest gap against its interval", shown)
+            + '<p class="note">One dot per host (log scales). The dashed line is gap = '
+            "interval: dots on or above it kept their pace.</p>"
+        )
+    busiest = figures.busiest
+    if busiest:
+        charts = "".join(
+            f'<figure><figcaption>{escape(host.origin)} <span class="muted">'
+            f"{host.requests:,} requests</span></figcaption>"
+            + gap_chart(
+                "gaps",
+                f"Gaps between requests to {host.origin}",
+                host.gaps.points if host.gaps else (),
+            )
+            + "</figure>"
+            for host in busiest
+        )
+        parts.append(
+            f"<h3>The {min(GAP_CHARTS, len(busiest))} busiest hosts: every gap</h3>"
+            f'<div class="grid">{charts}</div>'
+            '<p class="note">A dot per gap between two request starts (log scale); the dashed '
+            "red line is the interval the crawl set at the start before it.</p>"
+        )
+    elif not figures.gaps_known:
+        parts.append(
+            "<p class=note>This crawl's state keeps no request starts (a crawl from before "
+            "they were kept, or one in memory): the gaps are the summary's shortest only.</p>"
+        )
+    rows = [
+        [
+            (host.origin, None),
+            (f"{host.requests:,}", host.requests),
+            _seconds(host.interval),
+            (host.reason, None),
+            _seconds(host.least_interval if host.least_interval is not None else host.interval),
+            _seconds(host.crawl_delay),
+            *_gap_cells(host),
+            (host.robots, None),
+        ]
+        for host in hosts[:TOP_HOSTS]
+    ]
+    parts.append(
+        "<h3>Busiest hosts</h3>"
+        + table(
+            "hosts",
+            [
+                "host",
+                "requests",
+                "interval at the end",
+                "why",
+                "interval asked",
+                "Crawl-delay",
+                "shortest gap",
+                "median gap",
+                "gaps under interval",
+                "robots.txt",
+            ],
+            rows,
+            total=len(hosts),
+        )
+    )
+    return "".join(parts)
+
+
+def _bars(counts: Mapping[str, Any], color: Callable[[str], str]) -> list[BarItem]:
+    items = [(str(key), int(value)) for key, value in counts.items()]
+    items.sort(key=lambda item: (-item[1], item[0]))
+    return [BarItem(label, count, color(label)) for label, count in items[:30]]
+
+
+def answers_section(document: Mapping[str, Any]) -> str:
+    statuses = _bars(
+        document.get("statuses") or {}, lambda code: STATUS_COLORS.get(code[:1], "#777")
+    )
+    errors = _bars(document.get("errors") or {}, lambda _: "#c0392b")
+    skips = _bars(document.get("skips") or {}, lambda _: "#8e6bb8")
+    return (
+        '<h2>Answers, failures and skips</h2><div class="grid">'
+        f"<figure><figcaption>HTTP status codes (requests)</figcaption>"
+        f"{bar_chart('statuses', 'Answers by HTTP status', statuses)}</figure>"
+        f"<figure><figcaption>Failures by kind (requests)</figcaption>"
+        f"{bar_chart('errors', 'Failures by kind', errors)}</figure>"
+        f"<figure><figcaption>URLs not fetched, by reason</figcaption>"
+        f"{bar_chart('skips', 'Skips by reason', skips)}</figure></div>"
+    )
+
+
+def hosts_section(figures: ReportFigures) -> str:
+    hosts = figures.hosts
+    timed = sorted(
+        (host for host in hosts if host.answer_time is not None),
+        key=lambda host: -(host.answer_time or 0.0),
+    )
+    slow = [
+        [
+            (host.origin, None),
+            _seconds(host.answer_time),
+            (f"{host.requests:,}", host.requests),
+            _seconds(host.interval),
+            (host.reason, None),
+        ]
+        for host in timed[:SLOW_HOSTS]
+    ]
+    refused_hosts = sorted(
+        (host for host in hosts if host.refusals),
+        key=lambda host: (-host.refusals, host.origin),
+    )
+    refused = [
+        [
+            (host.origin, None),
+            (f"{host.refusals:,}", host.refusals),
+            (f"{host.requests:,}", host.requests),
+            _seconds(host.backed_off),
+            _seconds(host.interval),
+            (host.reason, None),
+        ]
+        for host in refused_hosts[:SLOW_HOSTS]
+    ]
+    parts = [
+        "<h2>Slowest hosts</h2>",
+        table(
+            "slowest",
+            ["host", "time to first byte", "requests", "interval at the end", "why"],
+            slow,
+            total=len(timed),
+        )
+        if slow
+        else "<p class=note>No host's answer time was measured.</p>",
+        "<h2>Most refused hosts (429 and 503)</h2>",
+        table(
+            "refused",
+            ["host", "refusals", "requests", "held back in all", "interval at the end", "why"],
+            refused,
+            total=len(refused_hosts),
+        )
+        if refused
+        else '<p class="verdict ok" data-figure="refusals">No host refused a request '
+        "(429 or 503).</p>",
+    ]
+    document = figures.document
+    given_up = document.get("given_up") or {}
+    if given_up:
+        items = sorted(given_up.items())
+        parts.append(
+            "<h2>Hosts given up</h2>"
+            + table(
+                "given-up",
+                ["host", "why"],
+                [[(str(o), None), (str(w), None)] for o, w in items[:TOP_HOSTS]],
+                total=len(items),
+            )
+        )
+    deferred = document.get("deferred") or []
+    if deferred:
+        parts.append(
+            "<h2>Hosts deferred (waits over politeness.max_wait)</h2>"
+            + table(
+                "deferred",
+                ["host", "until", "URLs waiting", "why"],
+                [
+                    [
+                        (str(h.get("origin")), None),
+                        (str(h.get("until") or NONE), None),
+                        (f"{int(h.get('pending') or 0):,}", int(h.get("pending") or 0)),
+                        (str(h.get("reason")), None),
+                    ]
+                    for h in deferred[:TOP_HOSTS]
+                ],
+                total=len(deferred),
+            )
+        )
+    return "".join(parts)
+
+
+CHANGE_COLORS = {
+    "new": "#1f6fb2",
+    "changed": "#e08a00",
+    "unchanged": "#2e8b57",
+    "gone": "#c0392b",
+    "failed": "#7f2a1f",
+}
+
+
+def changes_section(document: Mapping[str, Any]) -> str:
+    changes = document.get("changes") or {}
+    items = _bars(changes, lambda kind: CHANGE_COLORS.get(kind, "#777"))
+    recrawl = any(key != "new" for key in changes)
+    what = (
+        "What the last recrawl pass found, each URL against its fetch before."
+        if recrawl
+        else "A first crawl: every page is new. A recrawl (<code>crawl --recrawl</code>) says "
+        "here which pages changed, stayed the same or went away."
+    )
+    return (
+        f"<h2>What the recrawl found</h2><p>{what}</p>"
+        f"{bar_chart('changes', 'Fetched URLs by what they found against the last fetch', items)}"
+    )
