@@ -18,7 +18,7 @@ from pathlib import Path
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.status import find_status
 from crawler.config import load_config
-from crawler.crawl_report import ReportFigures, report_figures, report_html
+from crawler.crawl_report import ReportFigures, Start, report_figures, report_html
 from crawler.errors import StateError
 from crawler.state import STATE_NAME
 
@@ -26,7 +26,7 @@ __all__ = ["REPORT_NAME", "CrawlRead", "read_crawl", "report_command", "write_re
 
 REPORT_NAME = "report.html"
 _STARTS = (
-    "SELECT start_origins.origin, starts.started_at, starts.interval FROM starts "
+    "SELECT start_origins.origin, starts.started_at, starts.interval, starts.pace FROM starts "
     "JOIN start_origins ON start_origins.id = starts.origin_id "
     "ORDER BY starts.origin_id, starts.started_at"
 )
@@ -52,10 +52,10 @@ def _tables(connection: sqlite3.Connection) -> set[str]:
 
 
 def _by_origin(
-    rows: Iterator[tuple[str, float, float]],
-) -> Iterator[tuple[str, list[tuple[float, float]]]]:
+    rows: Iterator[tuple[str, float, float, float]],
+) -> Iterator[tuple[str, list[Start]]]:
     for origin, group in itertools.groupby(rows, key=lambda row: row[0]):
-        yield origin, [(at, interval) for _, at, interval in group]
+        yield origin, [(at, interval, pace) for _, at, interval, pace in group]
 
 
 def read_crawl(data_dir: Path, max_wait: float) -> CrawlRead:

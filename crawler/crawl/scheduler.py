@@ -350,7 +350,9 @@ class Scheduler:
         timing = host.timing
         self._politeness.on_start(timing, now)
         self._timings.put(timing)
-        self._start_log.add(host.origin, now, timing.next_start - now)
+        self._start_log.add(
+            host.origin, now, timing.next_start - now, self._politeness.host_interval(timing, now)
+        )
         self._stats.requests += 1
         self.requests_in_flight += 1
         ended = self._request_ended

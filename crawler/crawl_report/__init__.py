@@ -9,7 +9,7 @@ crawler.cli.report_file, `crawl report`), never its log.
     page.py      the whole page: styles, the table-sorting script, the sections
 """
 
-from crawler.crawl_report.figures import ReportFigures, report_figures
+from crawler.crawl_report.figures import ReportFigures, Start, report_figures
 from crawler.crawl_report.page import report_html
 
-__all__ = ["ReportFigures", "report_figures", "report_html"]
+__all__ = ["ReportFigures", "Start", "report_figures", "report_html"]

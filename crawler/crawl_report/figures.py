@@ -9,6 +9,7 @@ Every list the report draws is bounded, whatever the crawl's size: tables show t
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,9 +23,11 @@ __all__ = [
     "POINTS_PER_HOST",
     "TIME_BINS",
     "TOP_HOSTS",
+    "GapPoint",
     "HostGaps",
     "HostRow",
     "ReportFigures",
+    "Start",
     "TimeSeries",
     "host_gaps",
     "report_figures",
@@ -42,6 +45,14 @@ GAP_SLACK = 0.001
 the timer that wakes it differ by less than a millisecond."""
 
 
+Start = tuple[float, float, float]
+"""A request start as the state keeps it: (epoch seconds, the least gap then allowed before the
+origin's next start, the pace in force)."""
+GapPoint = tuple[float, float, float, float]
+"""A gap: (seconds from the crawl's first start to the start that ends it, the gap, the least
+gap allowed and the pace in force at the start before it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class HostGaps:
     """One origin's gaps between the starts of our requests, from the state's `starts` rows."""
@@ -51,9 +62,9 @@ class HostGaps:
     shortest: float | None
     median: float | None
     under: int
-    """Gaps shorter than the interval the crawl set at the start before them (less GAP_SLACK)."""
-    points: tuple[tuple[float, float, float], ...] = ()
-    """(seconds since the crawl's first start, gap, interval set at the start before), sampled."""
+    """Gaps shorter than the least the crawl allowed at the start before them (less GAP_SLACK)."""
+    points: tuple[GapPoint, ...] = ()
+    """The gaps, sampled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,18 +136,18 @@ def sample_evenly(count: int, most: int, keep: int | None = None) -> list[int]:
 
 
 def host_gaps(
-    origin: str, starts: Sequence[tuple[float, float]], began: float, most: int = POINTS_PER_HOST
+    origin: str, starts: Sequence[Start], began: float, most: int = POINTS_PER_HOST
 ) -> HostGaps:
-    """The gaps of one origin from its starts, (epoch, interval set then), in time order."""
+    """The gaps of one origin from its starts, in time order."""
     gaps = [
-        (starts[i][0] - began, starts[i][0] - starts[i - 1][0], starts[i - 1][1])
-        for i in range(1, len(starts))
+        (at - began, at - before[0], before[1], before[2])
+        for before, (at, _, _) in itertools.pairwise(starts)
     ]
     if not gaps:
         return HostGaps(origin, len(starts), None, None, 0)
-    values = [gap for _, gap, _ in gaps]
+    values = [gap[1] for gap in gaps]
     shortest = min(values)
-    under = sum(1 for _, gap, interval in gaps if gap < interval - GAP_SLACK)
+    under = sum(1 for _, gap, least, _ in gaps if gap < least - GAP_SLACK)
     keep = values.index(shortest)
     points = tuple(gaps[i] for i in sample_evenly(len(gaps), most, keep))
     return HostGaps(origin, len(starts), shortest, statistics.median(values), under, points)
@@ -166,13 +177,13 @@ def _number(value: object) -> float | None:
 
 def report_figures(
     document: Mapping[str, Any],
-    starts: Iterable[tuple[str, Sequence[tuple[float, float]]]] | None,
+    starts: Iterable[tuple[str, Sequence[Start]]] | None,
     fetch_times: Sequence[float],
     *,
     began: float | None = None,
 ) -> ReportFigures:
     """The figures of a crawl from its summary `document` (summary.json's shape), its request
-    starts one origin at a time ((origin, [(epoch, interval), ...] in time order); None when the
+    starts one origin at a time ((origin, [Start, ...] in time order); None when the
     state keeps none), the times of its page fetches, and when its first request started
     (`began`; None: the first of `starts`, which are then all held at once)."""
     groups = list(starts) if starts is not None and began is None else starts
@@ -184,7 +195,7 @@ def report_figures(
     for origin, host_starts in groups or ():
         if host_starts:
             gaps[origin] = host_gaps(origin, host_starts, began)
-            all_starts.extend(at for at, _ in host_starts)
+            all_starts.extend(start[0] for start in host_starts)
     rows = []
     for host in document.get("hosts") or []:
         origin = str(host.get("origin"))

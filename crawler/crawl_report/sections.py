@@ -21,6 +21,7 @@ from crawler.crawl_report.svg import (
     bar_chart,
     gap_chart,
     line_chart,
+    rate_chart,
     seconds_text,
     spread_chart,
 )
@@ -73,20 +74,31 @@ def time_section(figures: ReportFigures) -> str:
         )
     began = min(series.began for series in (pages, requests) if series is not None)
     lines = []
-    for series, label, color in ((pages, "pages", "#1f6fb2"), (requests, "requests", "#999")):
+    for series, label, color, dash in (
+        (requests, "requests", "#888", "6 3"),
+        (pages, "pages", "#1f6fb2", ""),
+    ):
         if series is not None:
             offset = series.began - began
             points = [(offset, 0.0)] + [
                 (offset + edge, float(total))
                 for edge, total in zip(series.edges[1:], series.cumulative, strict=True)
             ]
-            lines.append(LineSeries(label, points, color))
+            lines.append(LineSeries(label, points, color, dash))
     chart = line_chart(
         "pages",
         "Pages and requests, counted from the crawl's first request",
         lines,
-        y_label="count",
+        y_label="pages, requests in all",
     )
+    if pages is not None:
+        offset = pages.began - began
+        chart += "<h3>Pages per second</h3>" + rate_chart(
+            "rate",
+            "Pages fetched per second",
+            [offset + edge for edge in pages.edges],
+            pages.counts,
+        )
     recrawled = figures.document.get("crawl", {}).get("runs", 1) > 1 and any(
         key != "new" for key in figures.document.get("changes") or {}
     )
@@ -139,6 +151,7 @@ def politeness_section(figures: ReportFigures) -> str:
         )
     busiest = figures.busiest
     if busiest:
+        span = max(host.gaps.points[-1][0] for host in busiest if host.gaps and host.gaps.points)
         charts = "".join(
             f'<figure><figcaption>{escape(host.origin)} <span class="muted">'
             f"{host.requests:,} requests</span></figcaption>"
@@ -146,6 +159,7 @@ def politeness_section(figures: ReportFigures) -> str:
                 "gaps",
                 f"Gaps between requests to {host.origin}",
                 host.gaps.points if host.gaps else (),
+                span=span,
             )
             + "</figure>"
             for host in busiest
@@ -153,8 +167,12 @@ def politeness_section(figures: ReportFigures) -> str:
         parts.append(
             f"<h3>The {min(GAP_CHARTS, len(busiest))} busiest hosts: every gap</h3>"
             f'<div class="grid">{charts}</div>'
-            '<p class="note">A dot per gap between two request starts (log scale); the dashed '
-            "red line is the interval the crawl set at the start before it.</p>"
+            '<p class="note">A dot per gap between two request starts to the host (log scale, '
+            "at most 400 a host, the shortest among them). At the start before each gap: the "
+            "dashed red line is the least gap the crawl allowed (robots.txt's Crawl-delay or "
+            "Request-rate, politeness.min_delay, a back-off), the orange line the pace in force "
+            "(with what the host's answer times and refusals taught, counted from its answer). "
+            "A dot under the red line would be a request started too soon.</p>"
         )
     elif not figures.gaps_known:
         parts.append(

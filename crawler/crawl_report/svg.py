@@ -22,6 +22,7 @@ __all__ = [
     "line_chart",
     "linear_ticks",
     "log_ticks",
+    "rate_chart",
     "seconds_text",
     "spread_chart",
 ]
@@ -39,6 +40,8 @@ class LineSeries:
     name: str
     points: Sequence[tuple[float, float]]
     color: str
+    dash: str = ""
+    """stroke-dasharray: "" draws a solid line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +99,11 @@ def log_ticks(low: float, high: float) -> list[float]:
 class _Frame:
     """A plot area inside margins, mapping data to pixels."""
 
-    def __init__(self, width: int, height: int, left: int = 64, bottom: int = 40) -> None:
+    def __init__(
+        self, width: int, height: int, left: int = 64, bottom: int = 40, top: int = 16
+    ) -> None:
         self.width, self.height = width, height
-        self.left, self.right, self.top, self.bottom = left, width - 16, 16, height - bottom
+        self.left, self.right, self.top, self.bottom = left, width - 16, top, height - bottom
 
     def x(self, fraction: float) -> float:
         return self.left + (self.right - self.left) * min(max(fraction, 0.0), 1.0)
@@ -196,14 +201,16 @@ def line_chart(
         path = " ".join(
             f"{_num(frame.x(x / span))},{_num(frame.y(y / high))}" for x, y in line.points
         )
+        dash = f' stroke-dasharray="{line.dash}"' if line.dash else ""
         out.append(
             f'<polyline data-series="{escape(line.name)}" points="{path}" fill="none" '
-            f'stroke="{line.color}" stroke-width="2"/>'
+            f'stroke="{line.color}" stroke-width="2"{dash}/>'
         )
         lx = frame.left + 12 + 180 * index
         out.append(
-            f'<rect x="{lx}" y="{frame.top}" width="14" height="4" fill="{line.color}"/>'
-            f'<text x="{lx + 20}" y="{frame.top + 6}">{escape(line.name)}</text>'
+            f'<line x1="{lx}" x2="{lx + 16}" y1="{frame.top + 2}" y2="{frame.top + 2}" '
+            f'stroke="{line.color}" stroke-width="2"{dash}/>'
+            f'<text x="{lx + 22}" y="{frame.top + 6}">{escape(line.name)}</text>'
         )
     out.append("</svg>")
     return "".join(out)
@@ -248,15 +255,39 @@ def _log_bounds(values: Sequence[float]) -> tuple[float, float]:
     return 10 ** math.floor(math.log10(low) - 1e-9), 10 ** math.ceil(math.log10(high) + 1e-9)
 
 
+def _legend(frame: _Frame, entries: Sequence[tuple[str, str]]) -> list[str]:
+    """Keys in a row at the plot's top right: (an SVG mark drawn in a 16x8 box at 0,0, text)."""
+    out, x = [], frame.right
+    for mark, text in reversed(entries):
+        x -= 7 * len(text) + 28
+        out.append(
+            f'<g transform="translate({x} {frame.top - 12})">{mark}'
+            f'<text x="20" y="8">{escape(text)}</text></g>'
+        )
+    return out
+
+
+GAP_MARK = f'<circle cx="8" cy="4" r="2.5" fill="{POINT}"/>'
+LEAST_MARK = f'<line x1="0" x2="16" y1="4" y2="4" stroke="{LIMIT}" stroke-dasharray="4 2"/>'
+PACE = "#e08a00"
+PACE_MARK = f'<line x1="0" x2="16" y1="4" y2="4" stroke="{PACE}" stroke-width="2"/>'
+
+
 def gap_chart(
-    name: str, title: str, points: Sequence[tuple[float, float, float]], *, width: int = 540
+    name: str,
+    title: str,
+    points: Sequence[tuple[float, float, float, float]],
+    *,
+    span: float | None = None,
+    width: int = 540,
 ) -> str:
-    """One host's gaps: a dot per gap, (seconds since the crawl began, gap) on a log scale, and
-    the interval the crawl had set as a red step line. A dot under the line would be a request
-    started too soon."""
-    frame = _Frame(width, 220, left=58)
-    span, x_ticks = _time_axis(max((at for at, _, _ in points), default=0.0))
-    low, high = _log_bounds([g for _, g, _ in points] + [i for _, _, i in points])
+    """One host's gaps: a dot per gap, (seconds since the crawl's first request, gap) on a log
+    scale, over `span` seconds (default: to the last gap), with two step lines from the start
+    before each gap: the least gap the crawl allowed (red, dashed: a dot under it would be a
+    request started too soon) and the pace in force (orange)."""
+    frame = _Frame(width, 230, left=58, top=28)
+    span, x_ticks = _time_axis(span if span is not None else max((p[0] for p in points), default=0))
+    low, high = _log_bounds([v for point in points for v in point[1:]])
     ticks = log_ticks(low, high)
     low, high = ticks[0], ticks[-1]
     y = _scale(low, high, log=True)
@@ -268,19 +299,57 @@ def gap_chart(
         "time since the crawl's first request",
         "gap between starts",
     )
-    step = []
-    for at, _, interval in points:
-        step.append(f"{_num(frame.x(at / span))},{_num(frame.y(y(interval)))}")
-    if step:
-        out.append(
-            f'<polyline class="interval" points="{" ".join(step)}" fill="none" '
-            f'stroke="{LIMIT}" stroke-width="1.5" stroke-dasharray="5 3"/>'
+    for column, color, dash, css in ((3, PACE, "", "pace"), (2, LIMIT, "5 3", "least")):
+        steps = " ".join(
+            f"{_num(frame.x(point[0] / span))},{_num(frame.y(y(point[column])))}"
+            for point in points
         )
+        if steps:
+            out.append(
+                f'<polyline class="{css}" points="{steps}" fill="none" stroke="{color}" '
+                f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>"
+            )
     out.extend(
-        f'<circle cx="{_num(frame.x(at / span))}" cy="{_num(frame.y(y(gap)))}" r="2.2" '
+        f'<circle class="gap" cx="{_num(frame.x(at / span))}" cy="{_num(frame.y(y(gap)))}" '
+        f'r="2.2" '
         f'fill="{POINT}" fill-opacity="0.7"/>'
-        for at, gap, _ in points
+        for at, gap, _, _ in points
     )
+    out += _legend(
+        frame, [(GAP_MARK, "gap"), (PACE_MARK, "pace in force"), (LEAST_MARK, "least allowed")]
+    )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def rate_chart(
+    name: str, title: str, edges: Sequence[float], counts: Sequence[int], *, width: int = 900
+) -> str:
+    """Counts per second over the crawl's time, a column per bin: bin i spans edges[i] to
+    edges[i + 1] seconds from the crawl's first request."""
+    frame = _Frame(width, 170)
+    span, x_ticks = _time_axis(edges[-1] if edges else 0.0)
+    rates = [
+        count / (edges[i + 1] - edges[i]) if edges[i + 1] > edges[i] else 0.0
+        for i, count in enumerate(counts)
+    ]
+    y_ticks = linear_ticks(max(rates, default=0.0), most=4)
+    high = y_ticks[-1] or 1.0
+    out = _open(name, title, frame)
+    out += _axes(
+        frame,
+        x_ticks,
+        [(t / high, _num(t)) for t in y_ticks],
+        "time since the crawl's first request",
+        "per second",
+    )
+    for i, rate in enumerate(rates):
+        x0, x1 = frame.x(edges[i] / span), frame.x(edges[i + 1] / span)
+        top = frame.y(rate / high)
+        out.append(
+            f'<rect x="{_num(x0)}" y="{_num(top)}" width="{_num(max(x1 - x0 - 0.5, 0.5))}" '
+            f'height="{_num(frame.bottom - top)}" fill="{POINT}" fill-opacity="0.8"/>'
+        )
     out.append("</svg>")
     return "".join(out)
 

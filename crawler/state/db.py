@@ -17,9 +17,10 @@ frontier and the seen set are in crawler.state.frontier, the other stores in cra
     fetches                 a row per fetch, appended: url, depth, sitemap, declared_by, and what
                             it found (fetched_at, status, etag, last_modified, digest); a
                             recrawl reads each URL's last and drops the rest
-    starts, start_origins   a row per request start, appended: origin id, when, the interval
-                            the crawl then kept to (crawler.state.starts; `crawl report` draws
-                            each host's gaps from them)
+    starts, start_origins   a row per request start, appended: origin id, when, the least gap
+                            the crawl then allowed before the origin's next start, and the pace
+                            in force (crawler.state.starts; `crawl report` draws each host's
+                            gaps from them)
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
                             (JSON), deferred (JSON)
 
@@ -77,7 +78,8 @@ _STARTS_TABLES = (
     """CREATE TABLE starts (
         origin_id INTEGER NOT NULL,
         started_at REAL NOT NULL,
-        interval REAL NOT NULL
+        interval REAL NOT NULL,
+        pace REAL NOT NULL
     )""",
 )
 _SCHEMA = (

@@ -70,15 +70,18 @@ class FetchLog(Protocol):
 class StartLog(Protocol):
     """Every request start: what `crawl report` draws each host's gaps from."""
 
-    def add(self, origin: str, at: float, interval: float) -> None:
-        """A request to `origin` started at `at` (epoch seconds); the crawl then meant to wait
-        `interval` seconds at least before the origin's next."""
+    def add(self, origin: str, at: float, interval: float, pace: float) -> None:
+        """A request to `origin` started at `at` (epoch seconds); the crawl then allowed the
+        origin's next start no sooner than `interval` seconds after it (what robots.txt and
+        min_delay ask, or longer while it backs off), and `pace` was the origin's interval in
+        force (crawler.politeness.Politeness.why: what its answers taught too, which counts
+        from the answer with one request in flight)."""
 
 
 class MemoryStartLog:
     """Keeps nothing: a crawl in memory leaves nothing to report on."""
 
-    def add(self, origin: str, at: float, interval: float) -> None:
+    def add(self, origin: str, at: float, interval: float, pace: float) -> None:
         pass
 
 

@@ -56,28 +56,40 @@ def host(origin: str, requests: int, **fields: Any) -> dict[str, Any]:
 
 
 def test_a_hosts_gaps_are_between_its_starts_and_those_under_the_interval_are_counted() -> None:
-    starts = [(100.0, 1.0), (101.0, 1.0), (103.0, 2.0), (104.5, 1.0), (105.2, 1.0)]
+    starts = [
+        (100.0, 1.0, 1.0),
+        (101.0, 1.0, 3.0),
+        (103.0, 2.0, 2.0),
+        (104.5, 1.0, 1.0),
+        (105.2, 1.0, 1.0),
+    ]
     gaps = host_gaps(A, starts, began=100.0)
     assert gaps.starts == 5
     assert gaps.shortest == pytest.approx(0.7)
     assert gaps.median == pytest.approx((1.5 + 1.0) / 2)
-    # 104.5 came 1.5 s after a start that set 2 s, and 105.2 0.7 s after one that set 1 s.
+    # 104.5 came 1.5 s after a start that allowed 2 s, and 105.2 0.7 s after one that allowed
+    # 1 s; 103.0 came 2 s after a start whose pace was 3 s, but which allowed 1 s: not under.
     assert gaps.under == 2
-    assert [round(at, 3) for at, _, _ in gaps.points] == [1.0, 3.0, 4.5, 5.2]
+    assert [tuple(round(v, 3) for v in point) for point in gaps.points] == [
+        (1.0, 1.0, 1.0, 1.0),
+        (3.0, 2.0, 1.0, 3.0),
+        (4.5, 1.5, 2.0, 2.0),
+        (5.2, 0.7, 1.0, 1.0),
+    ]
 
 
 def test_a_gap_a_hair_short_of_its_interval_is_kept_not_under() -> None:
-    gaps = host_gaps(A, [(0.0, 1.0), (0.9995, 1.0)], began=0.0)
+    gaps = host_gaps(A, [(0.0, 1.0, 1.0), (0.9995, 1.0, 1.0)], began=0.0)
     assert gaps.under == 0
-    assert host_gaps(A, [(0.0, 1.0)], began=0.0).shortest is None
+    assert host_gaps(A, [(0.0, 1.0, 1.0)], began=0.0).shortest is None
 
 
 def test_a_busy_hosts_points_are_sampled_and_its_shortest_gap_is_among_them() -> None:
-    starts = [(float(i), 0.5) for i in range(5000)]
-    starts[3001] = (3000.2, 0.5)  # 0.2 s after the one before: the shortest
+    starts = [(float(i), 0.5, 0.5) for i in range(5000)]
+    starts[3001] = (3000.2, 0.5, 0.5)  # 0.2 s after the one before: the shortest
     gaps = host_gaps(A, starts, began=0.0)
     assert len(gaps.points) <= POINTS_PER_HOST + 1
-    assert min(gap for _, gap, _ in gaps.points) == pytest.approx(0.2)
+    assert min(point[1] for point in gaps.points) == pytest.approx(0.2)
     assert gaps.under == 1 and gaps.starts == 5000
 
 
@@ -100,7 +112,10 @@ def test_times_are_counted_in_bins_from_the_first_to_the_last() -> None:
 
 
 def test_the_figures_join_the_summarys_hosts_to_their_gaps_busiest_first() -> None:
-    starts = {A: [(0.0, 1.0), (1.0, 1.0)], B: [(0.5, 2.0), (2.5, 2.0), (4.6, 2.0)]}
+    starts = {
+        A: [(0.0, 1.0, 1.0), (1.0, 1.0, 1.0)],
+        B: [(0.5, 2.0, 2.0), (2.5, 2.0, 2.0), (4.6, 2.0, 2.0)],
+    }
     figures = report_figures(
         document([host(A, 2), host(B, 3), host("http://c.test", 1)]),
         starts.items(),
@@ -117,7 +132,7 @@ def test_the_figures_join_the_summarys_hosts_to_their_gaps_busiest_first() -> No
 
 
 def test_the_page_shows_the_crawls_figures_and_fetches_nothing_from_elsewhere() -> None:
-    starts = {A: [(0.0, 1.0), (1.0, 1.0), (2.5, 1.0)]}
+    starts = {A: [(0.0, 1.0, 1.0), (1.0, 1.0, 1.0), (2.5, 1.0, 1.0)]}
     figures = report_figures(document([host(A, 3)]), starts.items(), [0.1, 1.1])
     page = report_html(figures, source="summary.json", made_at="now")
     assert re.search(r"\b(src|href)\s*=|@import|url\(", page) is None
@@ -142,7 +157,7 @@ def test_a_recrawls_changes_are_shown_by_kind() -> None:
 def test_a_hostile_host_name_is_text_not_markup() -> None:
     evil = 'http://x.test/"><script>alert(1)</script>'
     page = report_html(
-        report_figures(document([host(evil, 2)]), [(evil, [(0.0, 1.0), (1.0, 1.0)])], []),
+        report_figures(document([host(evil, 2)]), [(evil, [(0.0, 1.0, 1.0), (1.0, 1.0, 1.0)])], []),
         source="s",
         made_at="now",
     )
@@ -154,7 +169,7 @@ def test_thousands_of_hosts_make_a_bounded_page() -> None:
     count = 5000
     hosts = [host(f"http://h{i}.test", 100 + i % 50, refusals=i % 7) for i in range(count)]
     starts = [
-        (f"http://h{i}.test", [(i * 0.01 + 2.0 * n, 2.0) for n in range(100 + i % 50)])
+        (f"http://h{i}.test", [(i * 0.01 + 2.0 * n, 2.0, 2.0) for n in range(100 + i % 50)])
         for i in range(count)
     ]
     figures = report_figures(document(hosts), starts, [float(n) for n in range(20000)])

@@ -652,16 +652,16 @@ def test_a_version_5_state_gains_the_start_log(tmp_path: Path, reopen: Opener) -
     older_state_with_one_url(tmp_path, reopen, 5)
     state = reopen()
     assert drain(state, A) == [f"{A}/kept"]
-    state.starts.add(A, 100.0, 1.0)
+    state.starts.add(A, 100.0, 1.0, 2.0)
     state.close()
-    assert start_rows(tmp_path) == [(A, 100.0, 1.0)]
+    assert start_rows(tmp_path) == [(A, 100.0, 1.0, 2.0)]
 
 
-def start_rows(directory: Path) -> list[tuple[str, float, float]]:
+def start_rows(directory: Path) -> list[tuple[str, float, float, float]]:
     connection = sqlite3.connect(directory / STATE_NAME)
     try:
         return connection.execute(
-            "SELECT origin, started_at, interval FROM starts "
+            "SELECT origin, started_at, interval, pace FROM starts "
             "JOIN start_origins ON start_origins.id = origin_id ORDER BY started_at"
         ).fetchall()
     finally:
@@ -673,21 +673,21 @@ def test_request_starts_are_kept_with_their_origin_across_runs(
 ) -> None:
     b = "http://b.test"
     state = reopen()
-    state.starts.add(A, 10.0, 0.5)
-    state.starts.add(b, 10.2, 2.0)
+    state.starts.add(A, 10.0, 0.5, 0.5)
+    state.starts.add(b, 10.2, 2.0, 3.0)
     state.commit()
-    state.starts.add(A, 10.5, 0.5)
+    state.starts.add(A, 10.5, 0.5, 0.5)
     state.close()
     state = reopen()  # the next run numbers a new origin on from those kept
-    state.starts.add("http://c.test", 20.0, 1.0)
-    state.starts.add(b, 21.0, 2.0)
+    state.starts.add("http://c.test", 20.0, 1.0, 1.0)
+    state.starts.add(b, 21.0, 2.0, 2.5)
     state.close()
     assert start_rows(tmp_path) == [
-        (A, 10.0, 0.5),
-        (b, 10.2, 2.0),
-        (A, 10.5, 0.5),
-        ("http://c.test", 20.0, 1.0),
-        (b, 21.0, 2.0),
+        (A, 10.0, 0.5, 0.5),
+        (b, 10.2, 2.0, 3.0),
+        (A, 10.5, 0.5, 0.5),
+        ("http://c.test", 20.0, 1.0, 1.0),
+        (b, 21.0, 2.0, 2.5),
     ]
 
 
