@@ -63,6 +63,8 @@ class HostGaps:
     median: float | None
     under: int
     """Gaps shorter than the least the crawl allowed at the start before them (less GAP_SLACK)."""
+    median_pace: float | None = None
+    """The median of the pace in force at the host's starts."""
     points: tuple[GapPoint, ...] = ()
     """The gaps, sampled."""
 
@@ -81,6 +83,8 @@ class HostRow:
     refusals: int
     backed_off: float
     robots: str
+    shortest_gap: float | None
+    """The summary's: the shortest gap of every run."""
     gaps: HostGaps | None
 
 
@@ -143,14 +147,16 @@ def host_gaps(
         (at - began, at - before[0], before[1], before[2])
         for before, (at, _, _) in itertools.pairwise(starts)
     ]
+    pace = statistics.median(start[2] for start in starts) if starts else None
     if not gaps:
-        return HostGaps(origin, len(starts), None, None, 0)
+        return HostGaps(origin, len(starts), None, None, 0, pace)
     values = [gap[1] for gap in gaps]
     shortest = min(values)
     under = sum(1 for _, gap, least, _ in gaps if gap < least - GAP_SLACK)
     keep = values.index(shortest)
     points = tuple(gaps[i] for i in sample_evenly(len(gaps), most, keep))
-    return HostGaps(origin, len(starts), shortest, statistics.median(values), under, points)
+    median = statistics.median(values)
+    return HostGaps(origin, len(starts), shortest, median, under, pace, points)
 
 
 def time_series(times: Iterable[float], bins: int = TIME_BINS) -> TimeSeries | None:
@@ -211,6 +217,7 @@ def report_figures(
                 refusals=int(host.get("refusals") or 0),
                 backed_off=_number(host.get("backed_off_s")) or 0.0,
                 robots=str(host.get("robots") or ""),
+                shortest_gap=_number(host.get("shortest_gap_s")),
                 gaps=gaps.get(origin),
             )
         )

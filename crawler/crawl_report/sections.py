@@ -50,12 +50,17 @@ def _seconds(value: float | None) -> Cell:
 def table(name: str, headings: Sequence[str], rows: Sequence[Sequence[Cell]], *, total: int) -> str:
     """A sortable table (a click on a heading sorts by it) of `rows`, saying how many of
     `total` it shows."""
-    head = "".join(f'<th scope="col">{escape(h)}</th>' for h in headings)
+    # A column of figures is right-aligned, its heading too.
+    numeric = [bool(rows) and rows[0][i][1] is not None for i in range(len(headings))]
+    head = "".join(
+        f'<th scope="col"{" class=num" if numeric[i] else ""}>{escape(h)}</th>'
+        for i, h in enumerate(headings)
+    )
     body = []
     for row in rows:
         cells = []
         for text, value in row:
-            key = "" if value is None else f' data-sort="{value}"'
+            key = "" if value is None else f' class=num data-sort="{value}"'
             cells.append(f"<td{key}>{escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">The first {len(rows):,} of {total:,}.</p>' if total > len(rows) else ""
@@ -112,10 +117,13 @@ def time_section(figures: ReportFigures) -> str:
 
 
 def _gap_cells(host: HostRow) -> list[Cell]:
+    """Pace in force (median), shortest gap, median gap, gaps too soon: from the starts the
+    state keeps, the summary's shortest gap without them."""
     gaps = host.gaps
     if gaps is None:
-        return [(NONE, -1.0), (NONE, -1.0), (NONE, -1.0)]
+        return [(NONE, -1.0), _seconds(host.shortest_gap), (NONE, -1.0), (NONE, -1.0)]
     return [
+        _seconds(gaps.median_pace),
         _seconds(gaps.shortest),
         _seconds(gaps.median),
         (f"{gaps.under:,}", gaps.under),
@@ -130,8 +138,9 @@ def politeness_section(figures: ReportFigures) -> str:
         verdict = "ok" if under == 0 else "bad"
         parts.append(
             f'<p class="verdict {verdict}" data-figure="gaps-under">{under:,} of {gaps:,} gaps '
-            f"between two requests to a host were shorter than the interval the crawl had set "
-            f"for that host.</p>"
+            f"between two requests to one host were shorter than the crawl allowed that host "
+            f"(its robots.txt Crawl-delay or Request-rate, politeness.min_delay, a back-off)."
+            f"</p>"
         )
     spread = [
         (
@@ -183,11 +192,11 @@ def politeness_section(figures: ReportFigures) -> str:
         [
             (host.origin, None),
             (f"{host.requests:,}", host.requests),
+            _seconds(host.crawl_delay),
+            _seconds(host.least_interval if host.least_interval is not None else host.interval),
+            *_gap_cells(host),
             _seconds(host.interval),
             (host.reason, None),
-            _seconds(host.least_interval if host.least_interval is not None else host.interval),
-            _seconds(host.crawl_delay),
-            *_gap_cells(host),
             (host.robots, None),
         ]
         for host in hosts[:TOP_HOSTS]
@@ -199,13 +208,14 @@ def politeness_section(figures: ReportFigures) -> str:
             [
                 "host",
                 "requests",
-                "interval at the end",
-                "why",
-                "interval asked",
                 "Crawl-delay",
+                "least gap allowed",
+                "pace in force (median)",
                 "shortest gap",
                 "median gap",
-                "gaps under interval",
+                "gaps too soon",
+                "pace at the end",
+                "why",
                 "robots.txt",
             ],
             rows,
@@ -273,7 +283,7 @@ def hosts_section(figures: ReportFigures) -> str:
         "<h2>Slowest hosts</h2>",
         table(
             "slowest",
-            ["host", "time to first byte", "requests", "interval at the end", "why"],
+            ["host", "time to first byte", "requests", "pace at the end", "why"],
             slow,
             total=len(timed),
         )
@@ -282,7 +292,7 @@ def hosts_section(figures: ReportFigures) -> str:
         "<h2>Most refused hosts (429 and 503)</h2>",
         table(
             "refused",
-            ["host", "refusals", "requests", "held back in all", "interval at the end", "why"],
+            ["host", "refusals", "requests", "held back in all", "pace at the end", "why"],
             refused,
             total=len(refused_hosts),
         )

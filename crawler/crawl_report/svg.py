@@ -218,7 +218,9 @@ def line_chart(
 
 def bar_chart(name: str, title: str, items: Sequence[BarItem], *, width: int = 540) -> str:
     """Horizontal bars, one a row, each labelled with its count; empty: a line saying none."""
-    row, label_width = 22, 240
+    row = 22
+    # Room for the longest label, at about 7 px a character.
+    label_width = min(260, 12 + 7 * max((len(item.label) for item in items), default=4))
     height = max(1, len(items)) * row + 8
     out = [
         f'<svg class="chart" data-chart="{escape(name)}" role="img" '

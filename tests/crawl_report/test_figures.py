@@ -67,6 +67,7 @@ def test_a_hosts_gaps_are_between_its_starts_and_those_under_the_interval_are_co
     assert gaps.starts == 5
     assert gaps.shortest == pytest.approx(0.7)
     assert gaps.median == pytest.approx((1.5 + 1.0) / 2)
+    assert gaps.median_pace == 1.0
     # 104.5 came 1.5 s after a start that allowed 2 s, and 105.2 0.7 s after one that allowed
     # 1 s; 103.0 came 2 s after a start whose pace was 3 s, but which allowed 1 s: not under.
     assert gaps.under == 2
