@@ -36,10 +36,10 @@ margin:16px 0}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(500px,1fr));gap:8px 24px}
 figure{margin:6px 0}figcaption{font-weight:600;font-size:14px;margin-bottom:2px;
 overflow-wrap:anywhere}
-table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;width:auto;min-width:60%;font-size:13px;font-variant-numeric:tabular-nums}
 th,td{padding:4px 8px;border-bottom:1px solid #e6e6e6;text-align:left;vertical-align:top}
-td{overflow-wrap:anywhere}
-th{background:#f0f2f5;cursor:pointer;user-select:none;white-space:nowrap}
+td{overflow-wrap:break-word}.wide{overflow-x:auto}
+th{background:#f0f2f5;cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
 .num{text-align:right}td:first-child{min-width:14em}
 code{background:#f0f2f5;padding:0 3px;border-radius:3px}

@@ -65,8 +65,8 @@ def table(name: str, headings: Sequence[str], rows: Sequence[Sequence[Cell]], *,
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">The first {len(rows):,} of {total:,}.</p>' if total > len(rows) else ""
     return (
-        f'<table class="sortable" data-table="{escape(name)}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>{note}"
+        f'<div class="wide"><table class="sortable" data-table="{escape(name)}"><thead><tr>'
+        f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}"
     )
 
 
@@ -80,8 +80,8 @@ def time_section(figures: ReportFigures) -> str:
     began = min(series.began for series in (pages, requests) if series is not None)
     lines = []
     for series, label, color, dash in (
-        (requests, "requests", "#888", "6 3"),
         (pages, "pages", "#1f6fb2", ""),
+        (requests, "requests", "#555", "6 4"),
     ):
         if series is not None:
             offset = series.began - began
@@ -108,12 +108,17 @@ def time_section(figures: ReportFigures) -> str:
         key != "new" for key in figures.document.get("changes") or {}
     )
     note = (
-        "<p class=note>A recrawl keeps each URL's latest fetch from before its pass: earlier "
-        "passes show only pages not fetched again since.</p>"
+        "<p class=note>A recrawl pass first drops the fetch times its previous pass superseded: "
+        "a pass before the last two shows only its pages not fetched again since.</p>"
         if recrawled
         else ""
     )
     return f"<h2>Pages over time</h2>{chart}{note}"
+
+
+def _pace(host: HostRow) -> Cell:
+    text, value = _seconds(host.interval)
+    return f"{text}, {host.reason}", value
 
 
 def _gap_cells(host: HostRow) -> list[Cell]:
@@ -153,10 +158,10 @@ def politeness_section(figures: ReportFigures) -> str:
     if spread:
         shown = [spread[i] for i in sample_evenly(len(spread), OVERVIEW_HOSTS)]
         parts.append(
-            "<h3>Every host: shortest gap against the interval asked</h3>"
+            "<h3>Every host: its shortest gap against the least gap allowed</h3>"
             + spread_chart("spread", "Each host's shortest gap against its interval", shown)
-            + '<p class="note">One dot per host (log scales). The dashed line is gap = '
-            "interval: dots on or above it kept their pace.</p>"
+            + '<p class="note">A dot per host (log scales). On the dashed line the shortest gap '
+            "equals the least allowed: a dot on or above it was never asked too soon.</p>"
         )
     busiest = figures.busiest
     if busiest:
@@ -195,8 +200,7 @@ def politeness_section(figures: ReportFigures) -> str:
             _seconds(host.crawl_delay),
             _seconds(host.least_interval if host.least_interval is not None else host.interval),
             *_gap_cells(host),
-            _seconds(host.interval),
-            (host.reason, None),
+            _pace(host),
             (host.robots, None),
         ]
         for host in hosts[:TOP_HOSTS]
@@ -214,8 +218,7 @@ def politeness_section(figures: ReportFigures) -> str:
                 "shortest gap",
                 "median gap",
                 "gaps too soon",
-                "pace at the end",
-                "why",
+                "pace at the end, why",
                 "robots.txt",
             ],
             rows,
@@ -259,8 +262,7 @@ def hosts_section(figures: ReportFigures) -> str:
             (host.origin, None),
             _seconds(host.answer_time),
             (f"{host.requests:,}", host.requests),
-            _seconds(host.interval),
-            (host.reason, None),
+            _pace(host),
         ]
         for host in timed[:SLOW_HOSTS]
     ]
@@ -274,8 +276,7 @@ def hosts_section(figures: ReportFigures) -> str:
             (f"{host.refusals:,}", host.refusals),
             (f"{host.requests:,}", host.requests),
             _seconds(host.backed_off),
-            _seconds(host.interval),
-            (host.reason, None),
+            _pace(host),
         ]
         for host in refused_hosts[:SLOW_HOSTS]
     ]
@@ -283,7 +284,7 @@ def hosts_section(figures: ReportFigures) -> str:
         "<h2>Slowest hosts</h2>",
         table(
             "slowest",
-            ["host", "time to first byte", "requests", "pace at the end", "why"],
+            ["host", "time to first byte", "requests", "pace at the end, why"],
             slow,
             total=len(timed),
         )
@@ -292,7 +293,7 @@ def hosts_section(figures: ReportFigures) -> str:
         "<h2>Most refused hosts (429 and 503)</h2>",
         table(
             "refused",
-            ["host", "refusals", "requests", "held back in all", "pace at the end", "why"],
+            ["host", "refusals", "requests", "held back in all", "pace at the end, why"],
             refused,
             total=len(refused_hosts),
         )
@@ -349,7 +350,9 @@ def changes_section(document: Mapping[str, Any]) -> str:
     items = _bars(changes, lambda kind: CHANGE_COLORS.get(kind, "#777"))
     recrawl = any(key != "new" for key in changes)
     what = (
-        "What the last recrawl pass found, each URL against its fetch before."
+        "Each URL the last recrawl pass asked for again, against its fetch before: unchanged "
+        "(a 304, or the same content), changed, gone (404 or 410), failed, or new (found in "
+        "the pass). <code>crawl export --changed-since DATE</code> lists them."
         if recrawl
         else "A first crawl: every page is new. A recrawl (<code>crawl --recrawl</code>) says "
         "here which pages changed, stayed the same or went away."

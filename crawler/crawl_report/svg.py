@@ -103,7 +103,8 @@ class _Frame:
         self, width: int, height: int, left: int = 64, bottom: int = 40, top: int = 16
     ) -> None:
         self.width, self.height = width, height
-        self.left, self.right, self.top, self.bottom = left, width - 16, top, height - bottom
+        # Room on the right for half the last tick's label.
+        self.left, self.right, self.top, self.bottom = left, width - 28, top, height - bottom
 
     def x(self, fraction: float) -> float:
         return self.left + (self.right - self.left) * min(max(fraction, 0.0), 1.0)
@@ -368,7 +369,13 @@ def spread_chart(
     scale = _scale(low, high, log=True)
     out = _open(name, title, frame)
     labels = [(scale(t), seconds_text(t)) for t in ticks]
-    out += _axes(frame, labels, labels, "interval robots.txt and min_delay ask", "shortest gap")
+    out += _axes(
+        frame,
+        labels,
+        labels,
+        "least gap allowed (robots.txt, politeness.min_delay)",
+        "shortest gap",
+    )
     out.append(
         f'<line class="equal" x1="{frame.x(0)}" y1="{frame.y(0)}" x2="{frame.x(1)}" '
         f'y2="{frame.y(1)}" stroke="{LIMIT}" stroke-dasharray="5 3"/>'

@@ -149,7 +149,7 @@ def test_a_recrawls_changes_are_shown_by_kind() -> None:
     page = report_html(
         report_figures(document([], changes=changes), None, []), source="s", made_at="now"
     )
-    assert "What the last recrawl pass found" in page
+    assert "Each URL the last recrawl pass asked for again" in page
     for kind, count in changes.items():
         assert f'<g data-label="{kind}" data-count="{count}">' in page
     assert "keeps no request starts" in page
