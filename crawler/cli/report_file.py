@@ -21,15 +21,18 @@ from crawler.config import load_config
 from crawler.crawl_report import ReportFigures, Start, report_figures, report_html
 from crawler.errors import StateError
 from crawler.state import STATE_NAME
+from crawler.state.starts import unpack_starts
 
 __all__ = ["REPORT_NAME", "CrawlRead", "read_crawl", "report_command", "write_report"]
 
 REPORT_NAME = "report.html"
 _STARTS = (
-    "SELECT start_origins.origin, starts.started_at, starts.interval, starts.pace FROM starts "
+    "SELECT start_origins.origin, starts.data FROM starts "
     "JOIN start_origins ON start_origins.id = starts.origin_id "
-    "ORDER BY starts.origin_id, starts.started_at"
+    "ORDER BY starts.origin_id, starts.rowid"
 )
+_FIRST_STARTS = "SELECT substr(data, 1, 24) FROM starts"
+"""Each row's first start: its starts are in time order, so the crawl's first is among these."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +54,17 @@ def _tables(connection: sqlite3.Connection) -> set[str]:
     return {name for (name,) in connection.execute("SELECT name FROM sqlite_master")}
 
 
-def _by_origin(
-    rows: Iterator[tuple[str, float, float, float]],
-) -> Iterator[tuple[str, list[Start]]]:
+def _by_origin(rows: Iterator[tuple[str, bytes]]) -> Iterator[tuple[str, list[Start]]]:
+    """Each origin's starts in time order (its rows are, one after the other)."""
     for origin, group in itertools.groupby(rows, key=lambda row: row[0]):
-        yield origin, [(at, interval, pace) for _, at, interval, pace in group]
+        yield origin, [start for _, data in group for start in unpack_starts(data)]
+
+
+def _first_start(connection: sqlite3.Connection) -> float | None:
+    firsts = [
+        at for (data,) in connection.execute(_FIRST_STARTS) for at, _, _ in unpack_starts(data)
+    ]
+    return min(firsts, default=None)
 
 
 def read_crawl(data_dir: Path, max_wait: float) -> CrawlRead:
@@ -81,7 +90,7 @@ def read_crawl(data_dir: Path, max_wait: float) -> CrawlRead:
             else []
         )
         if "starts" in tables:
-            (began,) = connection.execute("SELECT min(started_at) FROM starts").fetchone()
+            began = _first_start(connection)
             figures = report_figures(
                 status.document,
                 _by_origin(connection.execute(_STARTS)),

@@ -362,7 +362,7 @@ def spread_chart(
 ) -> str:
     """Every host as a dot: (the interval it was to keep, its shortest gap), both on log scales,
     and the line where the two are equal: a dot under it is a host asked too soon."""
-    frame = _Frame(width, 300)
+    frame = _Frame(width, 250)
     low, high = _log_bounds([v for point in points for v in point])
     ticks = log_ticks(low, high)
     low, high = ticks[0], ticks[-1]

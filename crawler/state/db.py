@@ -17,10 +17,10 @@ frontier and the seen set are in crawler.state.frontier, the other stores in cra
     fetches                 a row per fetch, appended: url, depth, sitemap, declared_by, and what
                             it found (fetched_at, status, etag, last_modified, digest); a
                             recrawl reads each URL's last and drops the rest
-    starts, start_origins   a row per request start, appended: origin id, when, the least gap
-                            the crawl then allowed before the origin's next start, and the pace
-                            in force (crawler.state.starts; `crawl report` draws each host's
-                            gaps from them)
+    starts, start_origins   every request start, appended a few seconds' worth at a time, a row
+                            per origin: when, the least gap the crawl then allowed before the
+                            origin's next start, and the pace in force, packed (crawler.state.
+                            starts; `crawl report` draws each host's gaps from them)
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
                             (JSON), deferred (JSON)
 
@@ -75,12 +75,7 @@ _FETCHES_TABLE = (
 )
 _STARTS_TABLES = (
     "CREATE TABLE start_origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
-    """CREATE TABLE starts (
-        origin_id INTEGER NOT NULL,
-        started_at REAL NOT NULL,
-        interval REAL NOT NULL,
-        pace REAL NOT NULL
-    )""",
+    "CREATE TABLE starts (origin_id INTEGER NOT NULL, data BLOB NOT NULL)",
 )
 _SCHEMA = (
     "CREATE TABLE origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",

@@ -104,6 +104,7 @@ class SqliteCrawlState:
         if self._closed:
             return
         try:
+            self._starts.flush()
             self._db.commit()
         finally:
             self._closed = True

@@ -38,6 +38,7 @@ from crawler.state import (
 )
 from crawler.state.db import SCHEMA_VERSION
 from crawler.state.seen import _DigestFilter
+from crawler.state.starts import FLUSH_STARTS, unpack_starts
 from crawler.stats import CrawlStats, DeferredHost
 from crawler.usage.tdmrep import read_tdmrep
 
@@ -658,14 +659,16 @@ def test_a_version_5_state_gains_the_start_log(tmp_path: Path, reopen: Opener) -
 
 
 def start_rows(directory: Path) -> list[tuple[str, float, float, float]]:
+    """Every start the state file holds, in time order."""
     connection = sqlite3.connect(directory / STATE_NAME)
     try:
-        return connection.execute(
-            "SELECT origin, started_at, interval, pace FROM starts "
-            "JOIN start_origins ON start_origins.id = origin_id ORDER BY started_at"
+        rows = connection.execute(
+            "SELECT origin, data FROM starts JOIN start_origins ON start_origins.id = origin_id"
         ).fetchall()
     finally:
         connection.close()
+    starts = [(origin, *start) for origin, data in rows for start in unpack_starts(data)]
+    return sorted(starts, key=lambda start: start[1])
 
 
 def test_request_starts_are_kept_with_their_origin_across_runs(
@@ -689,6 +692,22 @@ def test_request_starts_are_kept_with_their_origin_across_runs(
         ("http://c.test", 20.0, 1.0, 1.0),
         (b, 21.0, 2.0, 2.5),
     ]
+
+
+def test_starts_gather_between_flushes_and_a_close_writes_the_last(
+    tmp_path: Path, reopen: Opener
+) -> None:
+    state = reopen()
+    state.starts.add(A, 1.0, 0.5, 0.5)
+    state.commit()
+    assert start_rows(tmp_path) == []  # a second's worth is not yet worth a row
+    for n in range(FLUSH_STARTS):
+        state.starts.add(A, 2.0 + n, 0.5, 0.5)
+    state.commit()
+    assert len(start_rows(tmp_path)) == FLUSH_STARTS + 1
+    state.starts.add(A, 1e6, 0.5, 0.75)
+    state.close()
+    assert start_rows(tmp_path)[-1] == (A, 1e6, 0.5, 0.75)
 
 
 def test_held_urls_keep_the_least_depth_and_go_when_released(state: CrawlState) -> None:
