@@ -40,6 +40,8 @@ class CrawlRead:
     figures: ReportFigures
     source: str
     """The files read, as the report names them."""
+    running: bool
+    """The crawl is running now (the summary's process is alive)."""
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -76,7 +78,7 @@ def read_crawl(data_dir: Path, max_wait: float) -> CrawlRead:
     path = data_dir / STATE_NAME
     if not path.is_file():
         figures = report_figures(status.document, None, [])
-        return CrawlRead(figures, str(status.source))
+        return CrawlRead(figures, str(status.source), status.running)
     broken = f"crawl state {path} cannot be read"
     try:
         connection = _connect(path)
@@ -104,14 +106,14 @@ def read_crawl(data_dir: Path, max_wait: float) -> CrawlRead:
     finally:
         connection.close()
     sources = str(status.source) if status.source == path else f"{status.source} and {path}"
-    return CrawlRead(figures, sources)
+    return CrawlRead(figures, sources, status.running)
 
 
 def write_report(data_dir: Path, output: Path, max_wait: float) -> int:
     """Write the report of the crawl in `data_dir` to `output`; its size in bytes."""
     read = read_crawl(data_dir, max_wait)
     made_at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    text = report_html(read.figures, source=read.source, made_at=made_at)
+    text = report_html(read.figures, source=read.source, made_at=made_at, running=read.running)
     data = text.encode("utf-8")
     temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")
     try:

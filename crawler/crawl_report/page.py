@@ -111,16 +111,20 @@ OUTCOMES = {
     "stopped": "stopped before the end (it resumes where it was)",
     "page limit": "stopped at limits.max_pages",
     "deferred": "stopped: the hosts left wait longer than politeness.max_wait",
-    "running": "running, or ended without a last word (as of its last refresh)",
+    "running": "running now: as of its last refresh, a few seconds ago",
+    "killed": "ended without a last word (killed?): as of its last refresh",
 }
 
 
-def report_html(figures: ReportFigures, *, source: str, made_at: str) -> str:
-    """The page for `figures`; `source` names the files read, `made_at` when (UTC)."""
+def report_html(figures: ReportFigures, *, source: str, made_at: str, running: bool = False) -> str:
+    """The page for `figures`; `source` names the files read, `made_at` when (UTC); `running`:
+    the process that wrote a "running" summary is alive (else it was killed)."""
     document = figures.document
     crawl = document.get("crawl") or {}
     run = document.get("run") or {}
     outcome = str(document.get("outcome"))
+    if outcome == "running" and not running:
+        outcome = "killed"
     started = str(crawl.get("started_at") or "an unknown time").replace("T", " ")[:19]
     ended = str(run.get("ended_at") or run.get("updated_at") or "").replace("T", " ")[:19]
     runs = int(crawl.get("runs") or 1)

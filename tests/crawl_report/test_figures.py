@@ -144,6 +144,20 @@ def test_the_page_shows_the_crawls_figures_and_fetches_nothing_from_elsewhere() 
     assert "A first crawl: every page is new" in page
 
 
+@pytest.mark.parametrize(
+    ("outcome", "running", "said"),
+    [
+        ("finished", False, "finished: nothing left to fetch"),
+        ("running", True, "running now"),
+        ("running", False, "ended without a last word (killed?)"),
+    ],
+)
+def test_the_header_says_how_the_crawl_ended(outcome: str, running: bool, said: str) -> None:
+    figures = report_figures({**document([]), "outcome": outcome}, None, [])
+    page = report_html(figures, source="s", made_at="now", running=running)
+    assert f'<span data-figure="outcome">{said}' in page
+
+
 def test_a_recrawls_changes_are_shown_by_kind() -> None:
     changes = {"unchanged": 40, "changed": 3, "gone": 1, "new": 2}
     page = report_html(
