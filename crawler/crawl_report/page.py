@@ -41,7 +41,7 @@ th,td{padding:4px 8px;border-bottom:1px solid #e6e6e6;text-align:left;vertical-a
 td{overflow-wrap:break-word}.wide{overflow-x:auto}
 th{background:#f0f2f5;cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-.num{text-align:right}td:first-child{min-width:14em}
+.num{text-align:right}td.num{white-space:nowrap}td:first-child{min-width:14em}
 code{background:#f0f2f5;padding:0 3px;border-radius:3px}
 """
 
