@@ -41,7 +41,6 @@ from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
 from crawler.cli.options import add_shortcuts, default_of
 from crawler.cli.report import version_text
-from crawler.cli.report_file import report_command
 from crawler.cli.status import status_command
 from crawler.config import load_config
 from crawler.errors import CrawlerError
@@ -406,6 +405,14 @@ def _add_reset_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     parser.add_argument("--state", metavar="URL", required=True, help="redis://HOST:PORT/DB")
     parser.add_argument("--yes", action="store_true", help="do not ask")
     _add_config_options(parser, "state.key_prefix=news/")
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """`crawl report`, its modules imported only when it runs: a crawl's start-up does not pay
+    for them (40 to 50 ms)."""
+    from crawler.cli.report_file import report_command as write_report_file
+
+    return write_report_file(args)
 
 
 def reset_command(args: argparse.Namespace) -> int:
