@@ -39,7 +39,7 @@ from crawler.cli.commands import (
 from crawler.cli.crawling import crawl_command
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
-from crawler.cli.options import add_shortcuts, default_of
+from crawler.cli.options import add_config_options, add_data_option, add_shortcuts, default_of
 from crawler.cli.report import version_text
 from crawler.cli.status import status_command
 from crawler.config import load_config
@@ -93,21 +93,6 @@ Other commands:
 SUBCOMMANDS = ("robots", "search", "export", "warc-index", "status", "report", "reset")
 
 
-def _add_config_options(
-    parser: argparse.ArgumentParser, example: str = "politeness.min_delay=2"
-) -> None:
-    """-c and -s; `example`: an -s the command would be given."""
-    parser.add_argument("-c", "--config", type=Path, help="YAML config (see config/crawler.yaml)")
-    parser.add_argument(
-        "-s",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help=f"override a config key by its dotted path, e.g. -s {example}",
-    )
-
-
 def _add_purpose_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--purpose",
@@ -128,7 +113,7 @@ def _crawl_parser() -> argparse.ArgumentParser:
         help="a file of URLs (one per line), an http(s) URL, or - for standard input; "
         "several may be given, files and URLs mixed",
     )
-    _add_data_option(parser)
+    add_data_option(parser)
     parser.add_argument(
         "--fresh",
         action="store_true",
@@ -146,7 +131,7 @@ def _crawl_parser() -> argparse.ArgumentParser:
         help="also archive every answer as it came over the wire in DIR/warc/*.warc.gz "
         "(WARC 1.1); same as -s output.warc=true",
     )
-    _add_config_options(parser, "limits.max_pages=1000")
+    add_config_options(parser, "limits.max_pages=1000")
     add_shortcuts(parser)
     shared = parser.add_argument_group("a crawl shared by several workers")
     shared.add_argument(
@@ -220,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
     # Not type=Path: Path("https://a.test/robots.txt") loses a slash, and the error names the URL.
     robots.add_argument("file", metavar="FILE", help="a robots.txt file on this machine")
     robots.add_argument("urls", nargs="+", metavar="URL", help="full URLs or paths with query")
-    _add_config_options(robots, "robots.precedence=first-match")
+    add_config_options(robots, "robots.precedence=first-match")
     robots.add_argument("--agent", help="product token; same as -s robots.token=TOKEN")
     robots.add_argument("--agent-match", choices=typing.get_args(AgentMatch))
     robots.add_argument("--precedence", choices=typing.get_args(Precedence))
@@ -249,15 +234,6 @@ def _add_shards_option(parser: argparse.ArgumentParser, doing: str) -> None:
         metavar="DIR",
         help=f"data directory (default: output.data_dir, which is {_DATA_DIR} unless set); "
         f"repeat it to {doing} several (a shared crawl's workers' DIR/w1, DIR/w2, ...)",
-    )
-
-
-def _add_data_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data",
-        type=Path,
-        metavar="DIR",
-        help=f"data directory (default: output.data_dir, which is {_DATA_DIR} unless set)",
     )
 
 
@@ -293,7 +269,7 @@ def _add_search_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per result")
     _add_purpose_option(parser, "found")
-    _add_config_options(parser, "output.data_dir=last-week")
+    add_config_options(parser, "output.data_dir=last-week")
 
 
 def _add_warc_index_parser(
@@ -308,7 +284,7 @@ def _add_warc_index_parser(
     )
     _add_shards_option(parser, "index")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE")
-    _add_config_options(parser, "output.data_dir=archive")
+    add_config_options(parser, "output.data_dir=archive")
 
 
 def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -350,7 +326,7 @@ def _add_export_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)"
     )
     _add_purpose_option(parser, "given text")
-    _add_config_options(parser, "output.data_dir=last-week")
+    add_config_options(parser, "output.data_dir=last-week")
 
 
 def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -362,7 +338,7 @@ def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "when there is none. Reads only: takes no lock, starts nothing. Exit status 2 when DIR "
         "holds no crawl.",
     )
-    _add_data_option(parser)
+    add_data_option(parser)
     parser.add_argument(
         "--state",
         metavar="URL",
@@ -372,7 +348,7 @@ def _add_status_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
     parser.add_argument(
         "--json", action="store_true", help="the summary as JSON (summary.json, and 'running')"
     )
-    _add_config_options(parser, "output.data_dir=last-week")
+    add_config_options(parser, "output.data_dir=last-week")
 
 
 def _add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -386,11 +362,11 @@ def _add_report_parser(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "DIR/state.sqlite; takes no lock. Prints the file's path. Exit status 2 when DIR holds "
         "no crawl.",
     )
-    _add_data_option(parser)
+    add_data_option(parser)
     parser.add_argument(
         "-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: DIR/report.html)"
     )
-    _add_config_options(parser, "output.data_dir=last-week")
+    add_config_options(parser, "output.data_dir=last-week")
 
 
 def _add_reset_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -404,7 +380,7 @@ def _add_reset_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     parser.add_argument("--state", metavar="URL", required=True, help="redis://HOST:PORT/DB")
     parser.add_argument("--yes", action="store_true", help="do not ask")
-    _add_config_options(parser, "state.key_prefix=news/")
+    add_config_options(parser, "state.key_prefix=news/")
 
 
 def report_command(args: argparse.Namespace) -> int:

@@ -13,7 +13,16 @@ from pathlib import Path
 from crawler.config import Config
 from crawler.errors import ConfigError
 
-__all__ = ["SHORTCUTS", "Shortcut", "add_shortcuts", "data_directory", "default_of", "yaml_string"]
+__all__ = [
+    "SHORTCUTS",
+    "Shortcut",
+    "add_config_options",
+    "add_data_option",
+    "add_shortcuts",
+    "data_directory",
+    "default_of",
+    "yaml_string",
+]
 
 _DEFAULTS = Config()
 
@@ -150,3 +159,29 @@ def data_directory(given: Path | None, config: Config) -> Path:
             )
         break
     return path
+
+
+def add_config_options(
+    parser: argparse.ArgumentParser, example: str = "politeness.min_delay=2"
+) -> None:
+    """-c and -s; `example`: an -s the command would be given."""
+    parser.add_argument("-c", "--config", type=Path, help="YAML config (see config/crawler.yaml)")
+    parser.add_argument(
+        "-s",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override a config key by its dotted path, e.g. -s {example}",
+    )
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    """--data DIR, for a command that reads one crawl's data directory."""
+    parser.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="data directory (default: output.data_dir, which is "
+        f"{default_of('output.data_dir')} unless set)",
+    )

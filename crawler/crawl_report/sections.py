@@ -349,6 +349,17 @@ def changes_section(document: Mapping[str, Any]) -> str:
     changes = document.get("changes") or {}
     items = _bars(changes, lambda kind: CHANGE_COLORS.get(kind, "#777"))
     recrawl = any(key != "new" for key in changes)
+    began = (document.get("recrawl") or {}).get("began_at")
+    if isinstance(began, str):
+        pages = int((document.get("figures") or {}).get("pages") or 0)
+        before = int((document.get("recrawl") or {}).get("pages_before") or 0)
+        when = escape(began[:19].replace("T", " "))
+        pass_text = (
+            f'<p data-figure="recrawl-pass">The last recrawl pass began {when} UTC; '
+            f"{max(pages - before, 0):,} pages in it.</p>"
+        )
+    else:
+        pass_text = ""
     what = (
         "Each URL the last recrawl pass asked for again, against its fetch before: unchanged "
         "(a 304, or the same content), changed, gone (404 or 410), failed, or new (found in "
@@ -358,6 +369,6 @@ def changes_section(document: Mapping[str, Any]) -> str:
         "here which pages changed, stayed the same or went away."
     )
     return (
-        f"<h2>What the recrawl found</h2><p>{what}</p>"
+        f"<h2>What the recrawl found</h2>{pass_text}<p>{what}</p>"
         f"{bar_chart('changes', 'Fetched URLs by what they found against the last fetch', items)}"
     )

@@ -125,6 +125,8 @@ def test_the_reports_figures_are_the_crawls(crawled: Crawled) -> None:
     assert bars(page, "skips") == summary["skips"]
     assert bars(page, "changes") == summary["changes"]
     assert summary["changes"]["changed"] == 1  # /two's title changed between the runs
+    in_pass = figures["pages"] - summary["recrawl"]["pages_before"]
+    assert f"UTC; {in_pass:,} pages in it." in figure(page, "recrawl-pass")
     requests = column(page, "hosts", "requests")
     assert {origin: int(n) for origin, n in requests.items()} == {
         host["origin"]: host["requests"] for host in summary["hosts"]
