@@ -160,15 +160,8 @@ marked_links(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     const char *origin = NULL, *directory = NULL;
     Py_ssize_t origin_length = 0, directory_length = 0;
-    bool short_path = PyUnicode_IS_ASCII(origin_str) && PyUnicode_IS_ASCII(directory_str)
-                      && PyUnicode_GET_LENGTH(directory_str) >= PyUnicode_GET_LENGTH(origin_str);
-    if (short_path) {
-        origin = (const char *) PyUnicode_1BYTE_DATA(origin_str);
-        origin_length = PyUnicode_GET_LENGTH(origin_str);
-        directory = (const char *) PyUnicode_1BYTE_DATA(directory_str) + origin_length;
-        directory_length = PyUnicode_GET_LENGTH(directory_str) - origin_length;
-        short_path = memcmp(PyUnicode_1BYTE_DATA(directory_str), origin, (size_t) origin_length) == 0;
-    }
+    bool short_path = short_path_of(origin_str, directory_str, &origin, &origin_length, &directory,
+                                    &directory_length);
     Py_ssize_t source_length;
     const char *source = PyUnicode_AsUTF8AndSize(markdown, &source_length);
     if (source == NULL) {

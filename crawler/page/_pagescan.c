@@ -982,6 +982,23 @@ joined_without_dots(const char *origin, Py_ssize_t origin_length, const char *pr
     return link;
 }
 
+/* The base's (origin, directory) as join_href takes them: the short path needs an ASCII base
+ * (normal URLs are) that the directory extends; false when it cannot be taken. */
+static bool
+short_path_of(PyObject *origin_str, PyObject *directory_str, const char **origin,
+              Py_ssize_t *origin_length, const char **directory, Py_ssize_t *directory_length)
+{
+    if (!PyUnicode_IS_ASCII(origin_str) || !PyUnicode_IS_ASCII(directory_str)
+        || PyUnicode_GET_LENGTH(directory_str) < PyUnicode_GET_LENGTH(origin_str)) {
+        return false;
+    }
+    *origin = (const char *) PyUnicode_1BYTE_DATA(origin_str);
+    *origin_length = PyUnicode_GET_LENGTH(origin_str);
+    *directory = (const char *) PyUnicode_1BYTE_DATA(directory_str) + *origin_length;
+    *directory_length = PyUnicode_GET_LENGTH(directory_str) - *origin_length;
+    return memcmp(PyUnicode_1BYTE_DATA(directory_str), *origin, (size_t) *origin_length) == 0;
+}
+
 /* LinkResolver's short path, for the hrefs that need only joining (`/a/b.html`, `b/c.html?x=1`)
  * or that are already normal (`https://host/a`), with any fragment dropped. NULL without an
  * exception for every other href (dot segments, `//host`, `?q`, other schemes, upper case in a
@@ -1138,16 +1155,8 @@ links(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         return NULL;
     }
-    /* The short path needs an ASCII base (normal URLs are) that the directory extends. */
-    bool short_path = PyUnicode_IS_ASCII(origin_str) && PyUnicode_IS_ASCII(directory_str)
-                      && PyUnicode_GET_LENGTH(directory_str) >= PyUnicode_GET_LENGTH(origin_str);
-    if (short_path) {
-        origin = (const char *) PyUnicode_1BYTE_DATA(origin_str);
-        origin_length = PyUnicode_GET_LENGTH(origin_str);
-        directory = (const char *) PyUnicode_1BYTE_DATA(directory_str) + origin_length;
-        directory_length = PyUnicode_GET_LENGTH(directory_str) - origin_length;
-        short_path = memcmp(PyUnicode_1BYTE_DATA(directory_str), origin, (size_t) origin_length) == 0;
-    }
+    bool short_path = short_path_of(origin_str, directory_str, &origin, &origin_length, &directory,
+                                    &directory_length);
 
     PyObject *followed = PyDict_New(), *held_back = PyDict_New(), *result = NULL;
     Py_ssize_t unusable = 0;
