@@ -81,16 +81,14 @@ _FORGET_INDEXED = (
 )
 _DELETE_TEXTS = "DELETE FROM texts WHERE id IN ({values})"
 _DELETE_UNINDEXED = "DELETE FROM unindexed WHERE id IN ({values})"
+# Each text row comes with its page's id, looked up once the pages are written: joined to pages
+# by URL in the statement, SQLite copied every text into a table of its own first (MATERIALIZE),
+# and storing a batch took twice as long (benchmarks/README.md, "The index writer").
 _INSERT_TEXTS = (
     "INSERT INTO texts (id, title, headings, text, nosnippet_text, main_text, markdown, "
-    "frame_text) SELECT pages.id, batch.column2, batch.column3, batch.column4, batch.column5, "
-    "batch.column6, batch.column7, batch.column8 FROM ({values}) AS batch "
-    "JOIN pages ON pages.url = batch.column1"
+    "frame_text) {values}"
 )
-_QUEUE_TEXTS = (
-    "INSERT INTO unindexed (id) SELECT pages.id FROM ({values}) AS batch "
-    "JOIN pages ON pages.url = batch.column1"
-)
+_QUEUE_TEXTS = "INSERT INTO unindexed (id) {values}"
 _NEXT_UNINDEXED = "SELECT id FROM unindexed ORDER BY id LIMIT ?"
 _INDEX_CHUNK = (
     f"INSERT INTO pages_fts (rowid, {_FTS_COLUMNS}) "
@@ -152,12 +150,7 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
     """The batch's page records, inside its transaction (see the module doc)."""
     if not records:
         return
-    urls = [(url,) for url in records]
-    old = dict(
-        (url, row_id)
-        for values, parameters in bound_chunks(connection, urls, 1)
-        for row_id, url in connection.execute(_OLD_IDS.format(values=values), parameters)
-    )
+    old = _ids(connection, records)
     pages: dict[str, PageRecord] = {}
     again: list[list[Any]] = []
     gone: list[list[Any]] = []
@@ -179,15 +172,27 @@ def _write_pages(connection: sqlite3.Connection, records: dict[str, PageRecord])
     if not pages:
         return
     page_rows = [_page_row(record) for record in pages.values()]
-    texts = [_text_row(record) for record in pages.values() if keeps_text(record)]
     replaced = [(old[url],) for url in pages if url in old]
     if replaced:  # fetched before: these URLs' old words and texts go first
         for statement in (_FORGET_INDEXED, _DELETE_TEXTS, _DELETE_UNINDEXED):
             write_rows(connection, statement, replaced, 1)
     write_rows(connection, _UPSERT_PAGES, page_rows, len(_ROW_COLUMNS))
-    if texts:
+    kept = [record for record in pages.values() if keeps_text(record)]
+    if kept:
+        ids = _ids(connection, {record.url: record for record in kept})
+        texts = [_text_row(ids[record.url], record) for record in kept]
         write_rows(connection, _INSERT_TEXTS, texts, 8)
         write_rows(connection, _QUEUE_TEXTS, [(text[0],) for text in texts], 1)
+
+
+def _ids(connection: sqlite3.Connection, records: dict[str, PageRecord]) -> dict[str, int]:
+    """The ids of those of these URLs that have a row in pages."""
+    urls = [(url,) for url in records]
+    return {
+        url: row_id
+        for values, parameters in bound_chunks(connection, urls, 1)
+        for row_id, url in connection.execute(_OLD_IDS.format(values=values), parameters)
+    }
 
 
 def index_chunk(connection: sqlite3.Connection) -> bool:
@@ -206,7 +211,7 @@ def index_chunk(connection: sqlite3.Connection) -> bool:
     return left
 
 
-def _text_row(record: PageRecord) -> list[str | None]:
+def _text_row(page_id: int, record: PageRecord) -> list[int | str | None]:
     """A page's row of texts: what pages_fts reads of it marked for CJK (crawler.output.cjk).
 
     A page with no main content of its own (a link hub, a book's index) is searched by its text
@@ -217,7 +222,7 @@ def _text_row(record: PageRecord) -> list[str | None]:
     is searched beside the main text."""
     framed = record.main_fallback is None and record.frame_text is not None
     return [
-        record.url,
+        page_id,
         None if record.title is None else marked(record.title),
         marked(record.headings),
         record.text if framed else marked(record.text),
