@@ -245,7 +245,10 @@ class Admission:
     def skip(self, item: QueuedUrl, skip: Skip, now: float | None) -> None:
         """`item`, met and queued (or about to be), is not fetched after all (robots.txt
         disallows it, its host is retired): its skip; a redirect's hop ends its chain's record,
-        as the hop before it."""
+        as the hop before it. A requisite's skip is counted apart: it is no page."""
+        if item.requisite_of is not None:
+            self._requisite_skipped(skip, item.requisite_of)
+            return
         self._outlet.skip(skip)
         if item.redirected_from:
             error = f"redirect to {item.url} not followed: {skip.reason} ({skip.detail})"
@@ -254,6 +257,39 @@ class Admission:
                 item, at, None, status=item.redirect_status, error=error, reached=False
             )
             self._outlet.page(record, item)
+
+    # --- page requisites -------------------------------------------------------------------------
+
+    def offer_requisite(self, url: str, needed_by: str) -> bool:
+        """Queue `url`, a normal URL that `needed_by` (a page, a stylesheet, a frame) needs to
+        be shown, at its own host, whatever the scope (its host does not join it); unless the
+        crawl met it before (as a page or a requisite: each URL is fetched once per crawl), its
+        host is retired, or robots.txt disallows it. True when queued."""
+        if len(url) > self._max_url_length:
+            self._requisite_skipped(Skip(url, URL_TOO_LONG, "a requisite's URL"), needed_by)
+            return False
+        if not self._seen.add(url):
+            return False
+        item = QueuedUrl(url, requisite_of=needed_by)
+        host = self._hosts.get(origin_of(url))
+        if host.retired is not None and not host.over_budget:
+            self.skip(item, Skip(url, host.retired_as, host.retired), None)
+            return False
+        skip = robots_skip(host.robots, url, self._token)
+        if skip is not None:
+            self.skip(item, skip, None)
+            return False
+        self._frontier.push(host.origin, item)
+        self._scheduler.reschedule(host, None)
+        return True
+
+    def _requisite_skipped(self, skip: Skip, needed_by: str) -> None:
+        stats = self._stats
+        stats.requisites["skipped"] += 1
+        stats.requisite_skips[skip.reason] += 1
+        log.info(
+            "requisite %s of %s not fetched: %s (%s)", skip.url, needed_by, skip.reason, skip.detail
+        )
 
     # --- sitemaps --------------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from crawler.output.warc import Exchange
 from crawler.page.read import Page, PageRules, read_page
 from crawler.politeness import Politeness
 from crawler.stats import CrawlStats
+from crawler.urls import InvalidUrlError, resolve_url
 from crawler.usage.headers import header_signals
 from crawler.usage.signals import UsageSignal, refusing_kinds
 
@@ -165,7 +166,8 @@ class Answers:
             if entry is not None and not entry.blocks
             else None
         )
-        self._outlet.archive(Exchange(item.url, started_at, answer, robots, item.earlier))
+        page = item.requisite_of is None  # a requisite gets no page record, nor metadata
+        self._outlet.archive(Exchange(item.url, started_at, answer, robots, item.earlier, page))
 
     def _failed(
         self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed
@@ -192,6 +194,9 @@ class Answers:
                 log.info("%s: %s; retry after %.1f s", item.url, failed.error, until - now)
             self._frontier.push_front(host.origin, fate.item)
             return
+        if item.requisite_of is not None:
+            self._requisite_failed(item, fate.error)
+            return
         self._stats.fetched += 1
         change = change_of(item.earlier, None, None)
         self._stats.changes[change] += 1
@@ -206,6 +211,9 @@ class Answers:
     def _redirect(
         self, item: QueuedUrl, answer: Response, location: str, started_at: float
     ) -> None:
+        if item.requisite_of is not None:
+            self._requisite_redirect(item, location)
+            return
         self._stats.fetched += 1
         stop = self._admission.redirect(item, answer.status, location, started_at)
         if stop is not None:
@@ -215,6 +223,26 @@ class Answers:
                 record_for(item, started_at, answer, error=stop.error, change=change), item
             )
         # Its record is handed, or its chain goes on as the next hop.
+        self._checkpoints.finished(item)
+
+    # --- page requisites -------------------------------------------------------------------------
+
+    def _requisite_failed(self, item: QueuedUrl, error: str) -> None:
+        self._stats.requisites["failed"] += 1
+        log.info("requisite %s of %s: %s", item.url, item.requisite_of, error)
+        self._checkpoints.finished(item)
+
+    def _requisite_redirect(self, item: QueuedUrl, location: str) -> None:
+        """A requisite's redirect (archived: a replay follows it too): its target is a requisite
+        of the same page, each URL once, so a loop ends."""
+        self._stats.requisites["fetched"] += 1
+        assert item.requisite_of is not None
+        try:
+            target = resolve_url(item.url, location)
+        except InvalidUrlError as error:
+            log.info("requisite %s redirects to %r: %s", item.url, location, error.reason)
+        else:
+            self._admission.offer_requisite(target, item.requisite_of)
         self._checkpoints.finished(item)
 
     # --- the read --------------------------------------------------------------------------------
@@ -298,6 +326,11 @@ class Answers:
         change: Change,
     ) -> None:
         self._stats.changes[change] += 1
+        if page is not None and page.requisites:
+            # Before the links: a URL both linked and needed is fetched as the page needs it.
+            offer_requisite = self._admission.offer_requisite
+            for requisite in page.requisites:
+                offer_requisite(requisite, item.url)
         if page is not None and page.follow:
             depth = item.depth + 1
             offer = self._admission.offer
@@ -360,7 +393,9 @@ class Answers:
         self._stats.errors["internal"] += 1
         now = self._clock.now()
         self._politeness.on_failure(host.timing, now)
-        if item is not None:
+        if item is not None and item.requisite_of is not None:
+            self._requisite_failed(item, f"internal error: {error!r}")
+        elif item is not None:
             self._stats.fetched += 1
             change = change_of(item.earlier, None, None)
             self._stats.changes[change] += 1

@@ -1,0 +1,183 @@
+"""Page requisites (fetch.page_requisites): a loopback site whose pages use each kind, some on a
+second host whose robots.txt disallows part of them. Judged from the servers' request logs and
+from the WARC files, read by warcio and FastWARC, each record's digests checked."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from fastwarc.warc import ArchiveIterator as FastIterator
+from support.crawling import PUBLIC_LOOPBACK, make_config, run
+from support.loopback import LoopbackWeb
+from warcio.archiveiterator import ArchiveIterator
+
+from crawler.config import Config
+from crawler.output.warc import warc_files
+
+pytestmark = pytest.mark.loopback
+
+A, B = "127.0.1.1", "127.0.1.2"
+IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005000201ff2dd9d4"
+    "0000000049454e44ae426082"
+)
+"""A 1x1 PNG."""
+
+
+@dataclass(frozen=True)
+class Archived:
+    kind: str
+    uri: str
+    profile: str
+    concurrent_to: str
+    record_id: str
+
+
+def read_warc(data: Path) -> list[Archived]:
+    """Every record of DIR/warc, after FastWARC checked every digest and warcio read every record
+    with its digests checked too."""
+    files = warc_files(data)
+    assert files
+    records: list[Archived] = []
+    for path in files:
+        with path.open("rb") as stream:
+            for fast in FastIterator(stream, parse_http=False):
+                assert fast.verify_block_digest()
+                headers = dict(fast.headers)
+                records.append(
+                    Archived(
+                        headers["WARC-Type"],
+                        headers.get("WARC-Target-URI", ""),
+                        headers.get("WARC-Profile", ""),
+                        headers.get("WARC-Concurrent-To", ""),
+                        headers["WARC-Record-ID"],
+                    )
+                )
+    read_by_warcio = 0
+    for path in files:
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream, check_digests=True):
+                record.content_stream().read()
+                read_by_warcio += 1
+    assert read_by_warcio == len(records)
+    return records
+
+
+def binary(body: bytes, content_type: str) -> web.Response:
+    return web.Response(body=body, content_type=content_type)
+
+
+def build(net: LoopbackWeb) -> str:
+    a, b = net[A], net[B]
+    cdn = b.origin
+    a.robots("User-agent: *\nAllow: /\n")
+    b.robots(f"User-agent: *\nDisallow: /private/\nSitemap: {cdn}/sitemap.xml\n")
+    b.text("/sitemap.xml", "<urlset/>", content_type="application/xml")
+    a.html(
+        "/",
+        f"""<html><head><title>home</title>
+<link rel="stylesheet" href="/css/style.css">
+<link rel="alternate stylesheet" href="/css/alternate.css">
+<link rel="icon" href="/favicon.ico">
+<link rel="preload" as="image" href="/preloaded.png">
+<style>.hero {{ background: url("/hero.png") }}</style>
+<script src="{cdn}/cdn/app.js"></script>
+</head><body style="background-image: url('/body.png')">
+<img src="/img.png" srcset="/img-2x.png 2x, /img-3x.png 3x">
+<picture><source srcset="/pic.webp" type="image/webp"><img src="/pic.png"></picture>
+<img src="{cdn}/private/secret.png">
+<img src="data:image/png;base64,AAAA">
+<video poster="/poster.png"><source src="/movie.mp4"></video>
+<iframe src="/frame.html"></iframe>
+<embed src="/embedded.svg"><object data="/object.svg"></object>
+<a href="/second.html">second</a> <a href="{cdn}/cdn/page.html">on the CDN</a>
+</body></html>""",
+    )
+    a.html(
+        "/second.html",
+        '<html><head><link rel="stylesheet" href="/css/style.css"></head>'
+        '<body><img src="/copy.png"><a href="/">home</a></body></html>',
+    )
+    a.html(
+        "/frame.html",
+        '<html><body><img src="/frame.png"><a href="/not-followed.html">a link</a></body></html>',
+    )
+    a.text(
+        "/css/style.css",
+        '@import "more.css";\n'
+        f".logo {{ background: url(../logo.png) }}\n.cdn {{ background: url({cdn}/cdn/b.png) }}\n"
+        '@font-face { font-family: F; src: url("fonts/f.woff2") format("woff2") }\n'
+        "/* url(commented.png) */\n",
+        content_type="text/css",
+    )
+    a.text("/css/more.css", "p { cursor: url(pointer.png), auto }", content_type="text/css")
+    a.text("/css/fonts/f.woff2", "wOF2", content_type="font/woff2")
+    for path in (
+        "/favicon.ico", "/preloaded.png", "/hero.png", "/body.png", "/img.png", "/img-2x.png",
+        "/img-3x.png", "/pic.webp", "/pic.png", "/poster.png", "/frame.png", "/logo.png",
+        "/css/pointer.png", "/copy.png",
+    ):  # fmt: skip
+        a.routes[path] = lambda request: binary(PNG, "image/png")
+    a.text("/embedded.svg", "<svg/>", content_type="image/svg+xml")
+    a.text("/object.svg", "<svg></svg>", content_type="image/svg+xml")
+    a.text("/movie.mp4", "not fetched without media", content_type="video/mp4")
+    b.text("/cdn/app.js", "console.log(1)", content_type="application/javascript")
+    b.routes["/cdn/b.png"] = lambda request: binary(PNG + b"b", "image/png")
+    b.page("/cdn/page.html", "/cdn/other.html")
+    return a.url("/")
+
+
+def config(**fetch: object) -> Config:
+    return make_config(
+        fetch={**PUBLIC_LOOPBACK, "page_requisites": True, **fetch}, output={"warc": True}
+    )
+
+
+A_REQUISITES = {
+    "/css/style.css", "/css/more.css", "/css/fonts/f.woff2", "/css/pointer.png", "/logo.png",
+    "/favicon.ico", "/preloaded.png", "/hero.png", "/body.png", "/img.png", "/img-2x.png",
+    "/img-3x.png", "/pic.webp", "/pic.png", "/poster.png", "/frame.html", "/frame.png",
+    "/embedded.svg", "/object.svg", "/copy.png",
+}  # fmt: skip
+B_REQUISITES = {"/cdn/app.js", "/cdn/b.png"}
+
+
+async def test_each_kind_of_requisite_is_fetched_once_under_its_hosts_robots(
+    tmp_path: Path,
+) -> None:
+    async with LoopbackWeb(A, B) as net:
+        seed = build(net)
+        records, crawler = await run(config(), [seed], data_dir=tmp_path)
+        a, b = net[A], net[B]
+    asked_a, asked_b = Counter(net.paths(A)), Counter(net.paths(B))
+    # Each requisite once per crawl (the stylesheet both pages use, too); pages and robots.txt.
+    assert asked_a == Counter(
+        {path: 1 for path in {*A_REQUISITES, "/", "/second.html", "/robots.txt"}}
+    )
+    # The CDN: its robots.txt first, what it allows, never what it disallows, never its pages
+    # (nor its sitemap: what it lists is not the crawl's).
+    assert net.paths(B)[0] == "/robots.txt"
+    assert asked_b == Counter({path: 1 for path in {*B_REQUISITES, "/robots.txt"}})
+    # Requisites are no pages: the records are the two pages'; the frame's link is not followed.
+    assert sorted(record.url for record in records) == [a.url("/"), a.url("/second.html")]
+    stats = crawler.stats
+    assert stats.requisites == Counter(fetched=len(A_REQUISITES) + len(B_REQUISITES), skipped=1)
+    assert stats.requisite_skips == Counter({"disallowed by robots.txt": 1})
+    assert stats.skips["out of scope: host"] == 1  # the CDN's page, linked, not crawled
+    archived = read_warc(tmp_path)
+    requests = Counter(r.uri for r in archived if r.kind == "request")
+    answers = Counter(r.uri for r in archived if r.kind in ("response", "revisit"))
+    every = {a.url(path) for path in asked_a} | {b.url(path) for path in asked_b}
+    assert requests == answers == Counter({url: 1 for url in every})
+    # The same PNG under another URL: a revisit of the first payload, as pywb reads it.
+    revisits = {r.uri: r.profile for r in archived if r.kind == "revisit"}
+    assert revisits[a.url("/copy.png")] == IDENTICAL
+    assert b.url("/private/secret.png") not in answers
+    # Metadata records only for pages.
+    assert {r.uri for r in archived if r.kind == "metadata"} == {a.url("/"), a.url("/second.html")}
