@@ -4,6 +4,7 @@ from the WARC files, read by warcio and FastWARC, each record's digests checked.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from fastwarc.warc import ArchiveIterator as FastIterator
+from support.commands import crawl_beside_servers, crawl_command
 from support.crawling import PUBLIC_LOOPBACK, make_config, run
 from support.loopback import LoopbackWeb
 from warcio.archiveiterator import ArchiveIterator
@@ -181,3 +183,32 @@ async def test_each_kind_of_requisite_is_fetched_once_under_its_hosts_robots(
     assert b.url("/private/secret.png") not in answers
     # Metadata records only for pages.
     assert {r.uri for r in archived if r.kind == "metadata"} == {a.url("/"), a.url("/second.html")}
+
+
+async def test_the_summary_its_json_and_crawl_status_count_requisites(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    async with LoopbackWeb(A, B) as net:
+        seed = build(net)
+        status, out, err = await crawl_beside_servers(
+            seed,
+            *("--data", str(data)),
+            "--warc",
+            "--page-requisites",
+            *("--delay", "0"),
+            *("-s", "fetch.allow_addresses=[127.0.0.0/8]"),
+        )
+    assert status == 0, err
+    fetched = len(A_REQUISITES) + len(B_REQUISITES)
+    line = f"page requisites: {fetched} fetched, 1 skipped (disallowed by robots.txt 1), 0 failed"
+    assert line in out
+    summary = json.loads((data / "summary.json").read_text())
+    assert summary["requisites"] == {
+        "fetched": fetched,
+        "skipped": 1,
+        "failed": 0,
+        "skips": {"disallowed by robots.txt": 1},
+    }
+    assert summary["figures"]["pages"] == 2
+    status, out, err = crawl_command("status", "--data", str(data))
+    assert status == 0, err
+    assert line in out
