@@ -229,6 +229,7 @@ class Answers:
 
     def _requisite_failed(self, item: QueuedUrl, error: str) -> None:
         self._stats.requisites["failed"] += 1
+        self._admission.requisite_settled()
         log.info("requisite %s of %s: %s", item.url, item.requisite_of, error)
         self._checkpoints.finished(item)
 
@@ -242,7 +243,8 @@ class Answers:
         except InvalidUrlError as error:
             log.info("requisite %s redirects to %r: %s", item.url, location, error.reason)
         else:
-            self._admission.offer_requisite(target, item.requisite_of)
+            self._admission.offer_requisites((target,), item.requisite_of)
+        self._admission.requisite_settled()
         self._checkpoints.finished(item)
 
     # --- the read --------------------------------------------------------------------------------
@@ -328,9 +330,7 @@ class Answers:
         self._stats.changes[change] += 1
         if page is not None and page.requisites:
             # Before the links: a URL both linked and needed is fetched as the page needs it.
-            offer_requisite = self._admission.offer_requisite
-            for requisite in page.requisites:
-                offer_requisite(requisite, item.url)
+            self._admission.offer_requisites(page.requisites, item.url)
         if page is not None and page.follow:
             depth = item.depth + 1
             offer = self._admission.offer

@@ -81,7 +81,13 @@ class HostLauncher:
 
     def at_page_limit(self) -> bool:
         budget = self._budget  # PageBudget.spent, inline: asked at every launch
-        return budget.limit is not None and budget.started >= budget.limit
+        if budget.limit is None or budget.started < budget.limit:
+            return False
+        # With page requisites, the last pages' are fetched first: the pages in flight may
+        # still name some, and those named wait (no page starts meanwhile: `launch`).
+        return not self._requisites.enabled or (
+            not self._admission.requisites_waiting and not self._scheduler.working
+        )
 
     def launch(self, host: Host, now: float) -> None:
         """Start `host`'s next request: its robots.txt when none is fresh, else its next URL
@@ -112,6 +118,11 @@ class HostLauncher:
             if kind is OVER_BUDGET:
                 frontier.push_front(origin, item)
                 self._over_budget(host)
+                return
+            if kind is not REQUISITE and self._budget.spent():
+                # Only the requisites of the pages started may still start (at_page_limit
+                # waits for them), and a host's come before its other URLs: it has none.
+                frontier.push_front(origin, item)
                 return
             if kind is SITEMAP:
                 slot = scheduler.start(host, now)

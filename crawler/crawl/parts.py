@@ -4,7 +4,7 @@ own slice of the config (`assemble`). What a request goes through, top-down:
     Scheduler --launch--> HostLauncher --+--> RobotsRequests --> Sitemaps.named
       (a due host)                       +--> Answers.page / Sitemaps.task --> Admission.offer
                                          |         (the answer)                 (each link)
-                                         +--> Requisites.task --> Admission.offer_requisite
+                                         +--> Requisites.task --> Admission.offer_requisites
 
 - `Scheduler` (scheduler.py): the launch loop, hosts by their next allowed start, one timer, the
   requests in flight, a graceful stop; `HostCoordination` (coordination.py) says whether a host

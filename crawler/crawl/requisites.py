@@ -1,5 +1,5 @@
 """`Requisites`: a page requisite's request (fetch.page_requisites). What a page needs to be shown
-is queued at its own host by admission (`Admission.offer_requisite`), whatever the scope, and
+is queued at its own host by admission (`Admission.offer_requisites`), whatever the scope, and
 fetched like any URL of that host: after its robots.txt, at its pace, counted in its figures.
 Its answer is archived (crawler.output.warc, no page record, no metadata record) and never read
 as a page: a stylesheet's imports and `url()`s, and a frame's own requisites, are requisites of
@@ -60,6 +60,7 @@ class Requisites:
         turns: Turns,
         stats: CrawlStats,
     ) -> None:
+        self.enabled = fetch.page_requisites
         self._max_bytes = fetch.max_requisite_bytes
         self._media = fetch.requisite_media
         self._limit = fetch.max_requisites_per_page
@@ -83,8 +84,9 @@ class Requisites:
         else:
             needs = await answers.read(read, len(answer.body), REQUISITE_OFF_LOOP_BYTES)
         self._stats.requisites["fetched"] += 1
-        for url in needs:
-            self._admission.offer_requisite(url, item.url)
+        admission = self._admission
+        admission.offer_requisites(needs, item.url)
+        admission.requisite_settled()
         self._checkpoints.finished(item)
 
     def __repr__(self) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from support.crawling import PUBLIC_LOOPBACK, make_config, run
 from support.loopback import LoopbackWeb
 from warcio.archiveiterator import ArchiveIterator
 
-from crawler.config import Config
+from crawler.config import Config, LimitsConfig
 from crawler.output.warc import warc_files
 
 pytestmark = pytest.mark.loopback
@@ -212,3 +212,18 @@ async def test_the_summary_its_json_and_crawl_status_count_requisites(tmp_path: 
     status, out, err = crawl_command("status", "--data", str(data))
     assert status == 0, err
     assert line in out
+
+
+async def test_the_page_limit_waits_for_the_requisites_of_the_pages_started(
+    tmp_path: Path,
+) -> None:
+    async with LoopbackWeb(A, B) as net:
+        seed = build(net)
+        limited = replace(config(), limits=LimitsConfig(max_pages=1))
+        records, crawler = await run(limited, [seed], data_dir=tmp_path)
+    assert [record.url for record in records] == [seed]
+    assert crawler.stats.outcome == "page limit"
+    # Every requisite of the one page (the stylesheet's imports too), not the second page's.
+    seed_needs = A_REQUISITES - {"/copy.png"}
+    assert set(net.paths(A)) == {*seed_needs, "/", "/robots.txt"}
+    assert set(net.paths(B)) == {*B_REQUISITES, "/robots.txt"}
