@@ -81,7 +81,7 @@ from crawler.page.exclusion import (
     yandex_tags_as_comments,
 )
 from crawler.page.main_content import MainParts
-from crawler.page.requisites import requisites_of
+from crawler.page.requisites import maybe_css_urls, requisites_of
 from crawler.page.tree import body_of
 from crawler.page.walk import PageFacts, cut_sections, link_resolver, python_walk
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal
@@ -321,6 +321,7 @@ def read_page(
             link_resolver(facts, url),
             media=rules.requisite_media,
             limit=rules.max_requisites,
+            css_urls=maybe_css_urls(source),
         )
         if rules.requisites
         else ()

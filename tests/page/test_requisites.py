@@ -13,6 +13,7 @@ from crawler.page.requisites import (
     css_references,
     css_requisites,
     html_requisites,
+    maybe_css_urls,
     requisites_of,
     srcset_urls,
 )
@@ -154,3 +155,28 @@ def test_read_page_gives_requisites_only_when_its_rules_ask_whatever_robots_meta
     page = read_page(body, PAGE, rules=PageRules(requisites=True))
     assert page.requisites == ("http://site.test/static/s.css", "http://site.test/static/i.png")
     assert page.links == () and not page.index
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (b"<p style='background: url(x.png)'>", True),
+        (b"<P STYLE='BACKGROUND-IMAGE: URL(x.png)'>", True),
+        (b"<TABLE BACKGROUND=x.png>", True),
+        (b"<p><img src=x.png></p>", False),
+    ],
+)
+def test_the_source_says_whether_css_urls_are_looked_for(source: bytes, expected: bool) -> None:
+    assert maybe_css_urls(source) is expected
+
+
+def test_without_css_urls_the_elements_are_read_and_no_css() -> None:
+    found = requisites_of(LexborHTMLParser(HTML), LinkResolver(PAGE), css_urls=False)
+    css_only = {"from-style.png", "body.png", "table.png"}
+    assert found == absolute([ref for ref in WITHOUT_MEDIA if ref not in css_only])
+
+
+def test_read_page_finds_a_url_in_upper_case_css() -> None:
+    body = b"<HTML><BODY STYLE='BACKGROUND: URL(bg.png)'><P>x</P></BODY></HTML>"
+    page = read_page(body, PAGE, rules=PageRules(requisites=True))
+    assert page.requisites == ("http://site.test/docs/bg.png",)
