@@ -667,6 +667,15 @@ def test_what_is_no_duration(text: str) -> None:
             r"fetch\.page_requisites \(--page-requisites\) .* needs output\.warc true \(--warc\)",
         ),
         (["fetch.page_requisites=yes please"], "fetch.page_requisites"),
+        (
+            [
+                "fetch.page_requisites=true",
+                "output.warc=true",
+                "state.backend=redis",
+                "state.url=redis://h:1/0",
+            ],
+            r"a shared crawl \(state.backend redis\) cannot fetch them yet",
+        ),
         (["fetch.max_requisites_per_page=0"], "fetch.max_requisites_per_page"),
         (["fetch.max_requisite_bytes=-1"], "fetch.max_requisite_bytes"),
     ],

@@ -135,9 +135,11 @@ def build(net: LoopbackWeb) -> str:
     return a.url("/")
 
 
-def config(**fetch: object) -> Config:
+def config(reader: str = "auto") -> Config:
     return make_config(
-        fetch={**PUBLIC_LOOPBACK, "page_requisites": True, **fetch}, output={"warc": True}
+        fetch={**PUBLIC_LOOPBACK, "page_requisites": True},
+        output={"warc": True},
+        page={"reader": reader},
     )
 
 
@@ -150,12 +152,13 @@ A_REQUISITES = {
 B_REQUISITES = {"/cdn/app.js", "/cdn/b.png"}
 
 
+@pytest.mark.parametrize("reader", ["loop", "process"])
 async def test_each_kind_of_requisite_is_fetched_once_under_its_hosts_robots(
-    tmp_path: Path,
+    tmp_path: Path, reader: str
 ) -> None:
     async with LoopbackWeb(A, B) as net:
         seed = build(net)
-        records, crawler = await run(config(), [seed], data_dir=tmp_path)
+        records, crawler = await run(config(reader), [seed], data_dir=tmp_path)
         a, b = net[A], net[B]
     asked_a, asked_b = Counter(net.paths(A)), Counter(net.paths(B))
     # Each requisite once per crawl (the stylesheet both pages use, too); pages and robots.txt.
@@ -221,9 +224,17 @@ async def test_the_page_limit_waits_for_the_requisites_of_the_pages_started(
         seed = build(net)
         limited = replace(config(), limits=LimitsConfig(max_pages=1))
         records, crawler = await run(limited, [seed], data_dir=tmp_path)
-    assert [record.url for record in records] == [seed]
-    assert crawler.stats.outcome == "page limit"
-    # Every requisite of the one page (the stylesheet's imports too), not the second page's.
-    seed_needs = A_REQUISITES - {"/copy.png"}
-    assert set(net.paths(A)) == {*seed_needs, "/", "/robots.txt"}
-    assert set(net.paths(B)) == {*B_REQUISITES, "/robots.txt"}
+        assert [record.url for record in records] == [seed]
+        assert crawler.stats.outcome == "page limit"
+        # Every requisite of the one page (the stylesheet's imports too), not the second page's.
+        seed_needs = A_REQUISITES - {"/copy.png"}
+        assert set(net.paths(A)) == {*seed_needs, "/", "/robots.txt"}
+        assert set(net.paths(B)) == {*B_REQUISITES, "/robots.txt"}
+        # Resumed with room for the second page: its own requisite, and nothing asked twice.
+        more = replace(config(), limits=LimitsConfig(max_pages=2))
+        records, crawler = await run(more, [seed], data_dir=tmp_path)
+    assert [record.url for record in records] == [net[A].url("/second.html")]
+    assert Counter(net.paths(A)) == Counter(
+        {path: 1 for path in {*A_REQUISITES, "/", "/second.html", "/robots.txt"}}
+    )
+    assert crawler.stats.requisites["fetched"] == len(A_REQUISITES) + len(B_REQUISITES)
