@@ -296,6 +296,13 @@ class Admission:
         self.requisites_waiting += len(taken)
         return len(taken)
 
+    def takes_as_page(self, url: str, depth: int) -> bool:
+        """Whether a link to `url` found at `depth` would be queued as a page (were it new): in
+        scope, within the limits."""
+        if len(url) > self._max_url_length:
+            return False
+        return out_of_bounds(url, depth, scope=self.scope, limits=self._limits) is None
+
     def requisite_settled(self) -> None:
         """A requisite queued in this run is done with (fetched, failed or skipped)."""
         self.requisites_waiting = max(0, self.requisites_waiting - 1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from crawler.config import FetchConfig
@@ -227,6 +227,20 @@ class Answers:
 
     # --- page requisites -------------------------------------------------------------------------
 
+    def _offer_requisites(self, page: Page, item: QueuedUrl) -> None:
+        """A page's requisites, offered before its links (so that one linked too, say an image,
+        is not met first as a link the scope skips), but for those it links to that the crawl
+        takes as pages: a frame in scope stays a page, its links followed, as without
+        requisites."""
+        admission = self._admission
+        needs: Sequence[str] = page.requisites
+        if page.follow and page.links:
+            links, depth = frozenset(page.links), item.depth + 1
+            needs = [
+                url for url in needs if url not in links or not admission.takes_as_page(url, depth)
+            ]
+        admission.offer_requisites(needs, item.url)
+
     def _requisite_failed(self, item: QueuedUrl, error: str) -> None:
         self._stats.requisites["failed"] += 1
         self._admission.requisite_settled()
@@ -329,8 +343,7 @@ class Answers:
     ) -> None:
         self._stats.changes[change] += 1
         if page is not None and page.requisites:
-            # Before the links: a URL both linked and needed is fetched as the page needs it.
-            self._admission.offer_requisites(page.requisites, item.url)
+            self._offer_requisites(page, item)
         if page is not None and page.follow:
             depth = item.depth + 1
             offer = self._admission.offer

@@ -39,6 +39,7 @@ class Archived:
     profile: str
     concurrent_to: str
     record_id: str
+    truncated: str
 
 
 def read_warc(data: Path) -> list[Archived]:
@@ -59,6 +60,7 @@ def read_warc(data: Path) -> list[Archived]:
                         headers.get("WARC-Profile", ""),
                         headers.get("WARC-Concurrent-To", ""),
                         headers["WARC-Record-ID"],
+                        headers.get("WARC-Truncated", ""),
                     )
                 )
     read_by_warcio = 0
@@ -96,7 +98,7 @@ def build(net: LoopbackWeb) -> str:
 <img src="{cdn}/private/secret.png">
 <img src="data:image/png;base64,AAAA">
 <video poster="/poster.png"><source src="/movie.mp4"></video>
-<iframe src="/frame.html"></iframe>
+<iframe src="/frame.html"></iframe><iframe src="{cdn}/cdn/widget.html"></iframe>
 <embed src="/embedded.svg"><object data="/object.svg"></object>
 <a href="/second.html">second</a> <a href="{cdn}/cdn/page.html">on the CDN</a>
 </body></html>""",
@@ -108,8 +110,12 @@ def build(net: LoopbackWeb) -> str:
     )
     a.html(
         "/frame.html",
-        '<html><body><img src="/frame.png"><a href="/not-followed.html">a link</a></body></html>',
+        '<html><body><img src="/frame.png"><a href="/frame-link.html">a link</a></body></html>',
     )
+    a.page("/frame-link.html")
+    # A frame out of scope is a requisite: its own requisites too, never its links.
+    b.html("/cdn/widget.html", '<img src="widget.png"><a href="never.html">never followed</a>')
+    b.routes["/cdn/widget.png"] = lambda request: binary(PNG + b"w", "image/png")
     a.text(
         "/css/style.css",
         '@import "more.css";\n'
@@ -128,16 +134,16 @@ def build(net: LoopbackWeb) -> str:
         a.routes[path] = lambda request: binary(PNG, "image/png")
     a.text("/embedded.svg", "<svg/>", content_type="image/svg+xml")
     a.text("/object.svg", "<svg></svg>", content_type="image/svg+xml")
-    a.text("/movie.mp4", "not fetched without media", content_type="video/mp4")
+    a.routes["/movie.mp4"] = lambda request: binary(bytes(300_000), "video/mp4")
     b.text("/cdn/app.js", "console.log(1)", content_type="application/javascript")
     b.routes["/cdn/b.png"] = lambda request: binary(PNG + b"b", "image/png")
     b.page("/cdn/page.html", "/cdn/other.html")
     return a.url("/")
 
 
-def config(reader: str = "auto") -> Config:
+def config(reader: str = "auto", **fetch: object) -> Config:
     return make_config(
-        fetch={**PUBLIC_LOOPBACK, "page_requisites": True},
+        fetch={**PUBLIC_LOOPBACK, "page_requisites": True, **fetch},
         output={"warc": True},
         page={"reader": reader},
     )
@@ -146,10 +152,12 @@ def config(reader: str = "auto") -> Config:
 A_REQUISITES = {
     "/css/style.css", "/css/more.css", "/css/fonts/f.woff2", "/css/pointer.png", "/logo.png",
     "/favicon.ico", "/preloaded.png", "/hero.png", "/body.png", "/img.png", "/img-2x.png",
-    "/img-3x.png", "/pic.webp", "/pic.png", "/poster.png", "/frame.html", "/frame.png",
+    "/img-3x.png", "/pic.webp", "/pic.png", "/poster.png", "/frame.png",
     "/embedded.svg", "/object.svg", "/copy.png",
 }  # fmt: skip
-B_REQUISITES = {"/cdn/app.js", "/cdn/b.png"}
+B_REQUISITES = {"/cdn/app.js", "/cdn/b.png", "/cdn/widget.html", "/cdn/widget.png"}
+A_PAGES = {"/", "/frame.html", "/frame-link.html", "/second.html"}
+"""The seed, its frame (in scope: a page, as without requisites), the frame's link, a link."""
 
 
 @pytest.mark.parametrize("reader", ["loop", "process"])
@@ -162,15 +170,13 @@ async def test_each_kind_of_requisite_is_fetched_once_under_its_hosts_robots(
         a, b = net[A], net[B]
     asked_a, asked_b = Counter(net.paths(A)), Counter(net.paths(B))
     # Each requisite once per crawl (the stylesheet both pages use, too); pages and robots.txt.
-    assert asked_a == Counter(
-        {path: 1 for path in {*A_REQUISITES, "/", "/second.html", "/robots.txt"}}
-    )
+    assert asked_a == Counter({path: 1 for path in {*A_REQUISITES, *A_PAGES, "/robots.txt"}})
     # The CDN: its robots.txt first, what it allows, never what it disallows, never its pages
     # (nor its sitemap: what it lists is not the crawl's).
     assert net.paths(B)[0] == "/robots.txt"
     assert asked_b == Counter({path: 1 for path in {*B_REQUISITES, "/robots.txt"}})
-    # Requisites are no pages: the records are the two pages'; the frame's link is not followed.
-    assert sorted(record.url for record in records) == [a.url("/"), a.url("/second.html")]
+    # Requisites are no pages: the records are the pages' (the frame in scope among them).
+    assert sorted(record.url for record in records) == sorted(a.url(path) for path in A_PAGES)
     stats = crawler.stats
     assert stats.requisites == Counter(fetched=len(A_REQUISITES) + len(B_REQUISITES), skipped=1)
     assert stats.requisite_skips == Counter({"disallowed by robots.txt": 1})
@@ -185,7 +191,7 @@ async def test_each_kind_of_requisite_is_fetched_once_under_its_hosts_robots(
     assert revisits[a.url("/copy.png")] == IDENTICAL
     assert b.url("/private/secret.png") not in answers
     # Metadata records only for pages.
-    assert {r.uri for r in archived if r.kind == "metadata"} == {a.url("/"), a.url("/second.html")}
+    assert {r.uri for r in archived if r.kind == "metadata"} == {a.url(path) for path in A_PAGES}
 
 
 async def test_the_summary_its_json_and_crawl_status_count_requisites(tmp_path: Path) -> None:
@@ -211,7 +217,7 @@ async def test_the_summary_its_json_and_crawl_status_count_requisites(tmp_path: 
         "failed": 0,
         "skips": {"disallowed by robots.txt": 1},
     }
-    assert summary["figures"]["pages"] == 2
+    assert summary["figures"]["pages"] == len(A_PAGES)
     status, out, err = crawl_command("status", "--data", str(data))
     assert status == 0, err
     assert line in out
@@ -226,15 +232,45 @@ async def test_the_page_limit_waits_for_the_requisites_of_the_pages_started(
         records, crawler = await run(limited, [seed], data_dir=tmp_path)
         assert [record.url for record in records] == [seed]
         assert crawler.stats.outcome == "page limit"
-        # Every requisite of the one page (the stylesheet's imports too), not the second page's.
-        seed_needs = A_REQUISITES - {"/copy.png"}
+        # Every requisite of the one page (the stylesheet's imports too), not the other pages'.
+        seed_needs = A_REQUISITES - {"/copy.png", "/frame.png"}
         assert set(net.paths(A)) == {*seed_needs, "/", "/robots.txt"}
         assert set(net.paths(B)) == {*B_REQUISITES, "/robots.txt"}
-        # Resumed with room for the second page: its own requisite, and nothing asked twice.
-        more = replace(config(), limits=LimitsConfig(max_pages=2))
+        # Resumed with room for the other pages: their own requisites, nothing asked twice.
+        more = replace(config(), limits=LimitsConfig(max_pages=len(A_PAGES)))
         records, crawler = await run(more, [seed], data_dir=tmp_path)
-    assert [record.url for record in records] == [net[A].url("/second.html")]
+    assert {record.url for record in records} == {net[A].url(path) for path in A_PAGES - {"/"}}
     assert Counter(net.paths(A)) == Counter(
-        {path: 1 for path in {*A_REQUISITES, "/", "/second.html", "/robots.txt"}}
+        {path: 1 for path in {*A_REQUISITES, *A_PAGES, "/robots.txt"}}
     )
     assert crawler.stats.requisites["fetched"] == len(A_REQUISITES) + len(B_REQUISITES)
+
+
+async def test_the_caps_on_count_and_bytes_and_media_when_asked_for(tmp_path: Path) -> None:
+    async with LoopbackWeb(A, B) as net:
+        seed = build(net)
+        capped = config(max_requisites_per_page=3)
+        await run(capped, [seed], data_dir=tmp_path / "capped")
+        capped_paths = set(net.paths(A)) | {f"B{path}" for path in net.paths(B)}
+        net.hits.clear()
+        media = config(requisite_media=True, max_requisite_bytes=1000)
+        _, crawler = await run(media, [seed], data_dir=tmp_path / "media")
+        media_paths = set(net.paths(A))
+    # The first three of the seed page, in document order (the alternate stylesheet is none);
+    # the first three of its stylesheet; the other pages' own.
+    page_three = {"/css/style.css", "/favicon.ico", "/preloaded.png"}
+    sheet_three = {"/css/more.css", "/logo.png", "B/cdn/b.png"}
+    assert capped_paths - {*A_PAGES, "/robots.txt", "B/robots.txt"} == (
+        page_three | sheet_three | {"/css/pointer.png", "/frame.png", "/copy.png"}
+    )
+    # Media too; a body past the cap cut there, and archived as cut (one that came whole in
+    # the same read is archived whole: crawler.output.warc).
+    assert "/movie.mp4" in media_paths
+    truncated = {
+        record.uri: record.truncated
+        for record in read_warc(tmp_path / "media")
+        if record.kind == "response" and record.truncated
+    }
+    assert truncated[net[A].url("/movie.mp4")] == "length"
+    assert net[A].url("/embedded.svg") not in truncated
+    assert crawler.stats.requisites["fetched"] > len(A_REQUISITES)
