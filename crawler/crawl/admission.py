@@ -280,9 +280,8 @@ class Admission:
             if not self._seen.add(url):
                 continue
             host = self._hosts.get(origin_of(url))
-            skip = None
             if host.retired is not None and not host.over_budget:
-                skip = Skip(url, host.retired_as, host.retired)
+                skip: Skip | None = Skip(url, host.retired_as, host.retired)
             else:
                 skip = robots_skip(host.robots, url, self._token)
             if skip is not None:
