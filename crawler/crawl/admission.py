@@ -280,7 +280,8 @@ class Admission:
             if not self._seen.add(url):
                 continue
             host = self._hosts.get(origin_of(url))
-            if host.retired is not None and not host.over_budget:
+            if host.retired is not None:
+                # Over its page budget too: a retired host starts nothing more in this run.
                 skip: Skip | None = Skip(url, host.retired_as, host.retired)
             else:
                 skip = robots_skip(host.robots, url, self._token)

@@ -274,3 +274,25 @@ async def test_the_caps_on_count_and_bytes_and_media_when_asked_for(tmp_path: Pa
     assert truncated[net[A].url("/movie.mp4")] == "length"
     assert net[A].url("/embedded.svg") not in truncated
     assert crawler.stats.requisites["fetched"] > len(A_REQUISITES)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--page-requisites"],
+            "fetch.page_requisites (--page-requisites) fetches what a page needs to be replayed, "
+            "for the archive: it needs output.warc true (--warc)",
+        ),
+        (
+            ["--warc", "-s", "fetch.max_requisites_per_page=0"],
+            "fetch.max_requisites_per_page must be a whole number >= 1, not 0",
+        ),
+    ],
+)
+def test_a_bad_requisites_setting_exits_2_naming_the_key(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    status, _, err = crawl_command("http://127.0.1.1/", "--data", str(tmp_path), *args)
+    assert status == 2
+    assert message in err
