@@ -2,7 +2,9 @@
 fetched (conditionally, in a recrawl), archived, counted, and judged (crawler.crawl.decide): a
 retry with backoff (429, 5xx, network), a redirect's next hop handed to admission, or the answer
 to read. A page is read (on the loop in turns, in the page reader's process, or on the worker
-thread when big), its links offered, and its record handed to the outlet.
+thread when big), its requisites and links offered, and its record handed to the outlet. A page
+requisite's answer goes the same way to the archive, but makes no record: its failure or redirect
+is counted among the requisites (crawler.crawl.requisites reads the rest).
 
 A bug of ours in a request's work is an internal error (`internal_error`): counted, its URL
 recorded as such, and its host backed off as after a network error, never the end of the crawl.
