@@ -296,3 +296,34 @@ def test_a_bad_requisites_setting_exits_2_naming_the_key(
     status, _, err = crawl_command("http://127.0.1.1/", "--data", str(tmp_path), *args)
     assert status == 2
     assert message in err
+
+
+async def test_requisites_left_queued_are_fetched_when_the_crawl_is_resumed(
+    tmp_path: Path,
+) -> None:
+    async with LoopbackWeb(A, B) as net:
+        seed = build(net)
+        robots_b = "User-agent: *\nDisallow: /private/\n"
+        net[B].sequence(
+            "/robots.txt",
+            lambda request: web.Response(status=503, text="down"),
+            lambda request: web.Response(text=robots_b),
+        )
+        # The CDN's robots.txt cannot be had, and its next try is past max_wait: the crawl
+        # stops deferred, the CDN's requisites queued in its state.
+        waits = {"retry_initial": 2.0, "retry_max": 2.0, "give_up_after": 600.0}
+        first = replace(config(), robots=replace(config().robots, **waits))
+        first = replace(first, politeness=replace(first.politeness, max_wait=0.5))
+        _, crawler = await run(first, [seed], data_dir=tmp_path)
+        assert crawler.stats.outcome == "deferred"
+        assert net.paths(B) == ["/robots.txt"]
+        # Resumed: the robots.txt comes, then every requisite of the CDN, once.
+        _, crawler = await run(
+            replace(first, politeness=config().politeness), [seed], data_dir=tmp_path
+        )
+    assert crawler.stats.outcome == "finished"
+    assert Counter(net.paths(B)) == Counter(
+        {"/robots.txt": 2, **{path: 1 for path in B_REQUISITES}}
+    )
+    archived = {r.uri for r in read_warc(tmp_path) if r.kind == "response"}
+    assert {net[B].url(path) for path in B_REQUISITES} <= archived
