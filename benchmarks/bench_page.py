@@ -26,6 +26,8 @@ A contender turns a page's bytes into its text and its links:
             rules=PageRules(token="crawler")): META, X-Robots-Tag, sections, text, links; with
             the page walk crawler.page.compiled chose (compiled unless CRAWLER_PAGE_WALK=python),
             which the report names
+    ours+req  ours with PageRules(requisites=True): the page's requisites read too
+              (fetch.page_requisites, crawler.page.requisites); only when --only names it
 
 bare and scrapy ignore the robots signals (that is their gap); ours honours them. Before any
 timing, a sanity check reads every page with ours and compares it with what the generator put in
@@ -63,7 +65,9 @@ from urllib.parse import urljoin
 from support.machine import machine
 from support.pagegen import SHAPES, GenPage, generate_pages, page_stats
 
-CONTENDERS = ("parse", "bare", "scrapy", "ours")
+CONTENDERS = ("parse", "bare", "scrapy", "ours", "ours+req")
+DEFAULT_CONTENDERS = CONTENDERS[:4]
+"""ours+req (ours with fetch.page_requisites' reading) only when --only names it."""
 BAR_PAGES_PER_S = 8000.0
 BAR_VS_SCRAPY = 5.0
 BAR_SHAPE = "article"
@@ -125,10 +129,10 @@ def make_scrapy() -> Contender:
     return run_scrapy
 
 
-def make_ours() -> Contender:
+def make_ours(requisites: bool = False) -> Contender:
     from crawler.page.read import PageRules, read_page
 
-    rules = PageRules(token=TOKEN)
+    rules = PageRules(token=TOKEN, requisites=requisites)
 
     def run_ours(pages: Sequence[GenPage]) -> tuple[int, int]:
         links = chars = 0
@@ -246,6 +250,7 @@ def bench(pages: Sequence[GenPage], only: Sequence[str], rounds: int) -> dict[st
         "bare": lambda: run_bare,
         "scrapy": make_scrapy,
         "ours": make_ours,
+        "ours+req": lambda: make_ours(requisites=True),
     }
     contenders = {name: makers[name]() for name in only}
     results = {name: Result(name) for name in only}
@@ -374,7 +379,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--shape", default="article,dense", help="comma-separated page shapes: article,dense"
     )
     parser.add_argument(
-        "--only", default=",".join(CONTENDERS), help="comma-separated: parse,bare,scrapy,ours"
+        "--only",
+        default=",".join(DEFAULT_CONTENDERS),
+        help="comma-separated: parse,bare,scrapy,ours, and ours+req (page requisites read too)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
@@ -390,7 +397,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = sorted(set(args.only) - set(CONTENDERS))
     if unknown or not args.only:
-        parser.error(f"--only takes bare, scrapy and/or ours, not {','.join(unknown) or 'nothing'}")
+        parser.error(f"--only takes {','.join(CONTENDERS)}, not {','.join(unknown) or 'nothing'}")
     args.only = [name for name in CONTENDERS if name in args.only]
     args.shape = [name.strip() for name in args.shape.split(",") if name.strip()]
     if not args.shape or set(args.shape) - set(SHAPES):

@@ -91,6 +91,13 @@ class CrawlStats:
     """Pages whose text the crawl's purpose may not use (usage.purpose), by the kind of signal
     that refused it: Content-Signal, Content-Usage, noai (noai and noimageai), TDMRep; a page
     two kinds refuse counts under each. page_rules['usage refused'] counts each page once."""
+    requisites: Counter[str] = field(default_factory=Counter)
+    """Page requisites (fetch.page_requisites) by their fate: 'fetched' (answered, its answer
+    archived: a redirect's too), 'failed' (no answer after its retries), 'skipped' (never
+    asked for). Not pages: no figure above counts them, but `requests`, `statuses` and
+    `bytes`."""
+    requisite_skips: Counter[str] = field(default_factory=Counter)
+    """Requisites not asked for, by reason (a SkipReason: disallowed by robots.txt, ...)."""
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""
@@ -192,7 +199,16 @@ CARRIED_FIGURES = (
     "throttled",
 )
 """The figures of `CrawlStats` that add up over the runs of a crawl (saved with the state)."""
-CARRIED_COUNTERS = ("statuses", "errors", "skips", "changes", "page_rules", "usage_refused")
+CARRIED_COUNTERS = (
+    "statuses",
+    "errors",
+    "skips",
+    "changes",
+    "page_rules",
+    "usage_refused",
+    "requisites",
+    "requisite_skips",
+)
 LIVE_FIGURES = (
     "updated_at",
     "runs",

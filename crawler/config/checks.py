@@ -60,6 +60,17 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
             "output.warc needs fetch.client http1 or auto: only the http1 client keeps the "
             "bytes of each answer as they came, which a WARC record holds"
         )
+    if config.fetch.page_requisites and config.state.backend != "sqlite":
+        raise ConfigError(
+            "fetch.page_requisites (--page-requisites) queues a page's requisites ahead of its "
+            "host's pages in one process's state; a shared crawl (state.backend redis) cannot "
+            "fetch them yet"
+        )
+    if config.fetch.page_requisites and not config.output.warc:
+        raise ConfigError(
+            "fetch.page_requisites (--page-requisites) fetches what a page needs to be replayed, "
+            "for the archive: it needs output.warc true (--warc)"
+        )
     bundle = config.fetch.ca_bundle
     # Whether it is a file is the loader's question to answer (is_file): this module does no I/O.
     if bundle and not is_file(bundle):

@@ -133,6 +133,18 @@ class FetchConfig:
     """Read only HTML bodies of pages; others' bodies are not downloaded. false reads every
     body (up to max_body_bytes), so that output.warc archives PDFs, images and the rest too
     (scope.skip_extensions still says which links are fetched); links come from HTML only."""
+    page_requisites: bool = False
+    """For each HTML page, also fetch what a browser loads to show it (stylesheets and what
+    they import, images, scripts, icons, fonts, frames), wherever it lives: after its host's
+    robots.txt, at its host's pace, without its host joining the scope. Archived with
+    output.warc (which it needs); never indexed. wget's --page-requisites."""
+    max_requisites_per_page: int = _spec(100, minimum=1)
+    """Requisites taken from one page (or stylesheet), in document order; the rest are not
+    fetched."""
+    max_requisite_bytes: int = _spec(10 * 1024 * 1024, minimum=1)
+    """Cap on a requisite's decoded body; the rest is not read (WARC-Truncated: length)."""
+    requisite_media: bool = False
+    """Also fetch <audio> and <video> media (each up to max_requisite_bytes)."""
     max_redirects: int = _spec(5, minimum=0)
     max_retries: int = _spec(3, minimum=0)
     """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""

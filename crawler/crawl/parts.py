@@ -3,7 +3,8 @@ own slice of the config (`assemble`). What a request goes through, top-down:
 
     Scheduler --launch--> HostLauncher --+--> RobotsRequests --> Sitemaps.named
       (a due host)                       +--> Answers.page / Sitemaps.task --> Admission.offer
-                                                   (the answer)                 (each link)
+                                         |         (the answer)                 (each link)
+                                         +--> Requisites.task --> Admission.offer_requisites
 
 - `Scheduler` (scheduler.py): the launch loop, hosts by their next allowed start, one timer, the
   requests in flight, a graceful stop; `HostCoordination` (coordination.py) says whether a host
@@ -13,6 +14,8 @@ own slice of the config (`assemble`). What a request goes through, top-down:
   the host;
 - `Answers` (answers.py): a page or sitemap request's answer, from the fetch to the record;
 - `Sitemaps` (sitemaps.py): the sitemaps robots.txt names, read and taken;
+- `Requisites` (requisites.py): what a page needs to be shown, fetched and archived
+  (fetch.page_requisites);
 - `Admission` (admission.py): each URL coming in, queued or skipped with its reason;
 - `RecrawlPlan` (recrawl.py): which fetched URLs are due again;
 - `Outlet` (outlet.py): the one place records and skips leave the crawl, and are counted;
@@ -36,6 +39,7 @@ from crawler.crawl.launch import HostLauncher
 from crawler.crawl.outlet import Outlet
 from crawler.crawl.page_reader import PageReader
 from crawler.crawl.recrawl import RecrawlPlan
+from crawler.crawl.requisites import Requisites
 from crawler.crawl.robots_requests import RobotsRequests
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.sitemaps import Sitemaps
@@ -114,7 +118,15 @@ def assemble(
         ),
         pinned=config.fetch.pinned(),
     )
-    page_rules = PageRules(token, config.page.follow_rel_nofollow, config.page.main_content)
+    fetch = config.fetch
+    page_rules = PageRules(
+        token,
+        config.page.follow_rel_nofollow,
+        config.page.main_content,
+        requisites=fetch.page_requisites,
+        requisite_media=fetch.requisite_media,
+        max_requisites=fetch.max_requisites_per_page,
+    )
     reader = PageReader(page_rules, config.page.reader)
     budget, traps = PageBudget(config.limits.max_pages, stats.pages), TrapTally()
     admission = Admission(
@@ -168,6 +180,14 @@ def assemble(
         turns=scheduler.turns,
         stats=stats,
     )
+    requisites = Requisites(
+        config.fetch,
+        admission=admission,
+        answers=answers,
+        checkpoints=checkpoints,
+        turns=scheduler.turns,
+        stats=stats,
+    )
     robots = RobotsRequests(
         config.robots,
         polite,
@@ -192,6 +212,7 @@ def assemble(
         robots=robots,
         answers=answers,
         sitemaps=sitemaps,
+        requisites=requisites,
         recrawl=recrawl,
         admission=admission,
         frontier=state.frontier,

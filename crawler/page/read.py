@@ -81,6 +81,7 @@ from crawler.page.exclusion import (
     yandex_tags_as_comments,
 )
 from crawler.page.main_content import MainParts
+from crawler.page.requisites import maybe_css_urls, requisites_of
 from crawler.page.tree import body_of
 from crawler.page.walk import PageFacts, cut_sections, link_resolver, python_walk
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal
@@ -108,6 +109,10 @@ class PageRules:
     follow_rel_nofollow: bool = False
     main_content: bool = True
     """Read the page's main content (`Page.main_text`, `Page.markdown`)."""
+    requisites: bool = False
+    """Read what a browser loads to show the page (`Page.requisites`; fetch.page_requisites)."""
+    requisite_media: bool = False
+    max_requisites: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +160,8 @@ class Page:
     frame_text: str | None = None
     """The visible text outside the main content, for the index to search beside it (None when
     `main_text` falls back or was not read): no text of the page is tokenised twice."""
+    requisites: tuple[str, ...] = ()
+    """What a browser loads to show the page, when asked for (crawler.page.requisites)."""
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         # Pickled as its fields, for the page reader's process (crawler.crawl.page_reader): a
@@ -308,6 +315,17 @@ def read_page(
     follow = not page_flags & NOFOLLOW
     language = facts.lang or language
 
+    requisites = (
+        requisites_of(
+            tree,
+            link_resolver(facts, url),
+            media=rules.requisite_media,
+            limit=rules.max_requisites,
+            css_urls=maybe_css_urls(source),
+        )
+        if rules.requisites
+        else ()
+    )
     text = nosnippet_text = headings = main_text = markdown = ""
     frame_text = None
     main_fallback = None
@@ -367,6 +385,7 @@ def read_page(
         markdown=markdown,
         main_fallback=main_fallback,
         frame_text=frame_text,
+        requisites=requisites,
     )
 
 
