@@ -9,7 +9,8 @@ and shot by headless Chromium, side by side.
 The tree is served as it is by `python -m http.server` on 127.0.1.1; each crawl is the `crawl`
 command (`--max-pages 1`: the one page, and with --page-requisites what it needs); pywb and
 Chromium are driven as tests/output/test_replay.py drives them (tests/support/replay.py). Needs
-pywb (`pip install pywb`) and Chromium (`apt-get install chromium`); exits 1 without them.
+pywb on PATH (in a venv of its own: tests/output/test_replay.py says why) and Chromium
+(`apt-get install chromium`); exits 1 without them.
 """
 
 from __future__ import annotations
