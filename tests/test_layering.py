@@ -53,6 +53,8 @@ PURE = (
     "crawler.config.schema",
     "crawler.config.extensions",
     "crawler.config.values",
+    "crawler.config.users",
+    "crawler.config.fetch",
     "crawler.config.checks",
     "crawler.config.mapping",
     "crawler.crawl.decide",
