@@ -171,6 +171,8 @@ class Crawler:
             self._let_go()
             raise
         self._restore_stats()
+        if self._fetcher.users.jar is not None:
+            self._fetcher.users.jar.load(self._state.run.cookies())  # the session goes on
         self._finished_before = self._earlier_run_finished()
         self._open = True
         return self

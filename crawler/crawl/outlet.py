@@ -14,6 +14,7 @@ from crawler.http.answer import Response
 from crawler.output.records import Change, PageRecord, Skip, Unskip, record_of
 from crawler.output.sinks import ArchiveSink, PageSink
 from crawler.output.warc import Exchange
+from crawler.page.fields import FieldValue
 from crawler.page.read import Page
 from crawler.state.interface import FetchLog
 from crawler.stats import CrawlStats, SkipReason
@@ -115,6 +116,8 @@ def record_for(
     change: Change = "new",
     usage: tuple[UsageSignal, ...] = (),
     usage_refusal: str | None = None,
+    fields: dict[str, FieldValue] | None = None,
+    fields_error: str | None = None,
 ) -> PageRecord:
     """The record of `item`'s fetch. `reached=False`: the chain stopped before `item` was asked
     for (robots.txt disallowed the hop), so it ends at the hop before it."""
@@ -146,4 +149,6 @@ def record_for(
         change=change,
         usage=usage,
         usage_refusal=usage_refusal,
+        fields=fields,
+        fields_error=fields_error,
     )

@@ -87,7 +87,7 @@ def assemble(
     """The parts of a crawl on `state`, writing to `sinks`."""
     token = config.product_token
     polite = config.politeness
-    checkpoints = Checkpointer(state, sinks, config.state.commit_interval)
+    checkpoints = Checkpointer(state, sinks, config.state.commit_interval, fetcher.users.jar)
     outlet = Outlet(sinks, checkpoints, stats, state.fetches)
     hosts = HostTable(politeness, state.timings, state.robots, clock, clean=state.run.clean)
     coordination = (
@@ -114,7 +114,9 @@ def assemble(
         ),
         pinned=config.fetch.pinned(),
     )
-    page_rules = PageRules(token, config.page.follow_rel_nofollow, config.page.main_content)
+    page_rules = PageRules(
+        token, config.page.follow_rel_nofollow, config.page.main_content, config.extract
+    )
     reader = PageReader(page_rules, config.page.reader)
     budget, traps = PageBudget(config.limits.max_pages, stats.pages), TrapTally()
     admission = Admission(
