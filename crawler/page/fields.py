@@ -15,7 +15,6 @@ A field is the first of those values (None when there is none) or, with `all`, t
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -33,10 +32,6 @@ MAX_VALUES = 1_000
 MAX_VALUE_CHARS = 100_000
 """Characters kept of one value (a selector matching `html` would copy the whole page)."""
 
-_PSEUDO = re.compile(
-    r"(?P<css>.*?)\s*::\s*(?:(?P<text>text)|attr\(\s*(?P<attr>[^()\s]+)\s*\))\s*", re.DOTALL
-)
-
 
 @dataclass(frozen=True, slots=True)
 class FieldSelector:
@@ -50,41 +45,80 @@ class FieldSelector:
     all: bool = False
     source: str = ""
     """The selector as the user wrote it, for messages."""
+    subtree: bool = False
+    """The text nodes (or attributes) of each element matched and of all under it: parsel's
+    `X *::text`, `X ::text`."""
 
 
 def field_selector(name: str, text: str, *, all: bool = False) -> FieldSelector:
     """`text` read as a parsel selector; ValueError saying what is wrong with it otherwise."""
     written = text.strip()
-    match = _PSEUDO.fullmatch(written)
-    css = match.group("css") if match else written
-    take: Literal["text", "attr", "html"] = "html"
-    attribute = ""
-    if match and match.group("text"):
-        take = "text"
-    elif match:
-        take, attribute = "attr", match.group("attr")
-    if not css:
-        raise ValueError(f"{written!r} selects no element (expected CSS like h1::text)")
+    if not written:
+        raise ValueError("an empty selector selects no element (expected CSS like h1::text)")
     try:
-        parsed = cssselect.parse(css)
+        parsed = cssselect.parse(written)
     except cssselect.SelectorError as error:
         raise ValueError(f"{written!r} is not a valid CSS selector ({error})") from None
-    pseudo = next((s.pseudo_element for s in parsed if s.pseudo_element is not None), None)
-    if pseudo is not None:
-        shown = pseudo if isinstance(pseudo, str) else pseudo.name
+    if not parsed:
+        raise ValueError(f"{written!r} selects no element (expected CSS like h1::text)")
+    takes = {_take(written, selector.pseudo_element) for selector in parsed}
+    if len(takes) > 1:
         raise ValueError(
-            f"{written!r}: ::{shown} is not read here; a selector may end in ::text or "
-            "::attr(NAME), once (two selectors that each end so are two fields)"
+            f"{written!r}: the selectors of a list end alike here (all in ::text, all in the "
+            "same ::attr(NAME), or none); write one field for each"
         )
+    take, attribute = takes.pop()
+    members: list[str] = []
+    subtrees: set[bool] = set()
+    for selector in parsed:
+        tree = selector.parsed_tree
+        # parsel reads `X *::text` (and `X ::text`) as every text node under X, X's own
+        # included (descendant-or-self), and `X *::attr(a)` likewise.
+        subtree = take != "html" and _is_descendant_star(tree)
+        subtrees.add(subtree)
+        kept = (
+            tree.selector
+            if isinstance(tree, cssselect.parser.CombinedSelector) and subtree
+            else tree
+        )
+        members.append(cssselect.parser.Selector(kept, None).canonical())
+    if len(subtrees) > 1:
+        raise ValueError(f"{written!r}: the selectors of a list end alike here; one field each")
+    css = ", ".join(members)
     try:
         _compiled(css)
     except SelectolaxError:
         raise ValueError(
             f"{written!r}: the crawl's parser (lexbor) cannot read {css!r}; parsel-only "
-            "extensions (:contains, XPath) are not read, and an attribute value that is not a "
-            "name is quoted ([itemprop='1'])"
+            "extensions (:contains, XPath) are not read"
         ) from None
-    return FieldSelector(name, css, take, attribute, all, written)
+    return FieldSelector(name, css, take, attribute, all, written, subtrees.pop())
+
+
+def _take(written: str, pseudo: object) -> tuple[Literal["text", "attr", "html"], str]:
+    if pseudo is None:
+        return "html", ""
+    if pseudo == "text":
+        return "text", ""
+    if (
+        isinstance(pseudo, cssselect.parser.FunctionalPseudoElement)
+        and pseudo.name == "attr"
+        and len(pseudo.arguments) == 1
+        and pseudo.arguments[0].type in ("IDENT", "STRING")
+    ):
+        return "attr", str(pseudo.arguments[0].value)
+    shown = pseudo if isinstance(pseudo, str) else getattr(pseudo, "name", pseudo)
+    raise ValueError(
+        f"{written!r}: ::{shown} is not read here; a selector may end in ::text or ::attr(NAME)"
+    )
+
+
+def _is_descendant_star(tree: object) -> bool:
+    """`X *`: a descendant combinator before a bare `*`."""
+    if not isinstance(tree, cssselect.parser.CombinedSelector) or tree.combinator != " ":
+        return False
+    star = tree.subselector
+    return isinstance(star, cssselect.parser.Element) and star.element is None
 
 
 @functools.lru_cache(maxsize=256)
@@ -96,11 +130,16 @@ def _compiled(css: str) -> str:
 
 def _values(node: LexborNode, selector: FieldSelector) -> Iterator[str]:
     if selector.take == "attr":
-        value = node.attributes.get(selector.attribute)
-        if value is not None:
-            yield value[:MAX_VALUE_CHARS]
+        nodes = node.traverse() if selector.subtree else (node,)  # traverse: the node first
+        for each in nodes:
+            value = each.attributes.get(selector.attribute)
+            if value is not None:
+                yield value[:MAX_VALUE_CHARS]
     elif selector.take == "text":
-        for child in node.iter(include_text=True):
+        children = (
+            node.traverse(include_text=True) if selector.subtree else node.iter(include_text=True)
+        )
+        for child in children:
             if child.tag == "-text":
                 yield (child.text_content or "")[:MAX_VALUE_CHARS]
     else:
