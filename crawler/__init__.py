@@ -26,6 +26,7 @@ from crawler._version import __version__ as __version__
 if typing.TYPE_CHECKING:
     from crawler.config import Config, load_config
     from crawler.crawl import Crawler
+    from crawler.crawl.user_fields import PageDocument
     from crawler.errors import (
         ConfigError,
         CrawlerError,
@@ -65,6 +66,7 @@ _HOMES = {
     "MemoryCrawlState": "crawler.state",
     "OutputError": "crawler.errors",
     "Page": "crawler.page",
+    "PageDocument": "crawler.crawl.user_fields",
     "PageRecord": "crawler.output",
     "PageRules": "crawler.page",
     "PageSink": "crawler.output",
@@ -115,6 +117,7 @@ __all__ = [
     "MemoryCrawlState",
     "OutputError",
     "Page",
+    "PageDocument",
     "PageRecord",
     "PageRules",
     "PageSink",

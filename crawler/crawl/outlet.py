@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.decide import found_by
@@ -14,7 +15,6 @@ from crawler.http.answer import Response
 from crawler.output.records import Change, PageRecord, Skip, Unskip, record_of
 from crawler.output.sinks import ArchiveSink, PageSink
 from crawler.output.warc import Exchange
-from crawler.page.fields import FieldValue
 from crawler.page.read import Page
 from crawler.state.interface import FetchLog
 from crawler.stats import CrawlStats, SkipReason
@@ -116,7 +116,7 @@ def record_for(
     change: Change = "new",
     usage: tuple[UsageSignal, ...] = (),
     usage_refusal: str | None = None,
-    fields: dict[str, FieldValue] | None = None,
+    fields: dict[str, Any] | None = None,
     fields_error: str | None = None,
 ) -> PageRecord:
     """The record of `item`'s fetch. `reached=False`: the chain stopped before `item` was asked

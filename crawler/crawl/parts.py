@@ -40,6 +40,7 @@ from crawler.crawl.robots_requests import RobotsRequests
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.sitemaps import Sitemaps
 from crawler.crawl.tallies import PageBudget, TrapTally
+from crawler.crawl.user_fields import UserExtract
 from crawler.http.fetcher import Fetcher
 from crawler.output.sinks import PageSink
 from crawler.page.read import PageRules
@@ -83,8 +84,10 @@ def assemble(
     clock: CrawlClock,
     stats: CrawlStats,
     coordinate: Coordinate | None = None,
+    extract: UserExtract | None = None,
 ) -> CrawlParts:
-    """The parts of a crawl on `state`, writing to `sinks`."""
+    """The parts of a crawl on `state`, writing to `sinks`; `extract`: the library's per-page
+    callable."""
     token = config.product_token
     polite = config.politeness
     checkpoints = Checkpointer(state, sinks, config.state.commit_interval, fetcher.users.jar)
@@ -159,6 +162,7 @@ def assemble(
         checkpoints=checkpoints,
         clock=clock,
         stats=stats,
+        extract=extract,
     )
     sitemaps = Sitemaps(
         config.sitemaps,

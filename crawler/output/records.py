@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
 from crawler.http.answer import Response, is_html
-from crawler.page.fields import FieldValue
 from crawler.page.read import Page
 from crawler.stats import SkipReason
 from crawler.usage.signals import UsageSignal, signals_json
@@ -148,7 +147,7 @@ class PageRecord:
     """The visible text outside the main content, when the page step found main content: the
     index then searches it beside `main_text`, not the whole `text` (None: it searches `text`
     beside `main_text`). Not exported: it is `text` less `main_text`."""
-    fields: dict[str, FieldValue] | None = None
+    fields: dict[str, Any] | None = None
     """The user's fields by name (`extract:` and the library's `extract` callable): a value, or
     a list with `all`; None when none were asked for or the page's text was not read. Exported
     as the text is: only for a page indexed for the crawl's purpose."""
@@ -226,7 +225,7 @@ def record_of(
     change: Change = "new",
     usage: tuple[UsageSignal, ...] = (),
     usage_refusal: str | None = None,
-    fields: dict[str, FieldValue] | None = None,
+    fields: dict[str, Any] | None = None,
     fields_error: str | None = None,
 ) -> PageRecord:
     """The record of a fetch: of `page` when the answer was a page read for the crawl, else of
