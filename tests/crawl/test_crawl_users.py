@@ -6,8 +6,8 @@ printed, searched for the passwords."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
+import gzip
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from support.commands import crawl_beside_servers
+from support.crawling import make_config, run
 from support.forward_proxy import TINYPROXY, ForwardProxy, forward_proxy
+from support.loopback import LoopbackWeb
 
-pytestmark = [
-    pytest.mark.loopback,
-    pytest.mark.skipif(
-        TINYPROXY is None, reason="no tinyproxy binary on this machine (apt-get install tinyproxy)"
-    ),
-]
+pytestmark = pytest.mark.loopback
+
+needs_tinyproxy = pytest.mark.skipif(
+    TINYPROXY is None, reason="no tinyproxy binary on this machine (apt-get install tinyproxy)"
+)
 
 SITE = "127.0.1.1"
 SECURE = "127.0.1.2"  # tests/data/tls/cert.pem names it
@@ -155,6 +156,7 @@ extract:
 """
 
 
+@needs_tinyproxy
 @pytest.mark.parametrize("client", ["http1", "aiohttp"])
 async def test_fields_headers_cookies_and_credentials_through_a_real_proxy(
     sites: tuple[Site, Site, int, int],
@@ -232,17 +234,22 @@ async def test_fields_headers_cookies_and_credentials_through_a_real_proxy(
         for path in written:
             raw = path.read_bytes()
             if path.suffix == ".gz":
-                import gzip
-
                 raw = gzip.decompress(raw)
             for needle in (secret.encode(), encoded, proxy_encoded):
                 assert needle not in raw, f"{needle!r} in {path}"
+        assert written_are_all(written, data)
         assert secret not in out and secret not in err
     if client == "http1":
-        warc = b"".join(
-            __import__("gzip").decompress(path.read_bytes()) for path in data.rglob("*.warc.gz")
-        )
+        warc = b"".join(gzip.decompress(path.read_bytes()) for path in data.rglob("*.warc.gz"))
         assert b"Authorization: Basic [redacted]" in warc
+
+
+def written_are_all(written: list[Path], data: Path) -> bool:
+    """What the crawl wrote includes its state, index, JSONL, summary and WARC files."""
+    names = {path.name for path in written}
+    return {"state.sqlite", "index.sqlite", "pages.jsonl"} <= names and any(
+        "summary" in name for name in names
+    )
 
 
 async def test_a_password_variable_not_set_is_refused_naming_the_key(tmp_path: Path) -> None:
@@ -257,4 +264,33 @@ async def test_a_password_variable_not_set_is_refused_naming_the_key(tmp_path: P
     )
     assert status == 2
     assert "fetch.auth[0].password_env: the environment variable TEST_UNSET_PW_VARIABLE" in err
-    await asyncio.sleep(0)
+
+
+async def test_the_cookie_jar_is_kept_in_the_state_for_the_next_run(tmp_path: Path) -> None:
+    """A crawl stopped after the page that set the session cookie goes on, in a new process's
+    run, sending it: the jar is in DIR/state.sqlite."""
+    cookies: list[str | None] = []
+
+    def members(request: web.Request) -> web.Response:
+        cookies.append(request.headers.get("Cookie"))
+        return html("members" if request.cookies.get("session") == "abc42" else "no", 200)
+
+    def home(request: web.Request) -> web.Response:
+        answer = html('<a href="/members">m</a>')
+        answer.set_cookie("session", "abc42", path="/", max_age=3600)
+        return answer
+
+    async with LoopbackWeb(SITE) as net:
+        site = net[SITE]
+        site.robots("")
+        site.routes["/"] = home
+        site.routes["/members"] = members
+        data = tmp_path / "data"
+        first = make_config(fetch={"cookies": True}, limits={"max_pages": 1})
+        records, _ = await run(first, [site.url("/")], data_dir=data)
+        assert [record.url for record in records] == [site.url("/")]
+        assert cookies == []
+        second = make_config(fetch={"cookies": True}, limits={"max_pages": 2})
+        records, _ = await run(second, [site.url("/")], data_dir=data)
+    assert [record.url for record in records] == [site.url("/members")]
+    assert cookies == ["session=abc42"]
