@@ -7,7 +7,9 @@ printed, searched for the passwords."""
 from __future__ import annotations
 
 import base64
+import csv
 import gzip
+import io
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from support.commands import crawl_beside_servers
+from support.commands import crawl_beside_servers, crawl_command
 from support.crawling import make_config, run
 from support.forward_proxy import TINYPROXY, ForwardProxy, forward_proxy
 from support.loopback import LoopbackWeb
@@ -224,6 +226,18 @@ async def test_fields_headers_cookies_and_credentials_through_a_real_proxy(
         "sku": None,
         "tags": [],
     }
+
+    # The index keeps them too: `crawl export --format csv` gives a column to each.
+    code, exported, _ = crawl_command("export", "--data", str(data), "--format", "csv")
+    assert code == 0
+    rows = {row["url"]: row for row in csv.DictReader(io.StringIO(exported))}
+    product = rows[f"http://{SITE}:{port}/products/2"]
+    assert (product["fields.name"], product["fields.price"], product["fields.sku"]) == (
+        "Product 2",
+        "2.50",
+        "SKU-2",
+    )
+    assert product["fields.tags"] == '["red","big"]'
 
     # The passwords are nowhere the crawl wrote, nor in what it printed.
     written = [path for path in data.rglob("*") if path.is_file()] + [tmp_path / "log"]
