@@ -308,3 +308,25 @@ async def test_the_cookie_jar_is_kept_in_the_state_for_the_next_run(tmp_path: Pa
         records, _ = await run(second, [site.url("/")], data_dir=data)
     assert [record.url for record in records] == [site.url("/members")]
     assert cookies == ["session=abc42"]
+
+
+@needs_tinyproxy
+async def test_a_proxy_asking_for_credentials_not_given_is_said(tmp_path: Path) -> None:
+    """Without the proxy's credentials, its 407 is no robots.txt of the site's (not read as
+    "allow all"): the origin is given up, saying why, and nothing reaches the site."""
+    async with LoopbackWeb(SITE) as net:
+        site = net[SITE]
+        site.robots("")
+        site.html("/", "<html><body><h1>Home</h1></body></html>")
+        with forward_proxy(tmp_path, "crawler", PROXY_PASSWORD) as proxy:
+            config = make_config(
+                fetch={"proxy": proxy.url},
+                robots={"retry_initial": 0.05, "retry_max": 0.1, "give_up_after": 0.3},
+            )
+            records, crawler = await run(config, [site.url("/")])
+            relayed = proxy.relayed()
+    assert net.paths(SITE) == []
+    assert relayed and all(line.startswith(f"GET http://{SITE}:") for line in relayed)
+    assert records == []
+    (why,) = crawler.given_up.values()
+    assert "status 407: the proxy asks for credentials" in why
