@@ -330,3 +330,16 @@ async def test_a_proxy_asking_for_credentials_not_given_is_said(tmp_path: Path) 
     assert records == []
     (why,) = crawler.given_up.values()
     assert "status 407: the proxy asks for credentials" in why
+
+
+async def test_a_selector_lexbor_cannot_read_stops_the_crawl_before_it_starts(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "crawler.yaml"
+    config.write_text("extract:\n  price: 'p:contains(EUR)::text'\n", encoding="utf-8")
+    status, _, err = await crawl_beside_servers(
+        "https://example.org/", "-c", str(config), "--data", str(tmp_path / "d")
+    )
+    assert status == 2
+    assert "crawler.yaml line 2: extract.price: 'p:contains(EUR)::text'" in err
+    assert not (tmp_path / "d").exists()
