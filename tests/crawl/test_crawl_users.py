@@ -10,6 +10,7 @@ import base64
 import csv
 import gzip
 import io
+import itertools
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -343,3 +344,40 @@ async def test_a_selector_lexbor_cannot_read_stops_the_crawl_before_it_starts(
     assert status == 2
     assert "crawler.yaml line 2: extract.price: 'p:contains(EUR)::text'" in err
     assert not (tmp_path / "d").exists()
+
+
+@needs_tinyproxy
+async def test_each_host_keeps_its_own_pace_through_one_proxy(tmp_path: Path) -> None:
+    """Through one proxy, the interval holds per target host (measured at each host), and the
+    two hosts' requests interleave: the proxy is no host of its own to the pacing."""
+    other = "127.0.1.3"
+    delay = 0.25
+    async with LoopbackWeb(SITE, other) as net:
+        for ip in (SITE, other):
+            site = net[ip]
+            site.robots("")
+            links = "".join(f'<a href="/p{n}">{n}</a>' for n in range(1, 5))
+            site.html("/", f"<html><body>{links}</body></html>")
+            for n in range(1, 5):
+                site.html(f"/p{n}", f"<html><body><p>page {n}</p></body></html>")
+        with forward_proxy(tmp_path, "crawler", PROXY_PASSWORD) as proxy:
+            config = make_config(
+                fetch={
+                    "proxy": proxy.url,
+                    "proxy_username": "crawler",
+                    "proxy_password_env": "TEST_PROXY_PW_PACE",
+                },
+                politeness={"min_delay": delay, "backoff_initial": 0.05, "backoff_max": 0.2},
+            )
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("TEST_PROXY_PW_PACE", PROXY_PASSWORD)
+                records, _ = await run(config, [net[SITE].url("/"), net[other].url("/")])
+            relayed = proxy.relayed()
+    assert len(records) == 10
+    assert len(relayed) == len(net.hits) == 12  # every request, robots.txt's too, relayed
+    for ip in (SITE, other):
+        assert len(net.paths(ip)) == 6
+        assert min(net.gaps(ip)) >= delay - 1e-3
+    order = [hit.host for hit in net.hits]
+    switches = sum(1 for a, b in itertools.pairwise(order) if a != b)
+    assert switches >= 4  # not one host's six requests, then the other's
