@@ -2,7 +2,8 @@
 
 The package is laid out by concern, the pure core at the bottom and the I/O shell on top:
 
-    errors, urls, frontier, politeness, stats   small shared pieces (all pure)
+    errors, urls, frontier, politeness, stats   small shared pieces (all pure); selectors, a
+                field's CSS selector (extract:) checked
     config/     the typed, validated configuration: schema, checks (pure), the YAML loader
     identity    who the crawl says it is: the placeholder User-Agent's notice
     robots/     the robots.txt engine: pure, never raises

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "crawler._version",
         "crawler.errors",
         "crawler.canonical_urls",
+        "crawler.selectors",
         "crawler.urls",
         "crawler.frontier",
         "crawler.stats",
@@ -40,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Bottom first. A module may import its own layer (without a circle) and those below it."""
 
 PURE = (
+    "crawler.selectors",
     "crawler.usage",
     "crawler.robots",
     "crawler.page",

@@ -12,10 +12,10 @@ from crawler.config.fetch import FetchConfig
 from crawler.config.users import read_extract
 from crawler.config.values import ServeAddress, parse_serve_address
 from crawler.config.values import field_spec as _spec
-from crawler.page.fields import FieldSelector
 from crawler.robots.agent import AgentToken, agent_token_of
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.robots.txt import RobotsOptions
+from crawler.selectors import FieldSelector
 from crawler.usage.purposes import Purpose
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]

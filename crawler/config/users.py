@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from crawler.errors import ConfigError
-from crawler.page.fields import FieldSelector, field_selector
+from crawler.selectors import FieldSelector, field_selector
 
 __all__ = [
     "CONTROLLED_HEADERS",
