@@ -3,7 +3,7 @@
 loop, on the same generated pages in the same process.
 
     python benchmarks/bench_page.py [--pages 3000] [--rounds 5] [--seed 0] [--shape article,dense]
-        [--only parse,bare,scrapy,ours] [--json] [--no-tune-allocator] [--profile]
+        [--only parse,bare,scrapy,ours,extract] [--json] [--no-tune-allocator] [--profile]
 
 The pages come from benchmarks/support/pagegen.py: ~12 KB pages with the robots signals of real
 pages in realistic shares (in-page exclusion sections, META robots, X-Robots-Tag headers,
@@ -22,6 +22,8 @@ A contender turns a page's bytes into its text and its links:
     bare    parse, with every href resolved by urljoin(url, href): the least a crawler does.
     scrapy  HtmlResponse(url, body, encoding); LinkExtractor().extract_links(response) (one
             extractor, its defaults); " ".join(response.xpath("//body//text()").getall())
+    extract ours with `extract:`'s four fields (EXTRACT: title, heading, date, the "more" links),
+            read on the tree ours parsed; only when --only names it (ours,extract: the cost)
     ours    crawler.page.read.read_page(body, url, charset="utf-8", x_robots_tag=the page's headers,
             rules=PageRules(token="crawler")): META, X-Robots-Tag, sections, text, links; with
             the page walk crawler.page.compiled chose (compiled unless CRAWLER_PAGE_WALK=python),
@@ -65,9 +67,17 @@ from urllib.parse import urljoin
 from support.machine import machine
 from support.pagegen import SHAPES, GenPage, generate_pages, page_stats
 
-CONTENDERS = ("parse", "bare", "scrapy", "ours", "ours+req")
+CONTENDERS = ("parse", "bare", "scrapy", "ours", "ours+req", "extract")
 DEFAULT_CONTENDERS = CONTENDERS[:4]
-"""ours+req (ours with fetch.page_requisites' reading) only when --only names it."""
+"""ours+req (ours with fetch.page_requisites' reading) and extract (ours with EXTRACT's fields)
+only when --only names them."""
+EXTRACT = {
+    "title": "title::text",
+    "heading": "h1.entry-title::text",
+    "published": ".byline time::attr(datetime)",
+    "more": {"css": "a.more-link::attr(href)", "all": True},
+}
+"""The fields `extract` reads (config's `extract:`), as a user of these pages would ask."""
 BAR_PAGES_PER_S = 8000.0
 BAR_VS_SCRAPY = 5.0
 BAR_SHAPE = "article"
@@ -129,10 +139,12 @@ def make_scrapy() -> Contender:
     return run_scrapy
 
 
-def make_ours(requisites: bool = False) -> Contender:
+def make_ours(requisites: bool = False, extract: bool = False) -> Contender:
+    from crawler.config.users import read_extract
     from crawler.page.read import PageRules, read_page
 
-    rules = PageRules(token=TOKEN, requisites=requisites)
+    fields = read_extract("extract", EXTRACT) if extract else ()
+    rules = PageRules(token=TOKEN, requisites=requisites, fields=fields)
 
     def run_ours(pages: Sequence[GenPage]) -> tuple[int, int]:
         links = chars = 0
@@ -251,6 +263,7 @@ def bench(pages: Sequence[GenPage], only: Sequence[str], rounds: int) -> dict[st
         "scrapy": make_scrapy,
         "ours": make_ours,
         "ours+req": lambda: make_ours(requisites=True),
+        "extract": lambda: make_ours(extract=True),
     }
     contenders = {name: makers[name]() for name in only}
     results = {name: Result(name) for name in only}
@@ -381,7 +394,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only",
         default=",".join(DEFAULT_CONTENDERS),
-        help="comma-separated: parse,bare,scrapy,ours, and ours+req (page requisites read too)",
+        help="comma-separated: parse,bare,scrapy,ours, and ours+req (page requisites read too) or "
+        "extract (ours with EXTRACT's fields)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(

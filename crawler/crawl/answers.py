@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from crawler.config import FetchConfig
 from crawler.crawl.admission import Admission
@@ -37,6 +37,7 @@ from crawler.crawl.hosts import Host, Slot
 from crawler.crawl.outlet import Outlet, record_for
 from crawler.crawl.page_reader import PageReader, PageReaderGoneError, Read
 from crawler.crawl.scheduler import Scheduler
+from crawler.crawl.user_fields import UserExtract
 from crawler.frontier import Frontier, QueuedUrl
 from crawler.http.answer import FetchFailure, Response, is_html
 from crawler.http.fetcher import Fetcher
@@ -82,7 +83,10 @@ class Answers:
         checkpoints: Checkpointer,
         clock: CrawlClock,
         stats: CrawlStats,
+        extract: UserExtract | None = None,
     ) -> None:
+        """`extract`: the library's per-page callable (crawler.crawl.user_fields)."""
+        self._extract = extract
         self._html_only = fetch.html_only
         self._max_retries = fetch.max_retries
         self._max_refusals = politeness.config.max_refusals
@@ -109,7 +113,11 @@ class Answers:
         if answer is None:
             return
         digest, change, page = await self._read_answer(item, answer)
-        self._record(host, item, answer, started_at, page, digest, change)
+        fields: tuple[dict[str, Any] | None, str | None] = (None, None)
+        if self._extract is not None and page is not None and page.index:
+            fields = await self._extract.run(item.url, answer)
+            await self._turns.take()  # the record is made in a turn, as after a read
+        self._record(host, item, answer, started_at, page, digest, change, fields)
 
     async def fetch(
         self,
@@ -342,6 +350,7 @@ class Answers:
         page: Page | None,
         digest: str | None,
         change: Change,
+        fields: tuple[dict[str, Any] | None, str | None] = (None, None),
     ) -> None:
         self._stats.changes[change] += 1
         if page is not None and page.requisites:
@@ -372,6 +381,8 @@ class Answers:
             change=change,
             usage=usage,
             usage_refusal=refused,
+            fields=fields[0],
+            fields_error=fields[1],
         )
         self._outlet.page(record, item)
         self._checkpoints.finished(item)

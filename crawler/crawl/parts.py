@@ -44,6 +44,7 @@ from crawler.crawl.robots_requests import RobotsRequests
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.sitemaps import Sitemaps
 from crawler.crawl.tallies import PageBudget, TrapTally
+from crawler.crawl.user_fields import UserExtract
 from crawler.http.fetcher import Fetcher
 from crawler.output.sinks import PageSink
 from crawler.page.read import PageRules
@@ -87,11 +88,13 @@ def assemble(
     clock: CrawlClock,
     stats: CrawlStats,
     coordinate: Coordinate | None = None,
+    extract: UserExtract | None = None,
 ) -> CrawlParts:
-    """The parts of a crawl on `state`, writing to `sinks`."""
+    """The parts of a crawl on `state`, writing to `sinks`; `extract`: the library's per-page
+    callable."""
     token = config.product_token
     polite = config.politeness
-    checkpoints = Checkpointer(state, sinks, config.state.commit_interval)
+    checkpoints = Checkpointer(state, sinks, config.state.commit_interval, fetcher.users.jar)
     outlet = Outlet(sinks, checkpoints, stats, state.fetches)
     hosts = HostTable(politeness, state.timings, state.robots, clock, clean=state.run.clean)
     coordination = (
@@ -126,6 +129,7 @@ def assemble(
         requisites=fetch.page_requisites,
         requisite_media=fetch.requisite_media,
         max_requisites=fetch.max_requisites_per_page,
+        fields=config.extract,
     )
     reader = PageReader(page_rules, config.page.reader)
     budget, traps = PageBudget(config.limits.max_pages, stats.pages), TrapTally()
@@ -169,6 +173,7 @@ def assemble(
         checkpoints=checkpoints,
         clock=clock,
         stats=stats,
+        extract=extract,
     )
     sitemaps = Sitemaps(
         config.sitemaps,
