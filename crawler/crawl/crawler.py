@@ -279,6 +279,7 @@ class Crawler:
         self.stats.runs = run.runs()
         self._state.commit()  # from here on, a kill counts as a kill (RunStore.clean)
         parts.checkpoints.next_at = self._clock.epoch0 + self._config.state.commit_interval
+        parts.checkpoints.start(self.stats)
         parts.launcher.resume()
         seeds = list(seeds)
         admission = parts.admission

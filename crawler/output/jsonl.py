@@ -40,8 +40,11 @@ class _AppendLog:
         data = line.encode("utf-8") + b"\n"
         self._lines.append(data)
         self._bytes += len(data)
-        if self._bytes >= BUFFER_BYTES:
-            self._write()
+        if self._bytes >= BUFFER_BYTES and self.failed is None:
+            # A failure is kept for `flush` to raise: a record handed is never refused here,
+            # where the crawl would take it for a failure of its page.
+            with contextlib.suppress(OSError):
+                self._write()
 
     def flush(self) -> None:
         self._write()
