@@ -88,12 +88,12 @@ class Checkpointer:
         wave of robots.txt answers waits for `before_requests`)."""
         if self._pace_moved:
             self._pace_moved = self._robots_moved = False
-            self._state.commit()
+            self._commit()
 
     def before_requests(self) -> None:
         if self._robots_moved or self._pace_moved:
             self._robots_moved = self._pace_moved = False
-            self._state.commit()
+            self._commit()
 
     def tick(self, now: float, stats: CrawlStats) -> None:
         if now >= self.next_at:
@@ -105,7 +105,7 @@ class Checkpointer:
             self._state.commit()
             self.next_at = now + self._interval
         elif self._sinks and self._settle():
-            self._state.commit()
+            self._commit()
 
     def close(self, stats: CrawlStats, deferred: Sequence[DeferredHost], *, clean: bool) -> None:
         """The last checkpoint, once the sinks are closed (and so have stored all they will).
@@ -120,6 +120,13 @@ class Checkpointer:
         run.save_deferred(deferred)
         if clean:
             run.end_run()
+        self._state.commit()
+
+    def _commit(self) -> None:
+        """Commit, the figures with the rest: what a commit writes (URLs met and queued, done
+        marks) must agree with the figures a kill leaves."""
+        if self._stats is not None:
+            self._state.run.save_stats(self.books(self._stats))
         self._state.commit()
 
     def _settle(self) -> bool:
