@@ -25,7 +25,7 @@ from crawler.cli.exits import (
     EXIT_OK,
     EXIT_TERMINATED,
 )
-from crawler.cli.logs import configure_logging
+from crawler.cli.logs import configure_logging, log_file_full
 from crawler.cli.notices import FailureNotices
 from crawler.cli.options import data_directory
 from crawler.cli.report import (
@@ -225,6 +225,9 @@ async def _crawl_state(
         for number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(number, on_signal, number)
+        log_file = log_file_full()
+        if log_file is not None:
+            log_file.on_full = lambda _: crawler.stop()  # a full disk under the log file
         ticker = asyncio.create_task(progress.run())
         outputs = output_files(data_dir, config.output.format, warc=config.output.warc)
         if durable:
@@ -287,12 +290,15 @@ async def _crawl_state(
             recrawl=crawler.state.run.recrawl_began() if config.recrawl.enabled else None,
         )
         failed = nothing_crawled(seeds.urls, crawler.given_up)
+    log_file = log_file_full()
+    if full is None and log_file is not None and log_file.full is not None:
+        full, stopped_by = log_file.full, DISK_FULL
     if full is None and closing.full is not None:
         # The disk filled as the crawler closed (its sinks' last writes, the state's last commit).
         full = closing.full
         stopped_by = DISK_FULL
     # Once the crawler is closed: the sinks have written all, the WARC writer's figures are whole.
-    if crawler.archive_figures is not None or closing.full is not None:
+    if crawler.archive_figures is not None or stopped_by == DISK_FULL:
         summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
     lines = [report(archive=crawler.archive_figures), *(f"resume: {line}" for line in advice)]
     print(fit_for(sys.stdout, "\n".join(lines)))

@@ -5,6 +5,7 @@ stops as SIGTERM stops it, and once there is room the same command resumes it.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -83,6 +84,18 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(where)], check=False)
 
 
+def fill(path: Path) -> None:
+    """Take every byte left on `path`'s filesystem."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        for size in (65536, 4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"x" * size)
+    finally:
+        os.close(fd)
+
+
 def grow(disk: Path) -> None:
     subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
 
@@ -138,6 +151,27 @@ async def test_a_full_disk_stops_the_crawl_and_the_same_command_resumes_it(
     # Fetched twice: the requests in flight at the fault, and the pages whose records waited in
     # the index's batches (a batch of 100 and those queued behind it) when the disk filled.
     assert again <= CONCURRENCY + 500, again
+
+
+async def test_a_full_disk_under_the_log_file_stops_the_crawl(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    fill(small_disk / "filler")  # the disk full before the crawl begins
+    log = small_disk / "crawl.log"
+    data = tmp_path / "data"
+    async with LoopbackWeb(A, B) as net:
+        seeds = build_web(net)
+        net[A].status("/busy", 503)  # its retries are logged
+        seeds.append(net[A].url("/busy"))
+        status, out, err = await crawl_command(
+            *seeds, "--data", str(data), *OPTIONS, "-v", "--log-file", str(log)
+        )
+    assert status == EXIT_DISK_FULL, err
+    assert f"crawl: disk full writing {log} (No space left on device): stopped" in err
+    assert "Traceback" not in err and "Logging error" not in err
+    books_balanced(out)
+    summary = json.loads((data / "summary.json").read_text("utf-8"))
+    assert summary["run"]["ended"] == {"clean": False, "reason": "disk full"}
 
 
 async def test_too_little_free_space_refuses_to_start(small_disk: Path) -> None:
