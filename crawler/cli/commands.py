@@ -258,15 +258,20 @@ def export_command(args: argparse.Namespace) -> int:
         else:
             for shard in shards:  # before creating FILE, so a missing index leaves no empty file
                 find_index(shard)
-            # Written beside FILE and renamed: a failed export (a full disk) leaves FILE as it was.
             target = Path(args.output)
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            try:
-                with open(temporary, "w", encoding="utf-8", newline="") as out:
+            if target.exists() and not target.is_file():  # a device, a pipe: written as it is
+                with open(target, "w", encoding="utf-8", newline="") as out:
                     count = write(out)
-                os.replace(temporary, target)
-            finally:
-                temporary.unlink(missing_ok=True)
+            else:
+                # Written beside FILE and renamed: a failed export (a full disk) leaves FILE as
+                # it was, and no partial file.
+                temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+                try:
+                    with open(temporary, "w", encoding="utf-8", newline="") as out:
+                        count = write(out)
+                    os.replace(temporary, target)
+                finally:
+                    temporary.unlink(missing_ok=True)
     except BrokenPipeError:
         raise
     except OSError as error:  # opening FILE, or a write: a full disk, a quota
