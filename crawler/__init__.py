@@ -31,6 +31,7 @@ if typing.TYPE_CHECKING:
     from crawler.errors import (
         ConfigError,
         CrawlerError,
+        DiskFullError,
         OutputError,
         SearchError,
         SeedError,
@@ -60,6 +61,7 @@ _HOMES = {
     "Crawler": "crawler.crawl",
     "CrawlerError": "crawler.errors",
     "DeferredHost": "crawler.stats",
+    "DiskFullError": "crawler.errors",
     "Explanation": "crawler.robots",
     "HostReport": "crawler.stats",
     "IndexSink": "crawler.output",
@@ -111,6 +113,7 @@ __all__ = [
     "Crawler",
     "CrawlerError",
     "DeferredHost",
+    "DiskFullError",
     "Explanation",
     "HostReport",
     "IndexSink",

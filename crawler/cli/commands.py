@@ -7,6 +7,7 @@ import argparse
 import datetime
 import io
 import json
+import os
 import re
 import shlex
 import sys
@@ -21,7 +22,7 @@ from crawler.cli.options import data_directory
 from crawler.cli.text import counted
 from crawler.config import load_config, parse_duration
 from crawler.crawl.decide.usage import line_signals
-from crawler.errors import ConfigError, OutputError
+from crawler.errors import ConfigError, DiskFullError, OutputError, no_room
 from crawler.output.export import export_changes, export_pages, export_skips
 from crawler.output.index_read import find_index
 from crawler.output.search import not_yet_searchable, search_shards
@@ -257,11 +258,26 @@ def export_command(args: argparse.Namespace) -> int:
         else:
             for shard in shards:  # before creating FILE, so a missing index leaves no empty file
                 find_index(shard)
-            with open(args.output, "w", encoding="utf-8", newline="") as out:
-                count = write(out)
+            target = Path(args.output)
+            if target.exists() and not target.is_file():  # a device, a pipe: written as it is
+                with open(target, "w", encoding="utf-8", newline="") as out:
+                    count = write(out)
+            else:
+                # Written beside FILE and renamed: a failed export (a full disk) leaves FILE as
+                # it was, and no partial file.
+                temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+                try:
+                    with open(temporary, "w", encoding="utf-8", newline="") as out:
+                        count = write(out)
+                    os.replace(temporary, target)
+                finally:
+                    temporary.unlink(missing_ok=True)
     except BrokenPipeError:
         raise
     except OSError as error:  # opening FILE, or a write: a full disk, a quota
+        reason = no_room(error)
+        if reason is not None:
+            raise DiskFullError(where, reason) from error
         raise OutputError(f"cannot write {where}: {error.strerror}") from error
     what = counted(count, "skipped URL") if args.skips else counted(count, "page")
     if since is not None:

@@ -13,11 +13,19 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import BinaryIO
 
 from crawler._version import __version__
-from crawler.cli.exits import EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK, EXIT_TERMINATED
-from crawler.cli.logs import configure_logging
+from crawler.cli.exits import (
+    DISK_FULL_ADVICE,
+    EXIT_DISK_FULL,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING_CRAWLED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+)
+from crawler.cli.logs import configure_logging, log_file_full
 from crawler.cli.notices import FailureNotices
 from crawler.cli.options import data_directory
 from crawler.cli.report import (
@@ -34,9 +42,10 @@ from crawler.cli.text import fit_for
 from crawler.cli.workers import ProgressFeed, run_workers
 from crawler.config import Config, load_config
 from crawler.crawl.crawler import CONNECTIONS_SPARE, Crawler
-from crawler.errors import ConfigError, StateError
+from crawler.errors import ConfigError, DiskFullError, StateError
 from crawler.identity import agent_line, placeholder_user_agent_notice
 from crawler.monitor import worker_info
+from crawler.output.reserve import RESERVE_NAME, free_space_problem
 from crawler.output.sinks import check_outputs, output_files
 from crawler.output.warc import WARC_DIR, warc_files
 from crawler.runtime import (
@@ -59,6 +68,9 @@ from crawler.urls import InvalidUrlError, normalize_url, origin_of
 
 __all__ = ["crawl_command"]
 
+
+DISK_FULL = "disk full"
+"""summary.json's `stopped_by` of a crawl a full disk stopped."""
 
 Watch = Callable[[Crawler, SummaryWriter], None]
 """Given the crawler once it is open, and its summary's writer: the live status (--serve)."""
@@ -109,6 +121,10 @@ async def _crawl_in(
     watch: Watch | None,
     progress_fd: int | None,
 ) -> int:
+    problem = free_space_problem(data_dir, config.output.min_free_space)
+    if problem is not None:
+        print(f"crawl: {problem}", file=sys.stderr)
+        return EXIT_DISK_FULL
     if config.state.backend == "redis":
         # One worker of a shared crawl: the crawler locks DIR for its pages and joins the crawl.
         return await _crawl_state(config, seeds, data_dir, None, watch, progress_fd)
@@ -140,7 +156,11 @@ def _start_over(data_dir: Path) -> None:
     """--fresh: say what goes, then delete it (the caller holds the directory's lock)."""
     outputs = [
         sibling
-        for path in [*output_files(data_dir, "both"), data_dir / SUMMARY_NAME]
+        for path in [
+            *output_files(data_dir, "both"),
+            data_dir / SUMMARY_NAME,
+            data_dir / RESERVE_NAME,
+        ]
         for sibling in (
             path,
             path.with_name(path.name + "-wal"),
@@ -174,7 +194,9 @@ async def _crawl_state(
     the live figures of a worker --workers started (crawler.cli.workers), instead of a line."""
     durable = state is not None and state.durable
     signalled: int | None = None
-    async with Crawler(config, data_dir=data_dir, state=state) as crawler:
+    full: DiskFullError | None = None
+    closing = _ClosingKeepsDiskFull(Crawler(config, data_dir=data_dir, state=state))
+    async with closing as crawler:
         earlier = CrawlStats()  # the figures of the runs before, said apart from this run's
         earlier.carry_over(crawler.stats)
         # Said once everything opened: a crawl refused for its input says only why.
@@ -203,6 +225,9 @@ async def _crawl_state(
         for number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(number, on_signal, number)
+        log_file = log_file_full()
+        if log_file is not None:
+            log_file.on_full = lambda _: crawler.stop()  # a full disk under the log file
         ticker = asyncio.create_task(progress.run())
         outputs = output_files(data_dir, config.output.format, warc=config.output.warc)
         if durable:
@@ -226,6 +251,8 @@ async def _crawl_state(
         except asyncio.CancelledError:
             if signalled is None:
                 raise
+        except DiskFullError as error:
+            full = error  # stopped as on SIGTERM: what is in flight is back in the queue
         finally:
             ticker.cancel()
             refresher.cancel()
@@ -238,7 +265,13 @@ async def _crawl_state(
             if state is not None and durable
             else []
         )
-        stopped_by = signal.Signals(signalled).name if signalled is not None else None
+        stopped_by = (
+            DISK_FULL
+            if full is not None
+            else signal.Signals(signalled).name
+            if signalled is not None
+            else None
+        )
         summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
         report = functools.partial(
             summary,
@@ -257,11 +290,21 @@ async def _crawl_state(
             recrawl=crawler.state.run.recrawl_began() if config.recrawl.enabled else None,
         )
         failed = nothing_crawled(seeds.urls, crawler.given_up)
+    log_file = log_file_full()
+    if full is None and log_file is not None and log_file.full is not None:
+        full, stopped_by = log_file.full, DISK_FULL
+    if full is None and closing.full is not None:
+        # The disk filled as the crawler closed (its sinks' last writes, the state's last commit).
+        full = closing.full
+        stopped_by = DISK_FULL
     # Once the crawler is closed: the sinks have written all, the WARC writer's figures are whole.
-    if crawler.archive_figures is not None:
+    if crawler.archive_figures is not None or stopped_by == DISK_FULL:
         summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
     lines = [report(archive=crawler.archive_figures), *(f"resume: {line}" for line in advice)]
     print(fit_for(sys.stdout, "\n".join(lines)))
+    if full is not None:
+        print(f"crawl: {full}: {DISK_FULL_ADVICE}", file=sys.stderr)
+        return EXIT_DISK_FULL
     if signalled == signal.SIGINT:
         return EXIT_INTERRUPTED
     if signalled == signal.SIGTERM:
@@ -270,6 +313,34 @@ async def _crawl_state(
         print(f"crawl: nothing could be crawled: {failed}", file=sys.stderr)
         return EXIT_NOTHING_CRAWLED
     return EXIT_OK
+
+
+class _ClosingKeepsDiskFull:
+    """`async with` a crawler, where a full disk met as it closes (its sinks' last batches, the
+    state's last commit) is kept in `full` instead of raised: the crawl still says its summary,
+    and stops as a full disk stops it."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+        self.full: DiskFullError | None = None
+
+    async def __aenter__(self) -> Crawler:
+        return await self._crawler.__aenter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        try:
+            await self._crawler.__aexit__(kind, error, traceback)
+        except DiskFullError as full:
+            if error is not None:
+                raise
+            self.full = full
+            return True
+        return False
 
 
 def nothing_crawled(seeds: Sequence[str], given_up: Mapping[str, str]) -> str | None:

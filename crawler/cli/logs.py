@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from crawler.errors import ConfigError
+from crawler.errors import ConfigError, DiskFullError, no_room
 
-__all__ = ["LOG_FORMATS", "JsonLogFormatter", "configure_logging"]
+__all__ = ["LOG_FORMATS", "JsonLogFormatter", "LogFile", "configure_logging", "log_file_full"]
 
 LOG_FORMATS = ("text", "json")
 _TEXT_FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -41,6 +42,31 @@ class JsonLogFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+class LogFile(logging.FileHandler):
+    """--log-file FILE. A record that finds the disk full is dropped without logging's
+    traceback, and kept as `full` (and told to `on_full`): the crawl stops as a full disk stops
+    it."""
+
+    full: DiskFullError | None = None
+    on_full: Callable[[DiskFullError], None] | None = None
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        error = sys.exc_info()[1]
+        reason = no_room(error) if error is not None else None
+        if reason is None:
+            super().handleError(record)
+            return
+        if self.full is None:
+            self.full = DiskFullError(self.baseFilename, reason)
+            if self.on_full is not None:
+                self.on_full(self.full)
+
+
+def log_file_full() -> LogFile | None:
+    """The log file the crawl writes, if it writes one."""
+    return next((handler for handler in _installed if isinstance(handler, LogFile)), None)
+
+
 def configure_logging(*, verbose: bool, log_file: Path | None, log_format: str) -> None:
     """Send the log records (INFO and up with `verbose`, else WARNING and up) where the options
     say; ConfigError when the log file cannot be opened for writing."""
@@ -50,7 +76,7 @@ def configure_logging(*, verbose: bool, log_file: Path | None, log_format: str) 
     else:
         try:
             # Appended to: a resumed crawl's records follow those of the runs before it.
-            handler = logging.FileHandler(log_file, encoding="utf-8")
+            handler = LogFile(log_file, encoding="utf-8")
         except OSError as error:
             raise ConfigError(
                 f"--log-file {log_file}: cannot write it: {error.strerror}"

@@ -37,13 +37,13 @@ from crawler.cli.commands import (
     warc_index_command,
 )
 from crawler.cli.crawling import crawl_command
-from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
 from crawler.cli.options import add_config_options, add_data_option, add_shortcuts, default_of
 from crawler.cli.report import version_text
 from crawler.cli.status import status_command
 from crawler.config import load_config
-from crawler.errors import CrawlerError
+from crawler.errors import CrawlerError, DiskFullError
 from crawler.output.export import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.stats import SkipReason
@@ -428,6 +428,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _crawl_parser().parse_intermixed_args(arguments)
         args.argv = arguments  # --workers starts workers with the same arguments
         return crawl_command(args)
+    except DiskFullError as error:
+        # A crawl says so itself (crawler.cli.crawling); another command wrote nothing.
+        print(f"crawl: {error}: free space and run it again", file=sys.stderr)
+        return EXIT_DISK_FULL
     except CrawlerError as error:  # ConfigError, SeedError and the rest: a message, no traceback
         print(f"crawl: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

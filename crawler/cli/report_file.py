@@ -19,7 +19,7 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.status import find_status
 from crawler.config import load_config
 from crawler.crawl_report import ReportFigures, Start, report_figures, report_html
-from crawler.errors import StateError
+from crawler.errors import DiskFullError, StateError, no_room
 from crawler.state import STATE_NAME
 from crawler.state.starts import unpack_starts
 
@@ -121,6 +121,9 @@ def write_report(data_dir: Path, output: Path, max_wait: float) -> int:
         os.replace(temporary, output)
     except OSError as error:
         temporary.unlink(missing_ok=True)
+        reason = no_room(error)
+        if reason is not None:
+            raise DiskFullError(output, reason) from error
         raise StateError(f"cannot write the report to {output}: {error.strerror}") from error
     return len(data)
 

@@ -111,10 +111,10 @@ def summary_document(
     recrawl: tuple[float, int] | None = None,
 ) -> dict[str, Any]:
     """The summary of a run as of `now`, ready for `json.dumps`. `ended`: the run is over;
-    `stopped_by`: the signal that stopped it; `resume`: what running it again would do;
-    `archive`: what the run wrote to WARC files (output.warc); `pages_read_beside`: the page
-    reader's process (page.reader) read pages in this run; `recrawl`: when the recrawl pass began
-    and the pages before it."""
+    `stopped_by`: the signal that stopped it, or 'disk full'; `resume`: what running it again
+    would do; `archive`: what the run wrote to WARC files (output.warc); `pages_read_beside`: the
+    page reader's process (page.reader) read pages in this run; `recrawl`: when the recrawl pass
+    began and the pages before it."""
     return {
         "format": SUMMARY_FORMAT,
         "crawler_version": __version__,
@@ -127,6 +127,14 @@ def summary_document(
             "started_at": iso_time(facts.started_at),
             "updated_at": iso_time(now),
             "ended_at": iso_time(now) if ended else None,
+            # How the run ended: a stop asked for (a signal) or forced (a full disk) is not
+            # clean. A killed run writes nothing: its "outcome" stays "running", with the id
+            # of a process that is gone (crawl status says so).
+            "ended": (
+                {"clean": stopped_by is None, "reason": stopped_by or stats.outcome}
+                if ended
+                else None
+            ),
             "elapsed_s": round(max(now - facts.started_at, 0.0), 3),
             # This run's own figures; those under "figures" are the crawl's, all runs.
             **({"figures": run_figures(stats, facts.earlier)} if facts.earlier is not None else {}),

@@ -211,6 +211,13 @@ class OutputConfig:
     decisions per page. Needs the http1 client (fetch.client http1 or auto)."""
     warc_file_bytes: int = _spec(1_000_000_000, minimum=1_000_000)
     """A WARC file past this many (compressed) bytes is closed and the next one begun."""
+    min_free_space: int = _spec(100_000_000, minimum=0)
+    """Bytes free in the data directory's filesystem below which a crawl refuses to start (0:
+    no check), rather than meeting a full disk an hour in."""
+    disk_reserve: int = _spec(4_000_000, minimum=0)
+    """Bytes a crawl holds in DIR/disk-reserve while it runs and gives back when a write finds the
+    disk full, so that what it holds in memory (the sinks' last batches, the state's last
+    commit, summary.json) still has room before it stops. 0: none."""
 
 
 @dataclass(frozen=True, slots=True)

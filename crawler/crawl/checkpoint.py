@@ -26,6 +26,7 @@ closed, and records whether the run ended cleanly.
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from collections.abc import Sequence
 
@@ -54,12 +55,24 @@ class Checkpointer:
         self._handed = 0
         self._events = 0
         """Records and exchanges handed: what an archive sink counts."""
-        self._finished: deque[tuple[int, int, QueuedUrl]] = deque()
+        self._finished: deque[tuple[int, int, QueuedUrl, int, int]] = deque()
+        """Per finished URL: records and events handed, the URL, and the run's fetched and
+        pages figures once it was counted."""
+        self._stats: CrawlStats | None = None
+        self._settled_figures = (0, 0)
+        """fetched and pages as the last URL marked done left them: the rest belongs to URLs the
+        state still holds as queued, which a resumed crawl fetches (or skips) again."""
+
         self._kinds: list[bool] = []
         self._robots_moved = False
         self._pace_moved = False
         self.next_at = 0.0
         """When the next checkpoint is due (epoch seconds on the crawl's clock)."""
+
+    def start(self, stats: CrawlStats) -> None:
+        """The run begins with `stats` (the runs' before carried over)."""
+        self._stats = stats
+        self._settled_figures = (stats.fetched, stats.pages)
 
     def handed(self) -> None:
         self._handed += 1
@@ -69,7 +82,9 @@ class Checkpointer:
         self._events += 1
 
     def finished(self, item: QueuedUrl) -> None:
-        self._finished.append((self._handed, self._events, item))
+        stats = self._stats
+        fetched, pages = (stats.fetched, stats.pages) if stats is not None else (0, 0)
+        self._finished.append((self._handed, self._events, item, fetched, pages))
 
     def robots_moved(self) -> None:
         self._robots_moved = True
@@ -82,30 +97,34 @@ class Checkpointer:
         wave of robots.txt answers waits for `before_requests`)."""
         if self._pace_moved:
             self._pace_moved = self._robots_moved = False
-            self._state.commit()
+            self._commit()
 
     def before_requests(self) -> None:
         if self._robots_moved or self._pace_moved:
             self._robots_moved = self._pace_moved = False
-            self._state.commit()
+            self._commit()
 
     def tick(self, now: float, stats: CrawlStats) -> None:
         if now >= self.next_at:
             self._settle()
             for sink in self._sinks:
                 sink.flush()
-            self._state.run.save_stats(stats)
+            self._state.run.save_stats(self.books(stats))
             self._save_cookies()
             self._robots_moved = self._pace_moved = False
             self._state.commit()
             self.next_at = now + self._interval
         elif self._sinks and self._settle():
-            self._state.commit()
+            self._commit()
 
     def close(self, stats: CrawlStats, deferred: Sequence[DeferredHost], *, clean: bool) -> None:
         """The last checkpoint, once the sinks are closed (and so have stored all they will).
         `clean`: no request is left in flight, every lease ended or given back."""
         self._settle()
+        self._give_back(stats)
+        # Leased and not done: the frontier in memory no longer counts them; the state queues
+        # them again.
+        stats.queued += len(self._finished)
         run = self._state.run
         run.save_stats(stats)
         run.save_deferred(deferred)
@@ -117,6 +136,13 @@ class Checkpointer:
     def _save_cookies(self) -> None:
         if self._jar is not None and self._jar.changed:
             self._state.run.save_cookies(self._jar.dump())
+
+    def _commit(self) -> None:
+        """Commit, the figures with the rest: what a commit writes (URLs met and queued, done
+        marks) must agree with the figures a kill leaves."""
+        if self._stats is not None:
+            self._state.run.save_stats(self.books(self._stats))
+        self._state.commit()
 
     def _settle(self) -> bool:
         """Mark done the finished URLs whose records are stored; True when there were some."""
@@ -130,8 +156,27 @@ class Checkpointer:
         if not finished or finished[0][0] > records or finished[0][1] > events:
             return False
         while finished and finished[0][0] <= records and finished[0][1] <= events:
-            done(finished.popleft()[2])
+            _, _, item, fetched, pages = finished.popleft()
+            done(item)
+        self._settled_figures = (fetched, pages)
         return True
+
+    def books(self, stats: CrawlStats) -> CrawlStats:
+        """`stats` as the state holds the crawl: a URL not marked done yet (its record not
+        stored) is counted as queued, not as fetched or skipped, since a resumed crawl meets it
+        again. So `met == fetched + skipped + queued` holds after any stop, a kill included."""
+        if self._stats is None or (stats.fetched, stats.pages) == self._settled_figures:
+            return stats
+        books = copy.copy(stats)
+        self._give_back(books)
+        return books
+
+    def _give_back(self, stats: CrawlStats) -> None:
+        """Take the URLs not marked done out of `stats`' fetched and pages figures. (A queued
+        URL skipped at its turn, its record not stored, is skipped again: counted twice.)"""
+        if self._stats is None:
+            return
+        stats.fetched, stats.pages = self._settled_figures
 
     def _archives(self) -> list[bool]:
         """Which sinks archive (a crawler adds its own sinks once open): a check of a

@@ -36,10 +36,11 @@ from crawler.crawl.parts import Coordinate, CrawlParts, assemble
 from crawler.crawl.scope import Scope
 from crawler.crawl.shared import join_shared_crawl
 from crawler.crawl.user_fields import PageExtract, UserExtract
-from crawler.errors import OutputError
+from crawler.errors import DiskFullError, OutputError
 from crawler.http.fetcher import Fetcher
 from crawler.http.guard import AddressGuard
 from crawler.output.records import PageRecord
+from crawler.output.reserve import DiskReserve
 from crawler.output.sinks import ArchiveSink, PageSink, check_outputs, open_sinks
 from crawler.output.warc import ArchiveFigures, WarcSink, config_digest
 from crawler.politeness import Politeness
@@ -97,6 +98,8 @@ class Crawler:
             # The addresses that are not public the crawl connects to are its seeds' own.
             guard=AddressGuard(config.fetch, seeds_only=True),
         )
+        self._reserve: DiskReserve | None = None
+        """Room for the last writes when the disk fills (crawler.output.reserve)."""
         self._open = False
         self._running = False
         self._finished_before = False
@@ -171,6 +174,8 @@ class Crawler:
                         warc_file_bytes=output.warc_file_bytes,
                     )
                 )
+            if directory is not None:
+                self._reserve = DiskReserve(directory, self._config.output.disk_reserve)
             await self._fetcher.open()
         except BaseException:
             await self._parts.coordination.close()
@@ -238,6 +243,10 @@ class Crawler:
                     await asyncio.to_thread(sink.close)
                 except OutputError as closing:
                     failure = failure or closing
+            if self._reserve is not None:
+                # Given back once the sinks are closed (a full disk: they stored all they could),
+                # so the state's last commit, which marks done what they stored, has room.
+                self._reserve.release()
             if self._clock.started:  # a run began
                 # What the sinks stored is settled; a URL whose record they lost stays queued.
                 scheduler = self._parts.scheduler
@@ -248,6 +257,8 @@ class Crawler:
             try:
                 await self._parts.coordination.close()
             finally:
+                if self._reserve is not None:
+                    self._reserve.release()
                 self._let_go()
         if failure is not None and error is None:
             raise failure
@@ -276,6 +287,7 @@ class Crawler:
         self.stats.runs = run.runs()
         self._state.commit()  # from here on, a kill counts as a kill (RunStore.clean)
         parts.checkpoints.next_at = self._clock.epoch0 + self._config.state.commit_interval
+        parts.checkpoints.start(self.stats)
         parts.launcher.resume()
         seeds = list(seeds)
         admission = parts.admission
@@ -332,6 +344,11 @@ class Crawler:
         parts = self._parts
         try:
             await parts.scheduler.run(parts.launcher)
+        except DiskFullError:
+            # The crawl stops as on SIGTERM; its last commit gets the reserve's room (__aexit__).
+            if self.stats.outcome == "running":
+                self.stats.outcome = "stopped"
+            raise
         finally:
             await parts.reader.close()
             # URLs in flight at a stop are back in the queue by now (a shared crawl's queue is

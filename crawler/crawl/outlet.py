@@ -95,9 +95,11 @@ class Outlet:
 
     def end(self) -> None:
         """The run is over: hand the sinks what they hold, and tell the caller."""
-        for sink in self._sinks:
-            sink.flush()
-        self.results.put_nowait(None)
+        try:
+            for sink in self._sinks:
+                sink.flush()
+        finally:
+            self.results.put_nowait(None)  # a failed flush (a full disk) must not hang the caller
 
     def __repr__(self) -> str:
         return f"Outlet({len(self._sinks)} sinks, {self.results.qsize()} records waiting)"

@@ -205,6 +205,8 @@ class PageReader:
                 stdin.write(job.message)
 
     def _answered(self, message: tuple[str, str | None, Page | None]) -> None:
+        if not self._sent:
+            return  # an answer the process sent as the reader closed: its page was cancelled
         job = self._sent.popleft()
         self._deaths = 0
         if job.future.done():  # its page task was cancelled

@@ -17,6 +17,7 @@ to finish, then are cancelled; a cancelled request's URL goes back to the head o
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
@@ -307,8 +308,14 @@ class Scheduler:
         self._wake.set()
 
     def cancel_in_flight(self) -> None:
+        loop = asyncio.get_running_loop()
         for task in list(self._tasks):
-            task.cancel()
+            if inspect.getcoroutinestate(task.get_coro()) == inspect.CORO_CREATED:  # type: ignore[arg-type]
+                # Not begun: cancelled now, it would never run the request's own handling (its
+                # URL back to the queue, its slot given back). Cancelled once it has begun.
+                loop.call_soon(task.cancel)
+            else:
+                task.cancel()
 
     # --- hosts and their requests ----------------------------------------------------------------
 

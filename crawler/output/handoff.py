@@ -9,7 +9,7 @@ import threading
 from types import TracebackType
 from typing import Generic, Self, TypeVar
 
-from crawler.errors import OutputError
+from crawler.errors import DiskFullError, OutputError
 
 __all__ = ["BatchHandOff"]
 
@@ -50,8 +50,11 @@ class BatchHandOff(Generic[Item, Signal]):
 
     def _raise_error(self) -> None:
         # Sticky: once a batch is lost, every later flush says so, not just the first.
-        if self._error is not None:
-            raise OutputError(str(self._error)) from self._error.__cause__
+        error = self._error
+        if isinstance(error, DiskFullError):
+            raise DiskFullError(error.path, error.reason) from error.__cause__
+        if error is not None:
+            raise OutputError(str(error)) from error.__cause__
 
     def _check_open(self) -> None:
         if self._closed:

@@ -36,7 +36,7 @@ from pathlib import Path
 from crawler.child import receive, send
 from crawler.child import start as start_child
 from crawler.config import IndexWriter
-from crawler.errors import OutputError
+from crawler.errors import DiskFullError, OutputError, no_room
 from crawler.output.handoff import BatchHandOff
 from crawler.output.index_open import (
     FTS_HASH_BYTES,
@@ -317,7 +317,12 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self._unindexed = max(1, self._unindexed - INDEX_CHUNK_PAGES) if left else 0
 
     def _fail(self, error: Exception) -> None:
-        self._error = OutputError(f"cannot write index {self.path}: {error}")
+        reason = no_room(error)
+        self._error = (
+            DiskFullError(self.path, reason)
+            if reason is not None
+            else OutputError(f"cannot write index {self.path}: {error}")
+        )
         self._error.__cause__ = error
 
     def __repr__(self) -> str:

@@ -1,30 +1,90 @@
 """`JsonlSink` writes `pages.jsonl` (one object per fetched URL) and `skips.jsonl` (one per URL not
 fetched, with its reason) into the data directory. Files are appended to, never truncated, so an
-earlier run's output is not lost. Writes go through a buffer the crawl flushes at each commit
-of its state and at the end; a record counts as stored once flushed (a killed process loses
-nothing the operating system has been given).
+earlier run's output is not lost. Lines wait in memory (written out every `BUFFER_BYTES`) until
+the crawl flushes at each commit of its state and at the end; a record counts as stored once
+flushed (a killed process loses nothing the operating system has been given). A write that fails
+(a full disk) cuts the file back to its length at the last flush: no half line is left, and no
+line of a record the crawl does not count as stored, so the state and the files agree.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
-from typing import IO
 
-from crawler.errors import OutputError
+from crawler.errors import DiskFullError, OutputError, no_room
 from crawler.output.records import PageRecord, Skip, Unskip, compact_json
 
 __all__ = ["PAGES_NAME", "SKIPS_NAME", "JsonlSink"]
 
 PAGES_NAME = "pages.jsonl"
 SKIPS_NAME = "skips.jsonl"
+BUFFER_BYTES = 1 << 16
+"""Lines gathered before they are written out (stored only at the next flush)."""
+
+
+class _AppendLog:
+    """One JSONL file: lines gathered, written with os.write, and the length it had at the last
+    flush, to which a failed write cuts it back."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lines: list[bytes] = []
+        self._bytes = 0
+        self._flushed = os.fstat(self._fd).st_size
+        self.failed: OSError | None = None
+
+    def add(self, line: str) -> None:
+        data = line.encode("utf-8") + b"\n"
+        self._lines.append(data)
+        self._bytes += len(data)
+        if self._bytes >= BUFFER_BYTES and self.failed is None:
+            # A failure is kept for `flush` to raise: a record handed is never refused here,
+            # where the crawl would take it for a failure of its page.
+            with contextlib.suppress(OSError):
+                self._write()
+
+    def flush(self) -> None:
+        self._write()
+        self._flushed = os.fstat(self._fd).st_size
+
+    def _write(self) -> None:
+        if self.failed is not None:
+            raise self.failed
+        out = memoryview(b"".join(self._lines))
+        self._lines, self._bytes = [], 0
+        try:
+            while out:
+                out = out[os.write(self._fd, out) :]
+        except OSError as error:
+            self.failed = error
+            # What was written since the last flush goes: its records are not stored.
+            os.ftruncate(self._fd, self._flushed)
+            raise
+
+    def close(self) -> None:
+        if self._fd < 0:
+            return
+        try:
+            if self.failed is None:
+                self.flush()
+        finally:
+            os.close(self._fd)
+            self._fd = -1
+
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
 
 
 class JsonlSink:
     def __init__(self, directory: Path) -> None:
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            self._pages: IO[str] = open(directory / PAGES_NAME, "a", encoding="utf-8")  # noqa: SIM115
-            self._skips: IO[str] = open(directory / SKIPS_NAME, "a", encoding="utf-8")  # noqa: SIM115
+            self._pages = _AppendLog(directory / PAGES_NAME)
+            self._skips = _AppendLog(directory / SKIPS_NAME)
         except OSError as error:
             raise OutputError(f"cannot write to data directory {directory}: {error}") from error
         self.directory = directory
@@ -47,34 +107,35 @@ class JsonlSink:
         self._written += 1
 
     def flush(self) -> None:
-        try:
-            self._pages.flush()
-            self._skips.flush()
-        except OSError as error:
-            raise self._failed(error) from error
+        for log in (self._pages, self._skips):
+            try:
+                log.flush()
+            except OSError as error:
+                raise self._failed(error, log) from error
         self._stored = self._written
 
     def close(self) -> None:
         if self._pages.closed:
             return
         try:
-            self._pages.close()
-            self._skips.close()
-        except OSError as error:
-            raise self._failed(error) from error
+            self.flush()
         finally:
-            # Closes even when the first close failed: its buffered data is lost either way.
-            self._skips.close()
-        self._stored = self._written
+            # Both closed whatever failed: what was not flushed is lost either way.
+            for log in (self._pages, self._skips):
+                with contextlib.suppress(OSError):  # the flush above raised the one to report
+                    log.close()
 
-    def _write(self, file: IO[str], line: str) -> None:
+    def _write(self, log: _AppendLog, line: str) -> None:
         try:
-            file.write(line + "\n")
+            log.add(line)
         except OSError as error:
-            raise self._failed(error) from error
+            raise self._failed(error, log) from error
         self._written += 1
 
-    def _failed(self, error: OSError) -> OutputError:
+    def _failed(self, error: OSError, log: _AppendLog) -> OutputError:
+        reason = no_room(error)
+        if reason is not None:
+            return DiskFullError(log.path, reason)
         return OutputError(f"cannot write to data directory {self.directory}: {error}")
 
     def __repr__(self) -> str:

@@ -51,7 +51,7 @@ from typing import IO, Any
 
 from crawler.child import receive, send
 from crawler.child import start as start_child
-from crawler.errors import OutputError
+from crawler.errors import DiskFullError, OutputError, no_room
 from crawler.frontier import Earlier
 from crawler.http.answer import Response
 from crawler.output.handoff import BatchHandOff
@@ -351,7 +351,12 @@ class WarcSink(BatchHandOff[_Event, None]):
 
     def _fail(self, message: str) -> None:
         if self._error is None:
-            self._error = OutputError(f"cannot write WARC files in {self.directory}: {message}")
+            reason = no_room(message)
+            self._error = (
+                DiskFullError(self.directory, reason)
+                if reason is not None
+                else OutputError(f"cannot write WARC files in {self.directory}: {message}")
+            )
 
     def _stop(self, source: IO[bytes], answers: IO[bytes]) -> None:
         for stream in (source, answers):

@@ -48,7 +48,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler.errors import StateError
+from crawler.errors import StateDiskFullError, StateError, no_room
 from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
@@ -293,7 +293,12 @@ class StateDb:
 
     def failed(self, error: Exception) -> StateError:
         """The error to raise for `error`; the transaction since the last commit is dropped, so
-        the file stays as it was then."""
+        the file stays as it was then. Not after a full disk: SQLite undid the statement that
+        failed, and the crawl's last commit, once the disk has room (crawler.output.reserve),
+        keeps the rest."""
+        reason = no_room(error)
+        if reason is not None:
+            return StateDiskFullError(self.path, reason)
         try:
             if self.connection.in_transaction:
                 self.connection.execute("ROLLBACK")

@@ -117,6 +117,18 @@ def queued_and_stored(data: Path) -> tuple[set[str], set[str]]:
     return queued, stored
 
 
+URLS_LINE = re.compile(r"URLs: (\d+) met: (\d+) fetched, (\d+) skipped, (\d+) queued")
+
+
+def books_balanced(out: str) -> None:
+    """The summary's `URLs:` line adds up, whatever stopped the runs before: met = fetched +
+    skipped + queued."""
+    found = URLS_LINE.search(out)
+    assert found is not None, out
+    met, fetched, skipped, queued = map(int, found.groups())
+    assert met == fetched + skipped + queued, found.group(0)
+
+
 def after(count: int, host: str | None = None) -> Callable[[Sequence[Hit]], bool]:
     return lambda hits: sum(1 for hit in hits if host in (None, hit.host)) >= count
 
@@ -151,6 +163,7 @@ async def test_killed_at_any_moment_the_crawl_resumes_and_fetches_only_in_flight
             assert asked - queued <= stored  # done only once stored
             may_repeat.update(asked & queued)  # in flight when killed
         assert "crawl finished" in out
+        books_balanced(out)
         assert "resuming the crawl" in err and "did not end cleanly" in err
     pages = fetched(net.hits, net)
     got = {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"}
@@ -395,6 +408,7 @@ async def test_a_recrawl_killed_at_any_moment_goes_on_and_fetches_only_in_flight
             queued, _ = queued_and_stored(data)
             may_repeat.update(set(fetched(net.hits, net)) & queued)  # in flight when killed
         assert "going on with the recrawl begun" in err or "resuming the crawl" in err
+        books_balanced(out)
     assert not kills
     pages = fetched(net.hits, net)
     assert {(hit.host, hit.path) for hit in net.hits if hit.path != "/robots.txt"} == (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.commands import crawl_command
 
-from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
+from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_OK
 from crawler.output.index import IndexSink
 from crawler.output.records import PageRecord, Skip, Unskip
 
@@ -233,8 +233,6 @@ def test_export_to_a_file(data: Path, tmp_path: Path) -> None:
 
 def test_export_to_an_unwritable_file_exits_2(data: Path, tmp_path: Path) -> None:
     targets = [tmp_path / "missing" / "pages.jsonl", tmp_path]
-    if Path("/dev/full").exists():  # opens, then every write fails: a full disk
-        targets.append(Path("/dev/full"))
     if os.geteuid() != 0:  # root writes into a read-only directory all the same
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
@@ -244,6 +242,14 @@ def test_export_to_an_unwritable_file_exits_2(data: Path, tmp_path: Path) -> Non
         assert status == EXIT_BAD_INPUT
         assert err.startswith(f"crawl: cannot write {target}: ")
         assert "Traceback" not in err
+    if Path("/dev/full").is_char_device():  # opens, then every write fails: a full disk
+        status, _, err = crawl_command("export", "--data", str(data), "-o", "/dev/full")
+        assert status == EXIT_DISK_FULL
+        assert err == (
+            "crawl: disk full writing /dev/full (No space left on device): free space and run "
+            "it again\n"
+        )
+        assert Path("/dev/full").is_char_device()  # written to, never replaced
 
 
 def test_export_with_a_missing_index_leaves_no_file(tmp_path: Path) -> None:

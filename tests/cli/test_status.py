@@ -101,6 +101,8 @@ def test_the_document_holds_the_figures_and_what_the_run_ran_on() -> None:
         "started_at": "2024-01-01T00:00:40.000+00:00",
         "updated_at": "2024-01-01T00:01:40.000+00:00",
         "ended_at": "2024-01-01T00:01:40.000+00:00",
+        # A stop asked for is no clean end.
+        "ended": {"clean": False, "reason": "SIGINT"},
         "elapsed_s": 60.0,
     }
     assert written["crawl"] == {

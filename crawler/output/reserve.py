@@ -1,0 +1,86 @@
+"""The room a crawl keeps for its last writes, and the free space it needs to start.
+
+A full disk fails a write of whichever file comes first; what the crawl then holds in memory
+(the sinks' last batches, the state's last commit, summary.json) has nowhere to go, and a
+resumed crawl would fetch those pages again. So a crawl holds `DiskReserve`: a file of
+`output.disk_reserve` bytes, allocated at the start and deleted when a write finds the disk
+full, which gives that room back for the writes of the stop. `free_space_problem` is the check
+before a crawl starts (`output.min_free_space`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+
+__all__ = ["RESERVE_NAME", "DiskReserve", "free_space_problem"]
+
+RESERVE_NAME = "disk-reserve"
+
+
+class DiskReserve:
+    """DIR/disk-reserve, `size` bytes really allocated (a sparse file would give nothing back).
+    Best effort: a disk without that much room holds what it could."""
+
+    def __init__(self, directory: Path, size: int) -> None:
+        self.path = directory / RESERVE_NAME
+        self.size = size
+        self.held = False
+        if size <= 0:
+            return
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, size)
+            self.held = True
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            self.release()
+        finally:
+            os.close(fd)
+
+    def release(self) -> bool:
+        """Give the room back; True when there was some to give (once)."""
+        held, self.held = self.held, False
+        with contextlib.suppress(OSError):
+            self.path.unlink(missing_ok=True)
+        return held
+
+    def __repr__(self) -> str:
+        return f"DiskReserve({self.path}, {self.size} bytes, {'held' if self.held else 'free'})"
+
+
+def free_space_problem(directory: Path, bound: int) -> str | None:
+    """What to say when `directory`'s filesystem (that of its nearest existing parent) has fewer
+    than `bound` bytes free, not counting a reserve a stopped crawl left; None when it has room."""
+    if bound <= 0:
+        return None
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        free = shutil.disk_usage(existing).free
+    except OSError:
+        return None
+    reserve = directory / RESERVE_NAME
+    with contextlib.suppress(OSError):
+        free += reserve.stat().st_blocks * 512
+    if free >= bound:
+        return None
+    return (
+        f"the filesystem of data directory {directory} has {_size(free)} free, less than "
+        f"output.min_free_space ({_size(bound)}): free space (or lower the bound; 0 turns the "
+        "check off) and run the same command again"
+    )
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"

@@ -1,0 +1,201 @@
+"""A crawl into a data directory on a small filesystem (a tmpfs of a few MB the test mounts; it
+needs root, as CI runs, and is skipped with its reason elsewhere): the disk fills, the crawl
+stops as SIGTERM stops it, and once there is room the same command resumes it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.loopback import LoopbackWeb
+
+from crawler.cli.exits import EXIT_DISK_FULL, EXIT_OK
+from crawler.errors import DiskFullError, no_room
+
+pytestmark = pytest.mark.loopback
+
+A, B = "127.0.1.1", "127.0.1.2"
+PAGES = 150
+CONCURRENCY = 8
+OPTIONS = (
+    "-s",
+    "politeness.min_delay=0",
+    "-s",
+    f"concurrency={CONCURRENCY}",
+    "-s",
+    "politeness.per_host_concurrency=4",
+    "-s",
+    "output.min_free_space=0",
+    "-s",
+    "output.disk_reserve=1000000",
+)
+URLS_LINE = re.compile(r"URLs: (\d+) met: (\d+) fetched, (\d+) skipped, (\d+) queued")
+
+
+async def crawl_command(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "crawler",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def books_balanced(out: str) -> None:
+    """The summary's `URLs:` line adds up: met = fetched + skipped + queued."""
+    found = URLS_LINE.search(out)
+    assert found is not None, out
+    met, fetched, skipped, queued = map(int, found.groups())
+    assert met == fetched + skipped + queued, found.group(0)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MB tmpfs at tmp_path/disk, unmounted after the test."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a size-limited tmpfs needs root (CI runs as root)")
+    where = tmp_path / "disk"
+    where.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(path: Path) -> None:
+    """Take every byte left on `path`'s filesystem."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        for size in (65536, 4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"x" * size)
+    finally:
+        os.close(fd)
+
+
+def grow(disk: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True)
+
+
+def build_web(net: LoopbackWeb) -> list[str]:
+    body = " ".join(f"word{n}" for n in range(1500))  # about 12 KB of text a page
+    for ip in (A, B):
+        site = net[ip]
+        site.robots("User-agent: *\nDisallow: /private\n")
+        for n in range(PAGES):
+            site.page(f"/{n}", f"/{(n + 1) % PAGES}", f"/private/{n}", body=body)
+    return [net[ip].url("/0") for ip in (A, B)]
+
+
+def fetched(net: LoopbackWeb) -> Counter[str]:
+    return Counter(f"{hit.host}{hit.path}" for hit in net.hits if hit.path != "/robots.txt")
+
+
+@pytest.mark.parametrize("extra", [(), ("--warc",), ("--output", "jsonl")])
+async def test_a_full_disk_stops_the_crawl_and_the_same_command_resumes_it(
+    tmp_path: Path, small_disk: Path, extra: tuple[str, ...]
+) -> None:
+    data = small_disk / "data"
+    seeds = tmp_path / "seeds.txt"
+    async with LoopbackWeb(A, B) as net:
+        seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
+        command = (str(seeds), "--data", str(data), *OPTIONS, *extra)
+        status, out, err = await crawl_command(*command)
+        assert status == EXIT_DISK_FULL, err
+        # One line names the file and says what to do; no traceback, no warning.
+        said = re.search(r"crawl: disk full writing (\S+) \((.+)\): stopped; free space", err)
+        assert said is not None, err
+        assert Path(said.group(1)).is_relative_to(data)
+        assert "Traceback" not in err and "Warning" not in err and "never awaited" not in err
+        assert "crawl stopped" in out
+        books_balanced(out)
+        summary = json.loads((data / "summary.json").read_text("utf-8"))
+        assert summary["stopped_by"] == "disk full"
+        assert summary["run"]["ended"] == {"clean": False, "reason": "disk full"}
+        first = fetched(net)
+        assert first, "the disk filled before any page"
+
+        grow(small_disk)
+        status, out, err = await crawl_command(*command)
+        assert status == EXIT_OK, err
+        assert "resuming the crawl" in err
+        assert "crawl finished" in out
+        books_balanced(out)
+    pages = fetched(net)
+    expected = {f"{ip}/{n}" for ip in (A, B) for n in range(PAGES)}
+    assert set(pages) == expected  # nothing lost, nothing disallowed
+    again = sum(times - 1 for times in pages.values())
+    # Fetched twice: the requests in flight at the fault, and the pages whose records waited in
+    # the index's batches (a batch of 100 and those queued behind it) when the disk filled.
+    assert again <= CONCURRENCY + 500, again
+
+
+async def test_a_full_disk_under_the_log_file_stops_the_crawl(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    fill(small_disk / "filler")  # the disk full before the crawl begins
+    log = small_disk / "crawl.log"
+    data = tmp_path / "data"
+    async with LoopbackWeb(A, B) as net:
+        seeds = build_web(net)
+        net[A].status("/busy", 503)  # its retries are logged
+        seeds.append(net[A].url("/busy"))
+        status, out, err = await crawl_command(
+            *seeds, "--data", str(data), *OPTIONS, "-v", "--log-file", str(log)
+        )
+    assert status == EXIT_DISK_FULL, err
+    assert f"crawl: disk full writing {log} (No space left on device): stopped" in err
+    assert "Traceback" not in err and "Logging error" not in err
+    books_balanced(out)
+    summary = json.loads((data / "summary.json").read_text("utf-8"))
+    assert summary["run"]["ended"] == {"clean": False, "reason": "disk full"}
+
+
+async def test_too_little_free_space_refuses_to_start(small_disk: Path) -> None:
+    status, _, err = await crawl_command("http://127.0.1.1:9/", "--data", str(small_disk / "data"))
+    assert status == EXIT_DISK_FULL
+    assert f"data directory {small_disk / 'data'} has" in err
+    assert "less than output.min_free_space (100.0 MB)" in err
+    assert not (small_disk / "data").exists()
+
+
+def test_no_room_reads_the_errors_of_a_full_disk() -> None:
+    import errno
+    import sqlite3
+
+    assert no_room(OSError(errno.ENOSPC, "No space left on device")) == os.strerror(errno.ENOSPC)
+    assert no_room(OSError(errno.EDQUOT, "quota")) == os.strerror(errno.EDQUOT)
+    assert no_room(OSError(errno.EACCES, "denied")) is None
+    full = sqlite3.OperationalError("database or disk is full")
+    assert no_room(full) == "database or disk is full"
+    wrapped = RuntimeError("writing")
+    wrapped.__cause__ = OSError(errno.EROFS, "ro")
+    assert no_room(wrapped) == os.strerror(errno.EROFS)
+    assert no_room("the index writer said: database or disk is full") is not None
+    assert no_room(DiskFullError("/x/index.sqlite", "No space left on device")) is not None
+    assert str(DiskFullError("/x/index.sqlite", "No space left on device")) == (
+        "disk full writing /x/index.sqlite (No space left on device)"
+    )
