@@ -91,6 +91,9 @@ class CrawlStats:
     """Pages whose text the crawl's purpose may not use (usage.purpose), by the kind of signal
     that refused it: Content-Signal, Content-Usage, noai (noai and noimageai), TDMRep; a page
     two kinds refuse counts under each. page_rules['usage refused'] counts each page once."""
+    lastmod_wrong: Counter[str] = field(default_factory=Counter)
+    """Origins whose sitemap lastmod said a page had not changed since its last fetch when it
+    had: how many times (crawler.freshness.trust)."""
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""
@@ -192,7 +195,15 @@ CARRIED_FIGURES = (
     "throttled",
 )
 """The figures of `CrawlStats` that add up over the runs of a crawl (saved with the state)."""
-CARRIED_COUNTERS = ("statuses", "errors", "skips", "changes", "page_rules", "usage_refused")
+CARRIED_COUNTERS = (
+    "statuses",
+    "errors",
+    "skips",
+    "changes",
+    "page_rules",
+    "usage_refused",
+    "lastmod_wrong",
+)
 LIVE_FIGURES = (
     "updated_at",
     "runs",
