@@ -93,6 +93,7 @@ class RecrawlPlan:
         self._ledger.pass_began = now
         self._budget.started = 0
         stats.changes.clear()
+        stats.lastmod_wrong.clear()
         queued = self.queue_due(now, after)
         stats.queued = len(state.frontier)
         # Durable before its first request, its figures too: a kill from here on goes on with
