@@ -142,8 +142,10 @@ class RecrawlPlan:
 
     def hinted(self, url: str, changefreq: str | None, priority: float | None) -> None:
         """A sitemap says how often `url` changes, or how much it matters: the prior of its
-        change rate and its weight in its host's schedule (crawler.freshness)."""
-        self._state.freshness.listed(url, changefreq, priority)
+        change rate and its weight in its host's schedule (crawler.freshness). Kept by a
+        durable state only: no other is recrawled."""
+        if self._state.durable:
+            self._state.freshness.listed(url, changefreq, priority)
 
     def spares(self, item: QueuedUrl) -> bool:
         """Whether a sitemap read again in this pass says `item` has not changed since its last

@@ -53,7 +53,13 @@ def revisit_intervals(config: RecrawlConfig, state: CrawlState, now: float) -> d
         budget = config.budget_per_host_per_day
         if budget <= 0:
             budget = len(pages) * DAY / after if after > 0 else math.inf
-        schedule = host_schedule(((rate, weight) for _, rate, weight, _ in pages), budget, bounds)
+        # The pages nothing is known of wait recrawl.after: what they spend is not the rest's.
+        unknown = sum(1 for *_, learned in pages if not learned)
+        if after > 0:
+            budget = max(0.0, budget - unknown * DAY / after)
+        schedule = host_schedule(
+            ((rate, weight) for _, rate, weight, learned in pages if learned), budget, bounds
+        )
         for url, rate, weight, learned in pages:
             intervals[url] = schedule.interval(rate, weight) if learned else after
     return intervals

@@ -66,14 +66,12 @@ class LastmodTrust:
         if policy.mode != "earned":
             return f"{policy.mode} trusted (recrawl.lastmod_trust {policy.mode})"
         needed = max(0, policy.confirmations - self.right)
+        right = _times(self.right)
         if self.level == TRUSTED:
-            return f"trusted: {self.reason}; {self.right} right since"
+            return f"trusted: {self.reason}; right {right} in all"
         if self.level == DISTRUSTED:
-            return (
-                f"distrusted: {self.reason}; right {self.right} times since, {needed} more to be "
-                "trusted again"
-            )
-        return f"untrusted: {self.reason}; right {self.right} times, {needed} more to be trusted"
+            return f"distrusted: {self.reason}; right {right} since, {needed} more to be trusted"
+        return f"untrusted: {self.reason}; right {right}, {needed} more to be trusted"
 
 
 def lastmod_evidence(
@@ -123,6 +121,10 @@ def lastmod_spares(trust: LastmodTrust, policy: LastmodPolicy, draw: float) -> b
     if policy.mode == "never":
         return False
     return trust.level == TRUSTED and draw >= policy.sample_share
+
+
+def _times(count: int) -> str:
+    return {0: "no time", 1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
 def _utc(epoch: float) -> str:

@@ -167,7 +167,7 @@ def test_trust_is_earned_lost_and_earned_again() -> None:
     trust = trust_after(trust, False, "http://a/page", NOW + 4, POLICY)
     assert (trust.level, trust.right, trust.since) == (DISTRUSTED, 0, NOW + 4)
     assert "http://a/page had changed" in trust.reason
-    assert "3 more to be trusted again" in trust.describe(POLICY)
+    assert "right no time since, 3 more to be trusted" in trust.describe(POLICY)
     for step in range(2):
         trust = trust_after(trust, True, "http://a/x", NOW + 5 + step, POLICY)
         assert trust.level == DISTRUSTED
