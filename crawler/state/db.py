@@ -22,7 +22,8 @@ frontier and the seen set are in crawler.state.frontier, the other stores in cra
                             per origin: when, the least gap the crawl then allowed before the
                             origin's next start, and the pace in force, packed (crawler.state.
                             starts; `crawl report` draws each host's gaps from them)
-    page_history            per page: its revisits (visits, changes found, seconds observed)
+    page_history            per page: its revisits (visits, changes found, seconds observed, in
+                            all and in the intervals that found a change)
                             and its sitemap's changefreq and priority (crawler.state.freshness)
     lastmod_trust           per origin: whether its sitemap lastmod spares a recrawl's request
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
@@ -87,6 +88,7 @@ _FRESHNESS_TABLES = (
         visits INTEGER NOT NULL,
         changes INTEGER NOT NULL,
         observed REAL NOT NULL,
+        observed_changed REAL NOT NULL,
         changefreq TEXT,
         priority REAL
     )""",

@@ -2,10 +2,11 @@
 what its revisits found (crawler.freshness.ChangeHistory) and what its sitemap said of it
 (changefreq, priority); per origin, its lastmod trust (crawler.freshness.LastmodTrust).
 
-    page_history    url, visits, changes, observed (seconds), changefreq, priority
+    page_history    url, visits, changes, observed, observed_changed (seconds), changefreq,
+                    priority
     lastmod_trust   origin, level, right, since, reason
 
-A revisit is written as a delta (visits + 1, changes + changed, observed + interval), so the
+A revisit is written as a delta (visits + 1, changes + changed, observed + interval...), so the
 crawl never reads a page's history to write it: only a recrawl pass's start reads them all.
 """
 
@@ -88,13 +89,14 @@ class MemoryFreshnessStore:
 
 
 _REVISIT = (
-    "INSERT INTO page_history (url, visits, changes, observed) VALUES (?, 1, ?, ?) "
-    "ON CONFLICT (url) DO UPDATE SET visits = visits + 1, changes = changes + excluded.changes, "
-    "observed = observed + excluded.observed"
+    "INSERT INTO page_history (url, visits, changes, observed, observed_changed) "
+    "VALUES (?, 1, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET visits = visits + 1, "
+    "changes = changes + excluded.changes, observed = observed + excluded.observed, "
+    "observed_changed = observed_changed + excluded.observed_changed"
 )
 _LISTED = (
-    "INSERT INTO page_history (url, visits, changes, observed, changefreq, priority) "
-    "VALUES (?, 0, 0, 0.0, ?, ?) ON CONFLICT (url) DO UPDATE SET "
+    "INSERT INTO page_history (url, visits, changes, observed, observed_changed, changefreq, "
+    "priority) VALUES (?, 0, 0, 0.0, 0.0, ?, ?) ON CONFLICT (url) DO UPDATE SET "
     "changefreq = excluded.changefreq, priority = excluded.priority"
 )
 _TRUST = (
@@ -110,7 +112,7 @@ class SqliteFreshnessStore:
 
     def __init__(self, db: StateDb) -> None:
         self._db = db
-        self._revisits: list[tuple[str, int, float]] = []
+        self._revisits: list[tuple[str, int, float, float]] = []
         self._listed: dict[str, tuple[str | None, float | None]] = {}
         self._dirty_trust: set[str] = set()
         rows = db.connection.execute(
@@ -123,7 +125,8 @@ class SqliteFreshnessStore:
         db.add_writer(self._write)
 
     def revisited(self, url: str, interval: float, changed: bool) -> None:
-        self._revisits.append((url, int(changed), max(0.0, interval)))
+        interval = max(0.0, interval)
+        self._revisits.append((url, int(changed), interval, interval if changed else 0.0))
 
     def listed(self, url: str, changefreq: str | None, priority: float | None) -> None:
         self._listed[url] = (changefreq, priority)
@@ -133,12 +136,12 @@ class SqliteFreshnessStore:
         try:
             self._write(connection)
             rows = connection.execute(
-                "SELECT url, visits, changes, observed, changefreq, priority FROM page_history"
+                "SELECT url, visits, changes, observed, observed_changed, changefreq, priority "
+                "FROM page_history"
             )
-            for url, visits, changes, observed, changefreq, priority in rows:
-                yield PageHistory(
-                    url, ChangeHistory(visits, changes, observed), changefreq, priority
-                )
+            for url, visits, changes, observed, observed_changed, changefreq, priority in rows:
+                history = ChangeHistory(visits, changes, observed, observed_changed)
+                yield PageHistory(url, history, changefreq, priority)
         except sqlite3.Error as error:
             raise self._db.failed(error) from error
 

@@ -70,8 +70,20 @@ def test_a_page_never_seen_changing_keeps_a_falling_rate_above_zero() -> None:
     assert 0 < rates[-1] < prior / 20
 
 
+def test_irregular_intervals_are_weighed_by_what_they_found() -> None:
+    # Changes found only in long intervals, none in short ones: a slow page, whatever the
+    # mean interval says.
+    rate = 0.2 / DAY
+    draw = random.Random(5)
+    history = ChangeHistory()
+    for step in range(3_000):
+        interval = (0.1 if step % 2 else 10) * DAY
+        history = history.after_visit(interval, draw.random() < -math.expm1(-rate * interval))
+    assert estimate_rate(history, 1 / DAY) == pytest.approx(rate, rel=0.15)
+
+
 def test_a_page_changed_at_every_visit_gets_a_finite_rate() -> None:
-    rate = estimate_rate(ChangeHistory(10, 10, 10 * DAY), 1 / DAY)
+    rate = estimate_rate(ChangeHistory(10, 10, 10 * DAY, 10 * DAY), 1 / DAY)
     assert math.isfinite(rate) and rate > 2 / DAY
 
 

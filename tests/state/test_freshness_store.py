@@ -39,7 +39,7 @@ def test_revisits_add_up_and_a_sitemaps_word_is_kept(state: CrawlState) -> None:
     state.commit()
     store.revisited(f"{A}/p", 10.0, True)
     pages = {page.url: page for page in store.histories()}
-    assert pages[f"{A}/p"].changes == ChangeHistory(3, 2, 160.0)
+    assert pages[f"{A}/p"].changes == ChangeHistory(3, 2, 160.0, 110.0)
     assert (pages[f"{A}/p"].changefreq, pages[f"{A}/p"].priority) == ("daily", 0.8)
     assert pages[f"{A}/q"].changes == ChangeHistory()
     assert pages[f"{A}/q"].priority == 0.2
@@ -63,7 +63,9 @@ def test_what_was_committed_outlives_the_process(tmp_path: Path) -> None:
     state.freshness.revisited(f"{A}/p", 100.0, True)  # not committed: a kill loses it
     del state  # a kill: no close
     again = opened(tmp_path)
-    assert [page.changes for page in again.freshness.histories()] == [ChangeHistory(1, 1, 100.0)]
+    assert [page.changes for page in again.freshness.histories()] == [
+        ChangeHistory(1, 1, 100.0, 100.0)
+    ]
     assert again.freshness.trust(A) == wrong
     again.close()
 
