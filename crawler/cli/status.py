@@ -302,7 +302,9 @@ def status_command(args: argparse.Namespace) -> int:
     trusts = lastmod_trusts(data_dir)
     if args.json:
         document = {**status.document, "running": status.running}
-        print(json.dumps({**document, "lastmod_trust": trust_document(trusts)}, indent=2))
+        if trusts:  # recrawled with lastmods heard: each host's standing
+            document["lastmod_trust"] = trust_document(trusts)
+        print(json.dumps(document, indent=2))
         return EXIT_OK
     try:
         text = status_text(status, data_dir, time.time())
