@@ -129,7 +129,7 @@ class RecrawlPlan:
         if self._config.schedule == "uniform":
             intervals: dict[str, float] = {}
         else:
-            intervals = revisit_intervals(self._config, self._state, now)
+            intervals = revisit_intervals(self._config, self._state)
         for item in self._state.fetches.latest():
             interval = after if item.sitemap else intervals.get(item.url, after)
             if due_again(item, now - interval, scope):

@@ -30,11 +30,10 @@ def revisit_bounds(config: RecrawlConfig) -> RevisitBounds:
     return RevisitBounds(min(config.min_interval, after), max(config.max_interval, after), after)
 
 
-def revisit_intervals(config: RecrawlConfig, state: CrawlState, now: float) -> dict[str, float]:
+def revisit_intervals(config: RecrawlConfig, state: CrawlState) -> dict[str, float]:
     """Seconds between revisits of each page fetched before (sitemaps are not among them: they
-    are due after recrawl.after), as of `now`. A page with no history and no changefreq waits
+    are due after recrawl.after). A page with no history and no changefreq waits
     recrawl.after."""
-    del now  # the rates are per second: the schedule does not depend on the hour
     known = {page.url: page for page in state.freshness.histories()}
     blank = PageHistory("", ChangeHistory())
     by_origin: defaultdict[str, list[tuple[str, float, float, bool]]] = defaultdict(list)

@@ -32,7 +32,7 @@ def test_history_changefreq_and_nothing_known(tmp_path: Path) -> None:
         state.freshness.revisited(A + "/never", DAY, False)
     state.freshness.listed(A + "/weekly", "weekly", None)
     config = RecrawlConfig(after=DAY)
-    intervals = revisit_intervals(config, state, NOW)
+    intervals = revisit_intervals(config, state)
     assert A + "/sitemap.xml" not in intervals  # sitemaps wait recrawl.after
     assert intervals[A + "/unknown"] == DAY
     assert intervals[A + "/often"] < intervals[A + "/weekly"] < intervals[A + "/never"]
@@ -52,7 +52,7 @@ def test_each_host_has_its_own_budget(tmp_path: Path) -> None:
             fetched(state, url)
             state.freshness.revisited(url, DAY, index == 0)
     tight = RecrawlConfig(after=DAY, budget_per_host_per_day=0.5, max_interval=60 * DAY)
-    intervals = revisit_intervals(tight, state, NOW)
+    intervals = revisit_intervals(tight, state)
     for origin in (A, B):
         spent = sum(DAY / intervals[f"{origin}/{index}"] for index in range(3))
         assert spent == pytest.approx(0.5, rel=0.02)
