@@ -384,9 +384,15 @@ def resume_note(
         )
         note = f"resuming the crawl in {directory}: {where}{before}; the last run {ended}"
     elif recrawl is not None and recrawl.enabled:
+        due = (
+            f"URLs fetched longer ago than recrawl.after ({recrawl.after:g} s)"
+            if recrawl.schedule == "uniform"
+            else f"sitemaps fetched longer ago than recrawl.after ({recrawl.after:g} s) and pages "
+            "due by their revisit schedule (recrawl.schedule adaptive)"
+        )
         note = (
-            f"recrawling the crawl in {directory} ({before}): URLs fetched longer ago than "
-            f"recrawl.after ({recrawl.after:g} s) are asked for again, conditionally"
+            f"recrawling the crawl in {directory} ({before}): {due} are asked for again, "
+            "conditionally"
         )
     else:
         note = (
