@@ -3,7 +3,7 @@
 loop, on the same generated pages in the same process.
 
     python benchmarks/bench_page.py [--pages 3000] [--rounds 5] [--seed 0] [--shape article,dense]
-        [--only parse,bare,scrapy,ours] [--json] [--no-tune-allocator] [--profile]
+        [--only parse,bare,scrapy,ours,extract] [--json] [--no-tune-allocator] [--profile]
 
 The pages come from benchmarks/support/pagegen.py: ~12 KB pages with the robots signals of real
 pages in realistic shares (in-page exclusion sections, META robots, X-Robots-Tag headers,
@@ -22,10 +22,14 @@ A contender turns a page's bytes into its text and its links:
     bare    parse, with every href resolved by urljoin(url, href): the least a crawler does.
     scrapy  HtmlResponse(url, body, encoding); LinkExtractor().extract_links(response) (one
             extractor, its defaults); " ".join(response.xpath("//body//text()").getall())
+    extract ours with `extract:`'s four fields (EXTRACT: title, heading, date, the "more" links),
+            read on the tree ours parsed; only when --only names it (ours,extract: the cost)
     ours    crawler.page.read.read_page(body, url, charset="utf-8", x_robots_tag=the page's headers,
             rules=PageRules(token="crawler")): META, X-Robots-Tag, sections, text, links; with
             the page walk crawler.page.compiled chose (compiled unless CRAWLER_PAGE_WALK=python),
             which the report names
+    ours+req  ours with PageRules(requisites=True): the page's requisites read too
+              (fetch.page_requisites, crawler.page.requisites); only when --only names it
 
 bare and scrapy ignore the robots signals (that is their gap); ours honours them. Before any
 timing, a sanity check reads every page with ours and compares it with what the generator put in
@@ -63,7 +67,17 @@ from urllib.parse import urljoin
 from support.machine import machine
 from support.pagegen import SHAPES, GenPage, generate_pages, page_stats
 
-CONTENDERS = ("parse", "bare", "scrapy", "ours")
+CONTENDERS = ("parse", "bare", "scrapy", "ours", "ours+req", "extract")
+DEFAULT_CONTENDERS = CONTENDERS[:4]
+"""ours+req (ours with fetch.page_requisites' reading) and extract (ours with EXTRACT's fields)
+only when --only names them."""
+EXTRACT = {
+    "title": "title::text",
+    "heading": "h1.entry-title::text",
+    "published": ".byline time::attr(datetime)",
+    "more": {"css": "a.more-link::attr(href)", "all": True},
+}
+"""The fields `extract` reads (config's `extract:`), as a user of these pages would ask."""
 BAR_PAGES_PER_S = 8000.0
 BAR_VS_SCRAPY = 5.0
 BAR_SHAPE = "article"
@@ -125,10 +139,12 @@ def make_scrapy() -> Contender:
     return run_scrapy
 
 
-def make_ours() -> Contender:
+def make_ours(requisites: bool = False, extract: bool = False) -> Contender:
+    from crawler.config.users import read_extract
     from crawler.page.read import PageRules, read_page
 
-    rules = PageRules(token=TOKEN)
+    fields = read_extract("extract", EXTRACT) if extract else ()
+    rules = PageRules(token=TOKEN, requisites=requisites, fields=fields)
 
     def run_ours(pages: Sequence[GenPage]) -> tuple[int, int]:
         links = chars = 0
@@ -246,6 +262,8 @@ def bench(pages: Sequence[GenPage], only: Sequence[str], rounds: int) -> dict[st
         "bare": lambda: run_bare,
         "scrapy": make_scrapy,
         "ours": make_ours,
+        "ours+req": lambda: make_ours(requisites=True),
+        "extract": lambda: make_ours(extract=True),
     }
     contenders = {name: makers[name]() for name in only}
     results = {name: Result(name) for name in only}
@@ -374,7 +392,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--shape", default="article,dense", help="comma-separated page shapes: article,dense"
     )
     parser.add_argument(
-        "--only", default=",".join(CONTENDERS), help="comma-separated: parse,bare,scrapy,ours"
+        "--only",
+        default=",".join(DEFAULT_CONTENDERS),
+        help="comma-separated: parse,bare,scrapy,ours, and ours+req (page requisites read too) or "
+        "extract (ours with EXTRACT's fields)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
@@ -390,7 +411,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = sorted(set(args.only) - set(CONTENDERS))
     if unknown or not args.only:
-        parser.error(f"--only takes bare, scrapy and/or ours, not {','.join(unknown) or 'nothing'}")
+        parser.error(f"--only takes {','.join(CONTENDERS)}, not {','.join(unknown) or 'nothing'}")
     args.only = [name for name in CONTENDERS if name in args.only]
     args.shape = [name.strip() for name in args.shape.split(",") if name.strip()]
     if not args.shape or set(args.shape) - set(SHAPES):

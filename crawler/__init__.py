@@ -2,7 +2,8 @@
 
 The package is laid out by concern, the pure core at the bottom and the I/O shell on top:
 
-    errors, urls, frontier, politeness, stats   small shared pieces (all pure)
+    errors, urls, frontier, politeness, stats   small shared pieces (all pure); selectors, a
+                field's CSS selector (extract:) checked
     config/     the typed, validated configuration: schema, checks (pure), the YAML loader
     identity    who the crawl says it is: the placeholder User-Agent's notice
     robots/     the robots.txt engine: pure, never raises
@@ -26,6 +27,7 @@ from crawler._version import __version__ as __version__
 if typing.TYPE_CHECKING:
     from crawler.config import Config, load_config
     from crawler.crawl import Crawler
+    from crawler.crawl.user_fields import PageDocument
     from crawler.errors import (
         ConfigError,
         CrawlerError,
@@ -65,6 +67,7 @@ _HOMES = {
     "MemoryCrawlState": "crawler.state",
     "OutputError": "crawler.errors",
     "Page": "crawler.page",
+    "PageDocument": "crawler.crawl.user_fields",
     "PageRecord": "crawler.output",
     "PageRules": "crawler.page",
     "PageSink": "crawler.output",
@@ -115,6 +118,7 @@ __all__ = [
     "MemoryCrawlState",
     "OutputError",
     "Page",
+    "PageDocument",
     "PageRecord",
     "PageRules",
     "PageSink",

@@ -70,6 +70,10 @@ class QueuedUrl:
     """For a page a sitemap listed: its `lastmod` there, epoch seconds."""
     earlier: Earlier | None = None
     """In a recrawl, what the URL's last fetch found: it is asked for conditionally."""
+    requisite_of: str | None = None
+    """For a page requisite (fetch.page_requisites): the URL of the page, stylesheet or frame
+    that needs it. A requisite is fetched and archived, never read as a page: its links are not
+    followed and it gets no page record. None for a page or a sitemap."""
 
     @property
     def first_url(self) -> str:

@@ -94,6 +94,13 @@ class CrawlStats:
     lastmod_wrong: Counter[str] = field(default_factory=Counter)
     """Origins whose sitemap lastmod said a page had not changed since its last fetch when it
     had: how many times (crawler.freshness.trust)."""
+    requisites: Counter[str] = field(default_factory=Counter)
+    """Page requisites (fetch.page_requisites) by their fate: 'fetched' (answered, its answer
+    archived: a redirect's too), 'failed' (no answer after its retries), 'skipped' (never
+    asked for). Not pages: no figure above counts them, but `requests`, `statuses` and
+    `bytes`."""
+    requisite_skips: Counter[str] = field(default_factory=Counter)
+    """Requisites not asked for, by reason (a SkipReason: disallowed by robots.txt, ...)."""
     in_flight: int = 0
     hosts_waiting: int = 0
     """Hosts with work whose next allowed start is still to come."""
@@ -203,6 +210,8 @@ CARRIED_COUNTERS = (
     "page_rules",
     "usage_refused",
     "lastmod_wrong",
+    "requisites",
+    "requisite_skips",
 )
 LIVE_FIGURES = (
     "updated_at",

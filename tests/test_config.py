@@ -662,6 +662,22 @@ def test_what_is_no_duration(text: str) -> None:
             r"output\.warc needs fetch\.client http1 or auto",
         ),
         (["output.warc_file_bytes=1000"], "output.warc_file_bytes"),
+        (
+            ["fetch.page_requisites=true"],
+            r"fetch\.page_requisites \(--page-requisites\) .* needs output\.warc true \(--warc\)",
+        ),
+        (["fetch.page_requisites=yes please"], "fetch.page_requisites"),
+        (
+            [
+                "fetch.page_requisites=true",
+                "output.warc=true",
+                "state.backend=redis",
+                "state.url=redis://h:1/0",
+            ],
+            r"a shared crawl \(state.backend redis\) cannot fetch them yet",
+        ),
+        (["fetch.max_requisites_per_page=0"], "fetch.max_requisites_per_page"),
+        (["fetch.max_requisite_bytes=-1"], "fetch.max_requisite_bytes"),
     ],
 )
 def test_what_a_crawl_cannot_do_yet_is_refused_at_load(overrides: list[str], message: str) -> None:

@@ -24,10 +24,13 @@ def _keys(cls: type, prefix: str = "") -> set[str]:
 
 
 def _documented(node: object, prefix: str = "") -> set[str]:
+    """The keys the file sets; a mapping is a section unless a key's value is one (extract,
+    fetch.headers)."""
     keys: set[str] = set()
     assert isinstance(node, dict)
+    leaves = _keys(Config)
     for key, value in node.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and prefix + key not in leaves:
             keys |= _documented(value, f"{prefix}{key}.")
         else:
             keys.add(prefix + key)

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "crawler._version",
         "crawler.errors",
         "crawler.canonical_urls",
+        "crawler.selectors",
         "crawler.urls",
         "crawler.frontier",
         "crawler.stats",
@@ -40,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Bottom first. A module may import its own layer (without a circle) and those below it."""
 
 PURE = (
+    "crawler.selectors",
     "crawler.usage",
     "crawler.robots",
     "crawler.page",
@@ -54,6 +56,8 @@ PURE = (
     "crawler.config.schema",
     "crawler.config.extensions",
     "crawler.config.values",
+    "crawler.config.users",
+    "crawler.config.fetch",
     "crawler.config.checks",
     "crawler.config.mapping",
     "crawler.crawl.decide",

@@ -296,6 +296,8 @@ def crawl_command(args: argparse.Namespace) -> int:
         overrides.append("recrawl.enabled=true")
     if args.warc:
         overrides.append("output.warc=true")
+    if args.page_requisites:
+        overrides.append("fetch.page_requisites=true")
     config = load_config(args.config, overrides)
     shared = config.state.backend == "redis"
     if args.fresh and shared:

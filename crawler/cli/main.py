@@ -2,9 +2,9 @@
 (crawler.cli.exits).
 
     crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [--warc] [-s key=value ...]
-                   [--max-pages N] [--depth N] [--user-agent TEXT] [--delay SECONDS]
-                   [--output FORMAT] [--purpose PURPOSE] [--serve [HOST:]PORT] [--log-file FILE]
-                   [--log-format text|json] [-v]
+                   [--page-requisites] [--max-pages N] [--depth N] [--user-agent TEXT]
+                   [--delay SECONDS] [--output FORMAT] [--purpose PURPOSE] [--serve [HOST:]PORT]
+                   [--log-file FILE] [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--purpose PURPOSE] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--purpose PURPOSE] [--json]
     crawl export [--data DIR] [--format jsonl|csv|markdown] [--purpose PURPOSE]
@@ -131,6 +131,13 @@ def _crawl_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also archive every answer as it came over the wire in DIR/warc/*.warc.gz "
         "(WARC 1.1); same as -s output.warc=true",
+    )
+    parser.add_argument(
+        "--page-requisites",
+        action="store_true",
+        help="with --warc: also fetch and archive what each page needs to be shown "
+        "(stylesheets, images, scripts, fonts, frames), under their hosts' robots.txt and pace; "
+        "same as -s fetch.page_requisites=true",
     )
     add_config_options(parser, "limits.max_pages=1000")
     add_shortcuts(parser)

@@ -143,6 +143,13 @@ def summary(
             f"sitemaps: {counted(stats.sitemaps, 'file')} read, "
             f"{counted(stats.sitemap_urls, 'entry', 'entries')} taken"
         )
+    if stats.requisites:
+        fates = stats.requisites
+        skips = f" ({_counts(stats.requisite_skips)})" if stats.requisite_skips else ""
+        lines.append(
+            f"page requisites: {fates['fetched']} fetched, {fates['skipped']} skipped{skips}, "
+            f"{fates['failed']} failed"
+        )
     if stats.page_rules:
         rules = stats.page_rules
         lines.append(

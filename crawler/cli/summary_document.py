@@ -194,6 +194,9 @@ def run_figures(stats: CrawlStats, earlier: CrawlStats) -> dict[str, Any]:
     }
 
 
+REQUISITE_FATES = ("fetched", "skipped", "failed")
+
+
 def stats_parts(stats: CrawlStats) -> dict[str, Any]:
     """The document's parts the crawl's figures make: `crawl`, `figures`, `statuses`, `errors`,
     `skips`, `page_rules` and `changes` (`crawl status` builds them from the state alike)."""
@@ -227,6 +230,11 @@ def stats_parts(stats: CrawlStats) -> dict[str, Any]:
         "skips": dict(stats.skips.most_common()),
         "page_rules": dict(stats.page_rules),
         "changes": dict(stats.changes),
+        # Page requisites (fetch.page_requisites): no pages, so in no figure above but requests.
+        "requisites": {
+            **{fate: stats.requisites[fate] for fate in REQUISITE_FATES},
+            "skips": dict(stats.requisite_skips.most_common()),
+        },
         # Pages whose owners refuse the crawl's purpose, by the kind of signal that did.
         "usage": {"purpose": stats.purpose, "refused": dict(stats.usage_refused.most_common())},
     }
@@ -327,6 +335,9 @@ def report_from_document(document: Mapping[str, Any]) -> SummaryReport:
     stats.skips.update(skips)
     stats.page_rules.update(_counts(document.get("page_rules") or {}))
     stats.changes.update(_counts(document.get("changes") or {}))
+    requisites = dict(document.get("requisites") or {})
+    stats.requisite_skips.update(_counts(requisites.pop("skips", None) or {}))
+    stats.requisites.update({fate: n for fate, n in _counts(requisites).items() if n})
     usage = document.get("usage") or {}
     stats.purpose = str(usage.get("purpose") or "search")
     stats.usage_refused.update(_counts(usage.get("refused") or {}))

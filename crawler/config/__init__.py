@@ -12,6 +12,8 @@ cannot disagree.
     extensions.py  SKIP_EXTENSIONS, the links not fetched by default: data
     values.py      one value read: durations, coercion to a field's type, the server URL, the
                    address the live status is served on
+    users.py       what users bring: extract's fields, fetch's headers, credentials, proxy
+    fetch.py       the fetch section (the HTTP client's keys)
     schema.py      the sections and `Config`: each key's type, default, bounds and documentation
     checks.py      checks on a built Config: keys against each other, values of a form
     mapping.py     a mapping to a Config: sections, dotted keys, did-you-mean for unknown keys
@@ -21,11 +23,11 @@ Each module imports only those above it in this list.
 """
 
 from crawler.config.extensions import SKIP_EXTENSIONS
+from crawler.config.fetch import FetchConfig
 from crawler.config.files import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, load_config, read_user_text
 from crawler.config.schema import (
     DEFAULT_USER_AGENT,
     Config,
-    FetchConfig,
     IndexConfig,
     IndexWriter,
     LimitsConfig,
@@ -43,6 +45,7 @@ from crawler.config.schema import (
     Stemming,
     UsageConfig,
 )
+from crawler.config.users import AuthEntry
 from crawler.config.values import (
     STATE_SERVER_PORT,
     STATE_SERVER_SCHEMES,
@@ -60,6 +63,7 @@ __all__ = [
     "SKIP_EXTENSIONS",
     "STATE_SERVER_PORT",
     "STATE_SERVER_SCHEMES",
+    "AuthEntry",
     "Config",
     "FetchConfig",
     "IndexConfig",

@@ -8,6 +8,7 @@ import ipaddress
 import re
 from collections.abc import Callable, Sequence
 
+from crawler.config.fetch import FetchConfig
 from crawler.config.schema import Config, StateConfig
 from crawler.config.values import EMAIL_ADDRESS, parse_serve_address, parse_server_url
 from crawler.errors import ConfigError, InvalidProductTokenError
@@ -61,6 +62,17 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
             "output.warc needs fetch.client http1 or auto: only the http1 client keeps the "
             "bytes of each answer as they came, which a WARC record holds"
         )
+    if config.fetch.page_requisites and config.state.backend != "sqlite":
+        raise ConfigError(
+            "fetch.page_requisites (--page-requisites) queues a page's requisites ahead of its "
+            "host's pages in one process's state; a shared crawl (state.backend redis) cannot "
+            "fetch them yet"
+        )
+    if config.fetch.page_requisites and not config.output.warc:
+        raise ConfigError(
+            "fetch.page_requisites (--page-requisites) fetches what a page needs to be replayed, "
+            "for the archive: it needs output.warc true (--warc)"
+        )
     bundle = config.fetch.ca_bundle
     # Whether it is a file is the loader's question to answer (is_file): this module does no I/O.
     if bundle and not is_file(bundle):
@@ -79,6 +91,7 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
             parse_serve_address(config.monitor.serve)
         except ConfigError as error:
             raise ConfigError(f"monitor.serve (--serve): {error}") from None
+    _check_users(config.fetch)
     address = config.fetch.from_address
     if address and not (len(address) <= 254 and EMAIL_ADDRESS.fullmatch(address)):
         raise ConfigError(
@@ -114,6 +127,27 @@ def _check_recrawl(config: Config) -> None:
             "recrawl.lastmod_sample is the share of a trusted host's pages checked anyway: "
             f"from 0 to 1 (like 0.1), not {recrawl.lastmod_sample!r}"
         )
+
+
+def _check_users(fetch: FetchConfig) -> None:
+    """What users bring, checked against each other: the proxy's credentials need a proxy, a
+    Cookie header and a cookie jar would contradict each other."""
+    if fetch.cookies and any(name.lower() == "cookie" for name, _ in fetch.headers):
+        raise ConfigError(
+            "fetch.headers.Cookie with fetch.cookies true: the jar sends the cookies sites set; "
+            "drop the header, or set fetch.cookies false to send only it"
+        )
+    if (fetch.proxy_username or fetch.proxy_password_env) and not fetch.proxy:
+        raise ConfigError("fetch.proxy_username and proxy_password_env need fetch.proxy")
+    if bool(fetch.proxy_username) != bool(fetch.proxy_password_env):
+        raise ConfigError("fetch.proxy_username and fetch.proxy_password_env go together")
+    env = fetch.proxy_password_env
+    if env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env):
+        raise ConfigError(
+            f"fetch.proxy_password_env must name an environment variable, not {env!r}"
+        )
+    if ":" in fetch.proxy_username or not fetch.proxy_username.isprintable():
+        raise ConfigError("fetch.proxy_username: no ':' or control characters in it")
 
 
 def _check_token(config: Config) -> None:

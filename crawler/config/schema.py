@@ -5,13 +5,17 @@ about a key."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from crawler.config.extensions import SKIP_EXTENSIONS
+from crawler.config.fetch import FetchConfig
+from crawler.config.users import read_extract
 from crawler.config.values import ServeAddress, parse_serve_address
+from crawler.config.values import field_spec as _spec
 from crawler.robots.agent import AgentToken, agent_token_of
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.robots.txt import RobotsOptions
+from crawler.selectors import FieldSelector
 from crawler.usage.purposes import Purpose
 
 OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
@@ -22,25 +26,6 @@ RevisitSchedule: TypeAlias = Literal["adaptive", "uniform"]
 TrustMode: TypeAlias = Literal["earned", "always", "never"]
 
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
-
-
-def _spec(
-    default: Any,
-    *,
-    minimum: float | None = None,
-    duration: bool = False,
-    pairs: bool = False,
-    port: bool = False,
-) -> Any:
-    """A field with its validation rules beside its default. A field's choices are its
-    `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w.
-    `pairs`: a list of KEY=VALUE strings, also written as a mapping. `port`: a string that may
-    be written as a bare port number (YAML reads 8080 as one). `values.coerce` reads these
-    rules."""
-    return field(
-        default=default,
-        metadata={"minimum": minimum, "duration": duration, "pairs": pairs, "port": port},
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,64 +103,6 @@ class PolitenessConfig:
     next request start."""
     server_concurrency: int = _spec(1, minimum=1)
     """With per_server: requests in flight to one server address, across its host names."""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchConfig:
-    """The HTTP client: timeouts, size cap, redirects, retries, and where a name connects."""
-
-    connect_timeout: float = _spec(10.0, minimum=0.001)
-    read_timeout: float = _spec(30.0, minimum=0.001)
-    total_timeout: float = _spec(60.0, minimum=0.001)
-    """Deadline of a whole answer (robots.txt included), from the connect's start to the last
-    body byte: a server dripping bytes just under read_timeout holds a request no longer."""
-    max_body_bytes: int = _spec(5 * 1024 * 1024, minimum=1)
-    """Cap on a page's decoded (decompressed) body; the rest is not read."""
-    html_only: bool = True
-    """Read only HTML bodies of pages; others' bodies are not downloaded. false reads every
-    body (up to max_body_bytes), so that output.warc archives PDFs, images and the rest too
-    (scope.skip_extensions still says which links are fetched); links come from HTML only."""
-    max_redirects: int = _spec(5, minimum=0)
-    max_retries: int = _spec(3, minimum=0)
-    """Retries of a URL after 429, 5xx, timeouts or connection errors, before giving up."""
-    client: Literal["auto", "http1", "aiohttp"] = "auto"
-    """The HTTP client: http1 (crawler.http.http1, on httptools), aiohttp, or auto: http1 where
-    httptools is installed, else aiohttp."""
-    verify_tls: bool = True
-    """Verify servers' certificates and host names; false only for sites you control."""
-    ca_bundle: str = ""
-    """A PEM file of the certificate authorities to trust instead of the system's."""
-    slow_after: float = _spec(1.0, minimum=0.001)
-    """A request running longer than this no longer counts against `concurrency` (up to
-    max_slow_requests such requests): slow servers cannot take the slots of the crawl."""
-    max_slow_requests: int = _spec(1_000, minimum=0)
-    """Slow requests (past slow_after) that may wait on their servers beside `concurrency`
-    others: each costs a socket and a few kilobytes while it waits."""
-    block_private_addresses: bool = False
-    """Refuse to connect to any loopback, private, link-local, multicast, reserved or
-    unspecified address, the seeds' own too, but those allow_addresses lists: for a service
-    that crawls URLs its users give it. Off (the default), such an address is connected to only
-    when a seed names it (its host is it, or resolves to it) or allow_addresses lists it; a
-    redirect, link or robots.txt hop to another is refused, a skip ('address refused'). Checked
-    on the resolved address at connect time. A cloud metadata address (169.254.169.254,
-    fd00:ec2::254, ...) only when a seed names it, and never with this on."""
-    allow_addresses: tuple[str, ...] = ()
-    """Addresses and networks that are not public which the crawl may connect to besides the
-    seeds' own: 10.0.0.0/8, 192.168.1.5, ::1 (no cloud metadata address)."""
-    from_address: str = ""
-    """An e-mail address sent as the From header of every request, robots.txt's included (RFC
-    9110 10.1.2): whom a site's operator can write to about the crawl. Empty: no From header."""
-    resolve: tuple[str, ...] = _spec((), pairs=True)
-    """Host names and the address to connect to for each, as curl's --resolve: a mapping
-    (`{staging.example.org: 10.0.0.5}`) or HOST=ADDRESS strings. The URL, the Host header, TLS
-    and robots.txt stay the name's; only the connection goes to the address, whatever DNS says."""
-
-    def pinned(self) -> dict[str, str]:
-        """`resolve` as a map from host name (lower case) to IP address."""
-        return {
-            host.strip().lower(): address.strip()
-            for host, _, address in (entry.partition("=") for entry in self.resolve)
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,6 +351,11 @@ class Config:
     state: StateConfig = field(default_factory=StateConfig)
     usage: UsageConfig = field(default_factory=UsageConfig)
     monitor: MonitorConfig = field(default_factory=MonitorConfig)
+    extract: tuple[FieldSelector, ...] = _spec((), read=read_extract)
+    """The user's fields, read from each page whose text is read: a mapping of field names to
+    CSS selectors in parsel's dialect (`h1::text`, `meta[itemprop=sku]::attr(content)`), each
+    the first match, or `{css: ..., all: true}` for the list of every match
+    (crawler.page.fields)."""
 
     @property
     def agent_token(self) -> AgentToken:

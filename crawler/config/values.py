@@ -7,8 +7,8 @@ import math
 import re
 import types
 import typing
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
@@ -53,8 +53,38 @@ _TOP_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 EMAIL_ADDRESS = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@(?:{_LABEL}\.)+{_TOP_LABEL}")
 
 
+def field_spec(
+    default: Any,
+    *,
+    minimum: float | None = None,
+    duration: bool = False,
+    pairs: bool = False,
+    port: bool = False,
+    read: Callable[[str, object], object] | None = None,
+) -> Any:
+    """A field with its validation rules beside its default. A field's choices are its
+    `Literal` type's values. `duration`: seconds, also written as 90s, 30m, 12h, 7d or 2w.
+    `pairs`: a list of KEY=VALUE strings, also written as a mapping. `port`: a string that may
+    be written as a bare port number (YAML reads 8080 as one). `read`: a function of the key and
+    the YAML value that returns the typed value or raises ConfigError (crawler.config.users),
+    for a key whose value has a shape of its own. `coerce` reads these rules."""
+    return field(
+        default=default,
+        metadata={
+            "minimum": minimum,
+            "duration": duration,
+            "pairs": pairs,
+            "port": port,
+            "read": read,
+        },
+    )
+
+
 def coerce(key: str, value: object, kind: Any, spec: Mapping[str, Any]) -> object:
     """`value` as `kind`, or a ConfigError message saying what `key` expects."""
+    reader = spec.get("read")
+    if reader is not None:
+        return reader(key, value)
     optional = False
     if isinstance(kind, types.UnionType):
         members = [member for member in typing.get_args(kind) if member is not type(None)]

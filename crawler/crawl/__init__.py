@@ -6,8 +6,10 @@ scheduler.py        the launch loop: hosts by next allowed start, one timer, tas
 coordination.py     who else has a say in a host and in the crawl's end: nobody, or shared
 launch.py           a due host's next request, within the page budgets
 robots_requests.py  an origin's robots.txt request, and what its answer makes of the host
-answers.py          a page or sitemap request's answer, from the fetch to the record
+answers.py          a page, sitemap or requisite request's answer, from the fetch to the record
+user_fields.py      the library's per-page `extract` callable, run off the loop
 sitemaps.py         the sitemaps robots.txt names; a sitemap read and taken
+requisites.py       a page requisite fetched, archived, and what it needs in turn queued
 admission.py        each URL coming in: queued at its host, or skipped with its reason
 recrawl.py          a recrawl pass: which fetched URLs are due again
 decide/             pure: a URL in; an answer's fate; a host's next request; sitemaps

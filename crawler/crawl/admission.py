@@ -34,7 +34,7 @@ from crawler.crawl.decide import (
     trap_detail,
     why_out,
 )
-from crawler.crawl.hosts import HostTable
+from crawler.crawl.hosts import Host, HostTable
 from crawler.crawl.outlet import Outlet, record_for
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.scope import Scope
@@ -95,6 +95,9 @@ class Admission:
         self._seeds: set[str] = set()
         self.sitemap_files: Counter[str] = Counter()
         """Sitemap files queued in this run, by the origin whose robots.txt led to them."""
+        self.requisites_waiting = 0
+        """Requisites queued in this run and not yet settled (fetched, failed, skipped): the
+        page limit (limits.max_pages) waits for them, so that the last pages replay too."""
 
     # --- seeds and scope -------------------------------------------------------------------------
 
@@ -245,7 +248,11 @@ class Admission:
     def skip(self, item: QueuedUrl, skip: Skip, now: float | None) -> None:
         """`item`, met and queued (or about to be), is not fetched after all (robots.txt
         disallows it, its host is retired): its skip; a redirect's hop ends its chain's record,
-        as the hop before it."""
+        as the hop before it. A requisite's skip is counted apart: it is no page."""
+        if item.requisite_of is not None:
+            self._requisite_skipped(skip, item.requisite_of)
+            self.requisite_settled()
+            return
         self._outlet.skip(skip)
         if item.redirected_from:
             error = f"redirect to {item.url} not followed: {skip.reason} ({skip.detail})"
@@ -254,6 +261,59 @@ class Admission:
                 item, at, None, status=item.redirect_status, error=error, reached=False
             )
             self._outlet.page(record, item)
+
+    # --- page requisites -------------------------------------------------------------------------
+
+    def offer_requisites(self, urls: Sequence[str], needed_by: str) -> int:
+        """Queue `urls`, normal URLs that `needed_by` (a page, a stylesheet, a frame) needs to
+        be shown, each at its own host whatever the scope (the host does not join it), ahead of
+        that host's pages: a page's requisites come soon after it. A URL the crawl met before
+        (as a page or a requisite: each is fetched once per crawl) is left out; one on a retired
+        host, one robots.txt disallows or one too long is a skip, counted apart from pages'.
+        How many were queued."""
+        taken: list[tuple[Host, QueuedUrl]] = []
+        for url in urls:
+            if len(url) > self._max_url_length:
+                detail = f"a requisite of {needed_by}"
+                self._requisite_skipped(Skip(url, URL_TOO_LONG, detail), needed_by)
+                continue
+            if not self._seen.add(url):
+                continue
+            host = self._hosts.get(origin_of(url))
+            if host.retired is not None:
+                # Over its page budget too: a retired host starts nothing more in this run.
+                skip: Skip | None = Skip(url, host.retired_as, host.retired)
+            else:
+                skip = robots_skip(host.robots, url, self._token)
+            if skip is not None:
+                self._requisite_skipped(skip, needed_by)
+                continue
+            taken.append((host, QueuedUrl(url, requisite_of=needed_by)))
+        for host, item in reversed(taken):  # each to its host's front: in document order there
+            self._frontier.push_front(host.origin, item)
+        for host, _ in taken:
+            self._scheduler.reschedule(host, None)
+        self.requisites_waiting += len(taken)
+        return len(taken)
+
+    def takes_as_page(self, url: str, depth: int) -> bool:
+        """Whether a link to `url` found at `depth` would be queued as a page (were it new): in
+        scope, within the limits."""
+        if len(url) > self._max_url_length:
+            return False
+        return out_of_bounds(url, depth, scope=self.scope, limits=self._limits) is None
+
+    def requisite_settled(self) -> None:
+        """A requisite queued in this run is done with (fetched, failed or skipped)."""
+        self.requisites_waiting = max(0, self.requisites_waiting - 1)
+
+    def _requisite_skipped(self, skip: Skip, needed_by: str) -> None:
+        stats = self._stats
+        stats.requisites["skipped"] += 1
+        stats.requisite_skips[skip.reason] += 1
+        log.info(
+            "requisite %s of %s not fetched: %s (%s)", skip.url, needed_by, skip.reason, skip.detail
+        )
 
     # --- sitemaps --------------------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 fetched (conditionally, in a recrawl), archived, counted, and judged (crawler.crawl.decide): a
 retry with backoff (429, 5xx, network), a redirect's next hop handed to admission, or the answer
 to read. A page is read (on the loop in turns, in the page reader's process, or on the worker
-thread when big), its links offered, and its record handed to the outlet.
+thread when big), its requisites and links offered, and its record handed to the outlet. A page
+requisite's answer goes the same way to the archive, but makes no record: its failure or redirect
+is counted among the requisites (crawler.crawl.requisites reads the rest).
 
 A bug of ours in a request's work is an internal error (`internal_error`): counted, its URL
 recorded as such, and its host backed off as after a network error, never the end of the crawl.
@@ -12,8 +14,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from crawler.config import FetchConfig
 from crawler.crawl.admission import Admission
@@ -35,6 +37,7 @@ from crawler.crawl.hosts import Host, Slot
 from crawler.crawl.outlet import Outlet, record_for
 from crawler.crawl.page_reader import PageReader, PageReaderGoneError, Read
 from crawler.crawl.scheduler import Scheduler
+from crawler.crawl.user_fields import UserExtract
 from crawler.frontier import Frontier, QueuedUrl
 from crawler.http.answer import FetchFailure, Response, is_html
 from crawler.http.fetcher import Fetcher
@@ -43,6 +46,7 @@ from crawler.output.warc import Exchange
 from crawler.page.read import Page, PageRules, read_page
 from crawler.politeness import Politeness
 from crawler.stats import CrawlStats
+from crawler.urls import InvalidUrlError, resolve_url
 from crawler.usage.headers import header_signals
 from crawler.usage.signals import UsageSignal, refusing_kinds
 
@@ -79,7 +83,10 @@ class Answers:
         checkpoints: Checkpointer,
         clock: CrawlClock,
         stats: CrawlStats,
+        extract: UserExtract | None = None,
     ) -> None:
+        """`extract`: the library's per-page callable (crawler.crawl.user_fields)."""
+        self._extract = extract
         self._html_only = fetch.html_only
         self._max_retries = fetch.max_retries
         self._max_refusals = politeness.config.max_refusals
@@ -106,7 +113,11 @@ class Answers:
         if answer is None:
             return
         digest, change, page = await self._read_answer(item, answer)
-        self._record(host, item, answer, started_at, page, digest, change)
+        fields: tuple[dict[str, Any] | None, str | None] = (None, None)
+        if self._extract is not None and page is not None and page.index:
+            fields = await self._extract.run(item.url, answer)
+            await self._turns.take()  # the record is made in a turn, as after a read
+        self._record(host, item, answer, started_at, page, digest, change, fields)
 
     async def fetch(
         self,
@@ -165,7 +176,8 @@ class Answers:
             if entry is not None and not entry.blocks
             else None
         )
-        self._outlet.archive(Exchange(item.url, started_at, answer, robots, item.earlier))
+        page = item.requisite_of is None  # a requisite gets no page record, nor metadata
+        self._outlet.archive(Exchange(item.url, started_at, answer, robots, item.earlier, page))
 
     def _failed(
         self, host: Host, item: QueuedUrl, started_at: float, now: float, failed: Failed
@@ -192,6 +204,9 @@ class Answers:
                 log.info("%s: %s; retry after %.1f s", item.url, failed.error, until - now)
             self._frontier.push_front(host.origin, fate.item)
             return
+        if item.requisite_of is not None:
+            self._requisite_failed(item, fate.error)
+            return
         self._stats.fetched += 1
         change = change_of(item.earlier, None, None)
         self._stats.changes[change] += 1
@@ -206,6 +221,9 @@ class Answers:
     def _redirect(
         self, item: QueuedUrl, answer: Response, location: str, started_at: float
     ) -> None:
+        if item.requisite_of is not None:
+            self._requisite_redirect(item, location)
+            return
         self._stats.fetched += 1
         stop = self._admission.redirect(item, answer.status, location, started_at)
         if stop is not None:
@@ -215,6 +233,42 @@ class Answers:
                 record_for(item, started_at, answer, error=stop.error, change=change), item
             )
         # Its record is handed, or its chain goes on as the next hop.
+        self._checkpoints.finished(item)
+
+    # --- page requisites -------------------------------------------------------------------------
+
+    def _offer_requisites(self, page: Page, item: QueuedUrl) -> None:
+        """A page's requisites, offered before its links (so that one linked too, say an image,
+        is not met first as a link the scope skips), but for those it links to that the crawl
+        takes as pages: a frame in scope stays a page, its links followed, as without
+        requisites."""
+        admission = self._admission
+        needs: Sequence[str] = page.requisites
+        if page.follow and page.links:
+            links, depth = frozenset(page.links), item.depth + 1
+            needs = [
+                url for url in needs if url not in links or not admission.takes_as_page(url, depth)
+            ]
+        admission.offer_requisites(needs, item.url)
+
+    def _requisite_failed(self, item: QueuedUrl, error: str) -> None:
+        self._stats.requisites["failed"] += 1
+        self._admission.requisite_settled()
+        log.info("requisite %s of %s: %s", item.url, item.requisite_of, error)
+        self._checkpoints.finished(item)
+
+    def _requisite_redirect(self, item: QueuedUrl, location: str) -> None:
+        """A requisite's redirect (archived: a replay follows it too): its target is a requisite
+        of the same page, each URL once, so a loop ends."""
+        self._stats.requisites["fetched"] += 1
+        assert item.requisite_of is not None
+        try:
+            target = resolve_url(item.url, location)
+        except InvalidUrlError as error:
+            log.info("requisite %s redirects to %r: %s", item.url, location, error.reason)
+        else:
+            self._admission.offer_requisites((target,), item.requisite_of)
+        self._admission.requisite_settled()
         self._checkpoints.finished(item)
 
     # --- the read --------------------------------------------------------------------------------
@@ -296,8 +350,11 @@ class Answers:
         page: Page | None,
         digest: str | None,
         change: Change,
+        fields: tuple[dict[str, Any] | None, str | None] = (None, None),
     ) -> None:
         self._stats.changes[change] += 1
+        if page is not None and page.requisites:
+            self._offer_requisites(page, item)
         if page is not None and page.follow:
             depth = item.depth + 1
             offer = self._admission.offer
@@ -324,6 +381,8 @@ class Answers:
             change=change,
             usage=usage,
             usage_refusal=refused,
+            fields=fields[0],
+            fields_error=fields[1],
         )
         self._outlet.page(record, item)
         self._checkpoints.finished(item)
@@ -360,7 +419,9 @@ class Answers:
         self._stats.errors["internal"] += 1
         now = self._clock.now()
         self._politeness.on_failure(host.timing, now)
-        if item is not None:
+        if item is not None and item.requisite_of is not None:
+            self._requisite_failed(item, f"internal error: {error!r}")
+        elif item is not None:
             self._stats.fetched += 1
             change = change_of(item.earlier, None, None)
             self._stats.changes[change] += 1

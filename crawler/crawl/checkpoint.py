@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from crawler.frontier import QueuedUrl
+from crawler.http.cookies import CookieJar
 from crawler.output.sinks import ArchiveSink, PageSink
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost
@@ -38,8 +39,16 @@ __all__ = ["Checkpointer"]
 
 
 class Checkpointer:
-    def __init__(self, state: CrawlState, sinks: Sequence[PageSink], interval: float) -> None:
+    def __init__(
+        self,
+        state: CrawlState,
+        sinks: Sequence[PageSink],
+        interval: float,
+        jar: CookieJar | None = None,
+    ) -> None:
+        """`jar`: the crawl's cookies (fetch.cookies), saved with the figures when changed."""
         self._state = state
+        self._jar = jar
         self._sinks = sinks
         self._interval = interval
         self._handed = 0
@@ -86,6 +95,7 @@ class Checkpointer:
             for sink in self._sinks:
                 sink.flush()
             self._state.run.save_stats(stats)
+            self._save_cookies()
             self._robots_moved = self._pace_moved = False
             self._state.commit()
             self.next_at = now + self._interval
@@ -99,9 +109,14 @@ class Checkpointer:
         run = self._state.run
         run.save_stats(stats)
         run.save_deferred(deferred)
+        self._save_cookies()
         if clean:
             run.end_run()
         self._state.commit()
+
+    def _save_cookies(self) -> None:
+        if self._jar is not None and self._jar.changed:
+            self._state.run.save_cookies(self._jar.dump())
 
     def _settle(self) -> bool:
         """Mark done the finished URLs whose records are stored; True when there were some."""

@@ -35,6 +35,7 @@ from crawler.crawl.clock import CrawlClock
 from crawler.crawl.parts import Coordinate, CrawlParts, assemble
 from crawler.crawl.scope import Scope
 from crawler.crawl.shared import join_shared_crawl
+from crawler.crawl.user_fields import PageExtract, UserExtract
 from crawler.errors import OutputError
 from crawler.http.fetcher import Fetcher
 from crawler.http.guard import AddressGuard
@@ -67,13 +68,17 @@ class Crawler:
         sinks: Sequence[PageSink] | None = None,
         state: CrawlState | None = None,
         start_time: float | None = None,
+        extract: PageExtract | None = None,
     ) -> None:
         """`sinks` default to those `config.output.format` names in `data_dir` when one is given
         (the full-text index, JSONL files or both), else none. `state` defaults to the state in
         `data_dir` (DIR/state.sqlite, unless `state.durable` is false), opened on entry, with the
         directory locked until exit; without a data directory, to memory. A `state` given is
         the caller's to lock and close. `start_time` sets the epoch the crawl's clock starts from
-        (the default is now), for Visit-time windows."""
+        (the default is now), for Visit-time windows. `extract`: a function (or coroutine
+        function) of each read page's `PageDocument` returning fields for its record
+        (crawler.crawl.user_fields)."""
+        self._extract = UserExtract(extract) if extract is not None else None
         self._config = config
         self._sinks: list[PageSink] = list(sinks) if sinks is not None else []
         self._data_dir = data_dir
@@ -110,6 +115,7 @@ class Crawler:
             clock=self._clock,
             stats=self.stats,
             coordinate=coordinate,
+            extract=self._extract,
         )
 
     @property
@@ -171,6 +177,8 @@ class Crawler:
             self._let_go()
             raise
         self._restore_stats()
+        if self._fetcher.users.jar is not None:
+            self._fetcher.users.jar.load(self._state.run.cookies())  # the session goes on
         self._finished_before = self._earlier_run_finished()
         self._open = True
         return self

@@ -5,8 +5,9 @@ A host without a fresh robots.txt starts its robots.txt request (crawler.crawl.r
 one whose robots.txt allows nothing for now waits until its entry expires. Otherwise its queued
 URLs are taken in order, each decided by crawler.crawl.decide's `next_request`: past the host's
 page budget the URL goes back and the host's URLs stay queued; one robots.txt disallows (the rules
-may be newer than when it was queued) is a skip; a sitemap or a page starts its request, in the
-host's slot, as a task the scheduler watches (unless a sitemap read again in a recrawl spares it).
+may be newer than when it was queued) is a skip; a sitemap, a page requisite or a page starts its
+request, in the host's slot, as a task the scheduler watches (unless a sitemap read again in a
+recrawl spares it).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from crawler.crawl.admission import Admission
 from crawler.crawl.answers import Answers
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
-from crawler.crawl.decide import OVER_BUDGET, PAGE_BUDGET, SITEMAP, next_request
+from crawler.crawl.decide import OVER_BUDGET, PAGE_BUDGET, REQUISITE, SITEMAP, next_request
 from crawler.crawl.hosts import Host, HostTable
 from crawler.crawl.recrawl import RecrawlPlan
+from crawler.crawl.requisites import Requisites
 from crawler.crawl.robots_requests import RobotsRequests
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.sitemaps import Sitemaps
@@ -43,6 +45,7 @@ class HostLauncher:
         robots: RobotsRequests,
         answers: Answers,
         sitemaps: Sitemaps,
+        requisites: Requisites,
         recrawl: RecrawlPlan,
         admission: Admission,
         frontier: Frontier,
@@ -59,6 +62,7 @@ class HostLauncher:
         self._cached = robots.cache.cached
         self._answers = answers
         self._sitemaps = sitemaps
+        self._requisites = requisites
         self._recrawl = recrawl
         self._admission = admission
         self._frontier = frontier
@@ -77,7 +81,13 @@ class HostLauncher:
 
     def at_page_limit(self) -> bool:
         budget = self._budget  # PageBudget.spent, inline: asked at every launch
-        return budget.limit is not None and budget.started >= budget.limit
+        if budget.limit is None or budget.started < budget.limit:
+            return False
+        # With page requisites, the last pages' are fetched first: the pages in flight may
+        # still name some, and those named wait (no page starts meanwhile: `launch`).
+        return not self._requisites.enabled or (
+            not self._admission.requisites_waiting and not self._scheduler.working
+        )
 
     def launch(self, host: Host, now: float) -> None:
         """Start `host`'s next request: its robots.txt when none is fresh, else its next URL
@@ -109,9 +119,18 @@ class HostLauncher:
                 frontier.push_front(origin, item)
                 self._over_budget(host)
                 return
+            if kind is not REQUISITE and self._budget.spent():
+                # Only the requisites of the pages started may still start (at_page_limit
+                # waits for them), and a host's come before its other URLs: it has none.
+                frontier.push_front(origin, item)
+                return
             if kind is SITEMAP:
                 slot = scheduler.start(host, now)
                 scheduler.watch(host, slot, self._sitemaps.task(host, slot, item, now), item)
+                break
+            if kind is REQUISITE:
+                slot = scheduler.start(host, now)
+                scheduler.watch(host, slot, self._requisites.task(host, slot, item, now), item)
                 break
             if item.earlier is not None and self._recrawl.spares(item):
                 continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.decide import found_by
@@ -121,6 +122,8 @@ def record_for(
     change: Change = "new",
     usage: tuple[UsageSignal, ...] = (),
     usage_refusal: str | None = None,
+    fields: dict[str, Any] | None = None,
+    fields_error: str | None = None,
 ) -> PageRecord:
     """The record of `item`'s fetch. `reached=False`: the chain stopped before `item` was asked
     for (robots.txt disallowed the hop), so it ends at the hop before it."""
@@ -152,4 +155,6 @@ def record_for(
         change=change,
         usage=usage,
         usage_refusal=usage_refusal,
+        fields=fields,
+        fields_error=fields_error,
     )

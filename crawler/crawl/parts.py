@@ -3,7 +3,8 @@ own slice of the config (`assemble`). What a request goes through, top-down:
 
     Scheduler --launch--> HostLauncher --+--> RobotsRequests --> Sitemaps.named
       (a due host)                       +--> Answers.page / Sitemaps.task --> Admission.offer
-                                                   (the answer)                 (each link)
+                                         |         (the answer)                 (each link)
+                                         +--> Requisites.task --> Admission.offer_requisites
 
 - `Scheduler` (scheduler.py): the launch loop, hosts by their next allowed start, one timer, the
   requests in flight, a graceful stop; `HostCoordination` (coordination.py) says whether a host
@@ -13,6 +14,8 @@ own slice of the config (`assemble`). What a request goes through, top-down:
   the host;
 - `Answers` (answers.py): a page or sitemap request's answer, from the fetch to the record;
 - `Sitemaps` (sitemaps.py): the sitemaps robots.txt names, read and taken;
+- `Requisites` (requisites.py): what a page needs to be shown, fetched and archived
+  (fetch.page_requisites);
 - `Admission` (admission.py): each URL coming in, queued or skipped with its reason;
 - `RecrawlPlan` (recrawl.py): which fetched URLs are due again;
 - `Outlet` (outlet.py): the one place records and skips leave the crawl, and are counted;
@@ -37,10 +40,12 @@ from crawler.crawl.launch import HostLauncher
 from crawler.crawl.outlet import Outlet
 from crawler.crawl.page_reader import PageReader
 from crawler.crawl.recrawl import RecrawlPlan
+from crawler.crawl.requisites import Requisites
 from crawler.crawl.robots_requests import RobotsRequests
 from crawler.crawl.scheduler import Scheduler
 from crawler.crawl.sitemaps import Sitemaps
 from crawler.crawl.tallies import PageBudget, TrapTally
+from crawler.crawl.user_fields import UserExtract
 from crawler.http.fetcher import Fetcher
 from crawler.output.sinks import PageSink
 from crawler.page.read import PageRules
@@ -84,11 +89,13 @@ def assemble(
     clock: CrawlClock,
     stats: CrawlStats,
     coordinate: Coordinate | None = None,
+    extract: UserExtract | None = None,
 ) -> CrawlParts:
-    """The parts of a crawl on `state`, writing to `sinks`."""
+    """The parts of a crawl on `state`, writing to `sinks`; `extract`: the library's per-page
+    callable."""
     token = config.product_token
     polite = config.politeness
-    checkpoints = Checkpointer(state, sinks, config.state.commit_interval)
+    checkpoints = Checkpointer(state, sinks, config.state.commit_interval, fetcher.users.jar)
     freshness = FreshnessLedger(config.recrawl, state.freshness, stats)
     outlet = Outlet(sinks, checkpoints, stats, state.fetches, freshness)
     hosts = HostTable(politeness, state.timings, state.robots, clock, clean=state.run.clean)
@@ -116,7 +123,16 @@ def assemble(
         ),
         pinned=config.fetch.pinned(),
     )
-    page_rules = PageRules(token, config.page.follow_rel_nofollow, config.page.main_content)
+    fetch = config.fetch
+    page_rules = PageRules(
+        token,
+        config.page.follow_rel_nofollow,
+        config.page.main_content,
+        requisites=fetch.page_requisites,
+        requisite_media=fetch.requisite_media,
+        max_requisites=fetch.max_requisites_per_page,
+        fields=config.extract,
+    )
     reader = PageReader(page_rules, config.page.reader)
     budget, traps = PageBudget(config.limits.max_pages, stats.pages), TrapTally()
     admission = Admission(
@@ -160,6 +176,7 @@ def assemble(
         checkpoints=checkpoints,
         clock=clock,
         stats=stats,
+        extract=extract,
     )
     sitemaps = Sitemaps(
         config.sitemaps,
@@ -167,6 +184,14 @@ def assemble(
         recrawl=recrawl,
         answers=answers,
         outlet=outlet,
+        checkpoints=checkpoints,
+        turns=scheduler.turns,
+        stats=stats,
+    )
+    requisites = Requisites(
+        config.fetch,
+        admission=admission,
+        answers=answers,
         checkpoints=checkpoints,
         turns=scheduler.turns,
         stats=stats,
@@ -195,6 +220,7 @@ def assemble(
         robots=robots,
         answers=answers,
         sitemaps=sitemaps,
+        requisites=requisites,
         recrawl=recrawl,
         admission=admission,
         frontier=state.frontier,

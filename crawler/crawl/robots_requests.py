@@ -126,7 +126,7 @@ class RobotsRequests:
             # The origin's TDMRep file, after its robots.txt: a request like any other.
             self._stats.tdmrep_fetches += 1
             self._stats.requests += 1
-        answer = await self._fetcher.get(url, max_bytes=max_bytes)
+        answer = await self._fetcher.get(url, max_bytes=max_bytes, public=True)
         if isinstance(answer, Response):
             now = self._clock.now()
             first_byte = self._clock.answered_at(answer, now)

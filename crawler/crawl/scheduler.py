@@ -428,6 +428,11 @@ class Scheduler:
                 host.robots_busy = False
             self.reschedule(host, now)
 
+    @property
+    def working(self) -> bool:
+        """A task of the crawl's is running: a request's work, its page read included."""
+        return bool(self._tasks)
+
     def __len__(self) -> int:
         """Hosts in the schedule."""
         return len(self._schedule)

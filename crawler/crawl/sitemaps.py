@@ -23,7 +23,7 @@ from crawler.output.records import Change
 from crawler.page.sitemap import SitemapRead, read_sitemap
 from crawler.robots.entry import RobotsEntry
 from crawler.stats import CrawlStats
-from crawler.urls import origin_of
+from crawler.urls import host_of, origin_of
 
 __all__ = ["SITEMAP_OFFERS_PER_TURN", "SITEMAP_OFF_LOOP_BYTES", "Sitemaps"]
 
@@ -66,6 +66,8 @@ class Sitemaps:
         """Queue the sitemaps `host`'s robots.txt names (or /sitemap.xml, if asked to try it
         when none is named): each a request to its own host, at level 1 and depth 0."""
         admission = self._admission
+        if not admission.scope.host_in_scope(host_of(host.origin + "/")):
+            return  # a host asked only for page requisites: what it lists is not crawled
         named = sitemaps_named(
             entry, host.origin, self._config, admission.sitemap_files[host.origin]
         )

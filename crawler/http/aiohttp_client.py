@@ -30,6 +30,7 @@ from crawler.config import FetchConfig
 from crawler.http.answer import ACCEPT, HTML_TYPES, FailureKind, FetchFailure, Response
 from crawler.http.connection import MAX_HEADER_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADER_LINES
 from crawler.http.guard import AddressGuard
+from crawler.http.users import Secret
 
 __all__ = ["AiohttpClient"]
 
@@ -237,10 +238,17 @@ class AiohttpClient:
         connections: int,
         ssl_context: ssl.SSLContext | None = None,
         guard: AddressGuard | None = None,
+        proxy_credentials: Secret | None = None,
     ) -> None:
         """`guard`: which addresses may be connected to (a crawl's knows its seeds); default, a
-        lone client's."""
+        lone client's. With `config.proxy`, every request goes through it (CONNECT for https),
+        with `proxy_credentials` as its Proxy-Authorization; the proxy resolves the names, so
+        the guard judges only targets written as IP addresses."""
         self._config = config
+        self._proxy = config.proxy or None
+        self._proxy_headers = (
+            {"Proxy-Authorization": proxy_credentials.value} if proxy_credentials else None
+        )
         self._guard = guard = guard if guard is not None else AddressGuard(config)
         headers = {"User-Agent": user_agent, "Accept": ACCEPT}
         if config.from_address:
@@ -249,7 +257,7 @@ class AiohttpClient:
         if config.resolve:
             resolver = _PinnedResolver(aiohttp.DefaultResolver(), config.pinned())
         self._guarded = guard.seeds_only or config.block_private_addresses
-        if self._guarded:
+        if self._guarded and self._proxy is None:
             resolver = _GuardedResolver(resolver or aiohttp.DefaultResolver(), guard)
         connector = _stamping_connector(
             limit=connections,
@@ -312,7 +320,16 @@ class AiohttpClient:
                 return FetchFailure(url, "blocked", why)
         _answering.set(None)
         extra = dict(headers) if headers else None
-        async with self._session.get(target, allow_redirects=False, headers=extra) as answer:
+        if self._proxy_headers is not None and target.scheme == "http":
+            # Asked of the proxy itself (an https URL's tunnel carries them in its CONNECT).
+            extra = {**(extra or {}), **self._proxy_headers}
+        async with self._session.get(
+            target,
+            allow_redirects=False,
+            headers=extra,
+            proxy=self._proxy,
+            proxy_headers=self._proxy_headers,
+        ) as answer:
             head = sum(len(name) + len(value) + 4 for name, value in answer.raw_headers)
             if head > MAX_HEADER_BYTES:
                 message = f"the answer's head is over {MAX_HEADER_BYTES} bytes"

@@ -12,6 +12,7 @@ before it asks for it.
 from __future__ import annotations
 
 import importlib.util
+import os
 import ssl
 from collections.abc import Sequence
 from types import TracebackType
@@ -21,6 +22,7 @@ from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 from crawler.http.answer import ACCEPT, FetchFailure, Response
 from crawler.http.guard import AddressGuard
+from crawler.http.users import UserRequests
 
 __all__ = ["Client", "Fetcher", "http1_available", "tls_context"]
 
@@ -83,11 +85,15 @@ class Fetcher:
         client: Client | None = None,
         keep_raw: bool = False,
         guard: AddressGuard | None = None,
+        users: UserRequests | None = None,
     ) -> None:
         """`keep_raw`: answers keep their bytes as they came (`Response.raw`, for WARC); only the
         http1 client can, so the aiohttp client is then a ConfigError at `open()`. `guard`: the
         addresses the clients may connect to (crawler.http.guard); default, a lone client's,
-        which refuses only what fetch.block_private_addresses does."""
+        which refuses only what fetch.block_private_addresses does. `users`: the user's headers,
+        credentials and cookies (crawler.http.users); default, the config's, with the passwords
+        read from the environment now (ConfigError naming a variable that is not set)."""
+        self.users = users if users is not None else UserRequests.of(config, os.environ)
         self._config = config
         self.guard = guard if guard is not None else AddressGuard(config)
         self._keep_raw = keep_raw
@@ -139,6 +145,7 @@ class Fetcher:
                 ssl_context=tls_context(self._config),
                 keep_raw=self._keep_raw,
                 guard=self.guard,
+                proxy_credentials=self.users.proxy_credentials,
             )
         else:
             # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on
@@ -151,6 +158,7 @@ class Fetcher:
                 self._connections,
                 tls_context(self._config),
                 guard=self.guard,
+                proxy_credentials=self.users.proxy_credentials,
             )
 
     async def close(self) -> None:
@@ -177,17 +185,29 @@ class Fetcher:
         max_bytes: int | None = None,
         html_only: bool = False,
         headers: Sequence[tuple[str, str]] = (),
+        public: bool = False,
     ) -> Response | FetchFailure:
         """One GET of `url`, redirects not followed. The body is read up to `max_bytes` decoded
         bytes (default: the config's cap); with `html_only`, only an HTML body is read.
-        `headers` go with this request (values with control characters are not sent)."""
-        if self._client is None:
+        `headers` go with this request (values with control characters are not sent), after
+        the user's (crawler.http.users) unless `public`: a robots.txt or tdmrep.json request,
+        which carries no user header, credential or cookie, and whose cookies are not kept."""
+        client = self._client
+        if client is None:
             raise RuntimeError("Fetcher.get() before open()")
         cap = self._config.max_body_bytes if max_bytes is None else max_bytes
         if headers:
             headers = [(name, value) for name, value in headers if value.isprintable()]
-            return await self._client.get(url, cap, html_only=html_only, headers=headers)
-        return await self._client.get(url, cap, html_only=html_only)
+        users = self.users
+        if public or users.idle:
+            if headers:
+                return await client.get(url, cap, html_only=html_only, headers=headers)
+            return await client.get(url, cap, html_only=html_only)
+        sent = [*users.headers_for(url), *headers]
+        answer = await client.get(url, cap, html_only=html_only, headers=sent)
+        if users.jar is not None and isinstance(answer, Response):
+            users.answered(url, answer.headers.getall("Set-Cookie", ()))
+        return answer
 
     def __repr__(self) -> str:
         state = "closed" if self._client is None else f"open, {self.client_name}"

@@ -53,6 +53,8 @@ from crawler.config import FetchConfig
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
 from crawler.http.guard import AddressGuard
+from crawler.http.proxy import ProxyRoute, proxy_socket
+from crawler.http.users import Secret
 
 __all__ = ["DNS_TTL", "KEEPALIVE_SECONDS", "Http1Client"]
 
@@ -87,7 +89,7 @@ def _interleaved(addresses: list[Address]) -> list[Address]:
 class _Origin:
     """Where a GET connects and what its Host line says: one per origin, parsed once."""
 
-    __slots__ = ("host", "host_line", "key", "port", "tls")
+    __slots__ = ("absolute", "host", "host_line", "key", "port", "tls")
 
     def __init__(self, parsed: URL) -> None:
         scheme = parsed.scheme
@@ -105,6 +107,16 @@ class _Origin:
         if parsed.explicit_port is not None and port != DEFAULT_PORTS[scheme]:
             authority = f"{authority}:{port}"
         self.host_line = f" HTTP/1.1\r\nHost: {authority}".encode("ascii")
+        self.absolute = f"{scheme}://{authority}".encode("ascii")
+        """What goes before the path when the request is asked of a proxy (absolute form)."""
+
+
+def _is_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_clean(text: str) -> bool:
@@ -126,10 +138,13 @@ class Http1Client:
         ssl_context: ssl.SSLContext | None = None,
         keep_raw: bool = False,
         guard: AddressGuard | None = None,
+        proxy_credentials: Secret | None = None,
     ) -> None:
         """`keep_raw`: each answer keeps its bytes as they came, and the request's as they went
         (`Response.raw`, `Response.request`, `Response.peer`), for WARC records. `guard`: which
-        addresses may be connected to (a crawl's knows its seeds); default, a lone client's."""
+        addresses may be connected to (a crawl's knows its seeds); default, a lone client's.
+        With `config.proxy`, every connection goes through it (crawler.http.proxy), with
+        `proxy_credentials` as its Proxy-Authorization."""
         self.loop = asyncio.get_running_loop()
         self._config = config
         self._guard = guard if guard is not None else AddressGuard(config)
@@ -149,6 +164,7 @@ class Http1Client:
         """fetch.resolve: host names whose address is given, not looked up."""
         self._closing = False
         self._keep_raw = keep_raw
+        self._proxy = ProxyRoute.of(config.proxy, proxy_credentials) if config.proxy else None
 
     async def get(
         self,
@@ -163,6 +179,10 @@ class Http1Client:
             extra = "".join(f"\r\n{name}: {value}" for name, value in headers).encode("latin-1")
         except (ValueError, TypeError, UnicodeError) as error:
             return FetchFailure(url, "invalid-url", str(error))
+        if self._proxy is not None and not target.tls:
+            # Asked of the proxy: the URL whole, and the proxy's credentials.
+            request_target = target.absolute + request_target
+            extra += self._proxy.header_line()
         request = b"GET " + request_target + target.host_line + extra + self._request_tail
         deadline: tuple[float, float] | None = None
         for attempt in (1, 2):
@@ -302,6 +322,8 @@ class Http1Client:
             async with asyncio.timeout_at(
                 deadline if by_total else self.loop.time() + config.connect_timeout
             ):
+                if self._proxy is not None:
+                    return await self._through_proxy(target, self._proxy)
                 addresses = await self._allowed(
                     target, _interleaved(await self._resolve(target.host, target.port))
                 )
@@ -354,8 +376,22 @@ class Http1Client:
             raise ExchangeError("blocked", refused)
         return allowed
 
+    async def _through_proxy(self, target: _Origin, proxy: ProxyRoute) -> Connection:
+        """A connection to `target` through the proxy: the proxy resolves its name, so only a
+        target written as an IP address is put to the guard."""
+        if _is_literal(target.host):
+            family = socket.AF_INET6 if ":" in target.host else socket.AF_INET
+            await self._allowed(target, [(family, (target.host, target.port))])
+        sock = await proxy_socket(proxy, target.host, target.port, tunnel=target.tls)
+        return await self._open_connection(target, sock.family, (), sock=sock)
+
     async def _open_connection(
-        self, target: _Origin, family: int, address: tuple[Any, ...]
+        self,
+        target: _Origin,
+        family: int,
+        address: tuple[Any, ...],
+        *,
+        sock: socket.socket | None = None,
     ) -> Connection:
         tls: ssl.SSLContext | None = None
         if target.tls:
@@ -365,13 +401,14 @@ class Http1Client:
         factory: Callable[[], Connection] = lambda: Connection(  # noqa: E731
             self.loop, target.key, self.forget, keep_raw=self._keep_raw
         )
+        hostname = target.host if tls is not None else None
+        if sock is not None:
+            _, connection = await self.loop.create_connection(
+                factory, sock=sock, ssl=tls, server_hostname=hostname
+            )
+            return connection
         _, connection = await self.loop.create_connection(
-            factory,
-            address[0],
-            address[1],
-            family=family,
-            ssl=tls,
-            server_hostname=target.host if tls is not None else None,
+            factory, address[0], address[1], family=family, ssl=tls, server_hostname=hostname
         )
         return connection
 

@@ -52,6 +52,8 @@ _LABELLED = (
     ("skips", "skips", "reason", "URLs not fetched, by reason: each URL once."),
     ("pages_read", "page_rules", "rule", "HTML pages read, by what they allowed."),
     ("changes", "changes", "change", "Fetched URLs by what they found against the last fetch."),
+    ("requisites", "requisites", "fate", "Page requisites by fate: fetched, skipped, failed."),
+    ("requisite_skips", "requisite_skips", "reason", "Page requisites not fetched, by reason."),
 )
 _HOST_FIGURES: tuple[tuple[str, str, str, bool], ...] = (
     ("requests", "requests", "Requests to the host, robots.txt included.", True),

@@ -17,7 +17,7 @@ from typing import Any
 
 from crawler.monitor.history import History, Projection, project
 from crawler.monitor.hosts import HOST_STATES, HostQuery, HostRow, HostState, select_rows
-from crawler.stats import CrawlStats
+from crawler.stats import CARRIED_COUNTERS, CrawlStats
 
 __all__ = ["STATUS_HOSTS", "Snapshot", "copy_stats", "status_document"]
 
@@ -28,15 +28,9 @@ table (`live.host_table`) pages through all of them."""
 
 def copy_stats(stats: CrawlStats) -> CrawlStats:
     """A copy of `stats` that the crawl's counting no longer moves."""
-    return dataclasses.replace(
-        stats,
-        statuses=stats.statuses.copy(),
-        errors=stats.errors.copy(),
-        skips=stats.skips.copy(),
-        changes=stats.changes.copy(),
-        page_rules=stats.page_rules.copy(),
-        usage_refused=stats.usage_refused.copy(),
-    )
+    # Every counter of the stats is one the runs add up: none is left shared.
+    counters = {name: getattr(stats, name).copy() for name in CARRIED_COUNTERS}
+    return dataclasses.replace(stats, **counters)
 
 
 @dataclass(frozen=True, slots=True)

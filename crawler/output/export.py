@@ -2,7 +2,8 @@
 `export_pages`, `export_changes` and `export_skips`.
 
 An export is JSON lines (one object per page, its fields named as `PageRecord` names them), or CSV:
-a header row, then a row per page of its single-valued fields (`CSV_PAGE_FIELDS`). CSV leaves the
+a header row, then a row per page of its single-valued fields (`CSV_PAGE_FIELDS`), then its user
+fields, a column `fields.NAME` each (a list as JSON). CSV leaves the
 links and the text out: lists do not fit a cell, and a page's text, long and of many lines, makes a
 file spreadsheets open badly; the title and description say what a page is. Its `usage` cell is
 the page's usage signals as JSON (empty when it has none).
@@ -24,6 +25,7 @@ from crawler.output.cjk import unmarked
 from crawler.output.index_read import find_index, index_purpose, reading
 from crawler.output.index_schema import (
     BOOL_COLUMNS,
+    FIELDS_COLUMNS,
     HISTORY_COLUMNS,
     JSON_COLUMNS,
     MAIN_COLUMNS,
@@ -96,7 +98,9 @@ def export_pages(
     with reading(directory) as (connection, layout):
         usage = USAGE_COLUMNS if layout.version >= 4 else ()
         main = MAIN_COLUMNS if layout.version >= 5 else ()
-        names = PAGE_COLUMNS + (HISTORY_COLUMNS if layout.version >= 3 else ()) + usage + main
+        user = FIELDS_COLUMNS if layout.version >= 7 else ()
+        history = HISTORY_COLUMNS if layout.version >= 3 else ()
+        names = PAGE_COLUMNS + history + usage + main + user
         columns = ", ".join(f"pages.{column}" for column in names)
         main_texts = "texts.main_text, texts.markdown" if main else "NULL, NULL"
         sql = (
@@ -105,20 +109,25 @@ def export_pages(
             "ORDER BY pages.fetched_at, pages.id"
         )
         if format == "csv":  # neither text nor lists: no need to read them
-            names = _CSV_COLUMNS + usage
+            names = _CSV_COLUMNS + usage + user
             columns = ", ".join(f"pages.{column}" for column in names)
             sql = f"SELECT {columns} FROM pages ORDER BY pages.fetched_at, pages.id"
         chosen = purpose or index_purpose(connection, layout)
         rows = connection.execute(sql)  # a cursor: rows stream, never all in memory
         if format == "csv":
             writer = csv.writer(out)
+            named = _field_names(connection) if user else []
             if header:
-                writer.writerow(CSV_PAGE_FIELDS)
+                writer.writerow([*CSV_PAGE_FIELDS, *(f"fields.{name}" for name in named)])
             for row in rows:
                 page = _export_object(row, names, chosen)
                 usage_cell = compact_json(page["usage"]) if page["usage"] else None
                 page["usage"] = usage_cell
-                writer.writerow([_csv_cell(page[field]) for field in CSV_PAGE_FIELDS])
+                found = page.get("fields") or {}
+                writer.writerow(
+                    [_csv_cell(page[field]) for field in CSV_PAGE_FIELDS]
+                    + [_field_cell(found.get(name)) for name in named]
+                )
                 count += 1
             return count
         for row in rows:
@@ -198,6 +207,22 @@ def export_skips(
     return count
 
 
+def _field_names(connection: Any) -> list[str]:
+    """The names of the pages' user fields, in the order they first appear (a CSV column each,
+    `fields.NAME`, after the others)."""
+    names: dict[str, None] = {}
+    for (value,) in connection.execute("SELECT fields FROM pages WHERE fields IS NOT NULL"):
+        names.update(dict.fromkeys(json.loads(value)))
+    return list(names)
+
+
+def _field_cell(value: object) -> object:
+    """A field as a CSV cell: text as it is, a list (or anything else) as JSON."""
+    if value is None or isinstance(value, str | int | float):
+        return _csv_cell(value)
+    return compact_json(value)
+
+
 def _csv_cell(value: object) -> object:
     """A value as a CSV cell: booleans as JSON writes them, null as an empty cell."""
     if isinstance(value, bool):
@@ -223,6 +248,10 @@ def _export_object(
             if refuses & purpose_bit(purpose) and page["index"]:
                 # Its robots rules let it be indexed; its owner refuses this purpose.
                 page["index"], page["index_reason"] = False, refusal(signals, purpose)
+            continue
+        if column == "fields":
+            # Shown as the text is: for a page indexed for the purpose.
+            page["fields"] = json.loads(value) if value is not None and page["index"] else None
             continue
         if column in JSON_COLUMNS:
             page[name] = json.loads(value)

@@ -12,6 +12,7 @@ from pathlib import Path
 from crawler.errors import OutputError
 from crawler.output.cjk import marked
 from crawler.output.index_schema import (
+    FIELDS_SCHEMA,
     FRAME_SCHEMA,
     HISTORY_SCHEMA,
     INDEX_NAME,
@@ -66,23 +67,25 @@ def open_for_writing(path: Path, stemming: str, purpose: str = "search") -> sqli
                     *HISTORY_SCHEMA,
                     *USAGE_SCHEMA,
                     *MAIN_SCHEMA,
+                    *FIELDS_SCHEMA,
                     *TEXT_TABLES,
                     *FRAME_SCHEMA,
                     fts_table(stemming),
                 ):
                     connection.execute(statement)
                 _finish_schema(connection, stemming)
-            elif version in (1, 2, 3, 4, 5):
+            elif version in (1, 2, 3, 4, 5, 6):
                 if version == 1:
                     _migrate_from_1(connection, stemming)
                 elif (recorded := _recorded_stemming(connection)) != stemming:
                     raise OutputError(stemming_message(path, recorded, stemming))
-                else:
+                elif version < 6:
                     _texts_to_6(connection, stemming, version)
                 for statement in (
                     *(HISTORY_SCHEMA if version < 3 else ()),
                     *(USAGE_SCHEMA if version < 4 else ()),
                     *(MAIN_SCHEMA if version < 5 else ()),
+                    *FIELDS_SCHEMA,
                 ):
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

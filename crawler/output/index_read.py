@@ -115,6 +115,8 @@ _LAYOUTS[6] = dataclasses.replace(
     version=6,
     main_column=list(RANK_WEIGHTS).index("main_text"),
 )
+# Version 7 keeps each page's user fields beside it; what a search reads is as in version 6.
+_LAYOUTS[7] = dataclasses.replace(_LAYOUTS[6], version=7)
 
 
 def index_purpose(connection: sqlite3.Connection, layout: Layout) -> str:

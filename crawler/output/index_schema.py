@@ -1,7 +1,7 @@
 """What DIR/index.sqlite holds: its tables and columns, its schema versions, its tokenizers, as
 the statements that make them (crawler.output.index_open runs them). Pure.
 
-Schema (version 6, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
+Schema (version 7, kept in `PRAGMA user_version`; a crawl opening an index of an earlier version
 migrates it in one transaction):
 
     pages      one row per fetched URL: id INTEGER PRIMARY KEY, url UNIQUE, final_url, status,
@@ -14,7 +14,8 @@ migrates it in one transaction):
                (`USAGE_COLUMNS`): usage (JSON, crawler.usage) and refuses (the bits of the
                purposes they refuse, crawler.usage.purposes); from version 5 `main_fallback`,
                why its main content is its whole visible text (crawler.page.main_content), or
-               null. `indexed` and `index_reason` are
+               null; from version 7 `fields`, the user's fields (`extract:`, the library's
+               callable) as a JSON object, or null. `indexed` and `index_reason` are
                its robots rules' word; a search or export decides usage for its purpose. Indexes
                on fetched_at (export order) and last_changed (`crawl export --changed-since`).
     skips      one row per URL not fetched: url UNIQUE, reason, detail.
@@ -51,6 +52,8 @@ from pathlib import Path
 
 __all__ = [
     "BOOL_COLUMNS",
+    "FIELDS_COLUMNS",
+    "FIELDS_SCHEMA",
     "FRAME_SCHEMA",
     "HISTORY_COLUMNS",
     "HISTORY_SCHEMA",
@@ -74,8 +77,8 @@ __all__ = [
 ]
 
 INDEX_NAME = "index.sqlite"
-SCHEMA_VERSION = 6
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+SCHEMA_VERSION = 7
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 """Versions `crawl search` and `crawl export` read (version 1: no headings, no CJK marks)."""
 STEMMING_CHOICES = ("auto", "none", "english")
 """`index.stemming`: auto is the index's own, or `NEW_INDEX_STEMMING` for a new index."""
@@ -149,6 +152,10 @@ FRAME_SCHEMA = (
 """Version 5 to 6 of texts (a new index takes the same steps): a page stored before is searched
 by its whole text beside its main text, as before; pages_fts is made again over the view, and
 every text queued to be indexed in it."""
+FIELDS_COLUMNS = ("fields",)
+"""A page's user fields (crawler.page.fields) as JSON, from schema version 7."""
+FIELDS_SCHEMA = ("ALTER TABLE pages ADD COLUMN fields TEXT",)
+"""Version 6 to 7 (a new index takes the same step): a page stored before has no fields."""
 JSON_COLUMNS = frozenset({"links", "nofollow_links", "redirects"})
 BOOL_COLUMNS = frozenset({"truncated", "indexed", "follow", "gone"})
 HISTORY_SCHEMA = (

@@ -18,6 +18,7 @@ from typing import Any
 from crawler._sqlite import bound_chunks, write_rows
 from crawler.output.cjk import marked
 from crawler.output.index_schema import (
+    FIELDS_COLUMNS,
     HISTORY_COLUMNS,
     JSON_COLUMNS,
     MAIN_COLUMNS,
@@ -40,13 +41,13 @@ __all__ = [
 # A batch is written a few hundred rows to a statement, each statement's values bound in a
 # VALUES list (crawler._sqlite says why: the GIL). `{values}` is that list.
 _SAME_PAGE = "pages.digest IS excluded.digest AND pages.status IS excluded.status"
-_ROW_COLUMNS = PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS + MAIN_COLUMNS
+_ROW_COLUMNS = PAGE_COLUMNS + HISTORY_COLUMNS + USAGE_COLUMNS + MAIN_COLUMNS + FIELDS_COLUMNS
 _UPSERT_PAGES = (
     f"INSERT INTO pages ({', '.join(_ROW_COLUMNS)}) {{values}} "
     "ON CONFLICT (url) DO UPDATE SET "
     + ", ".join(
         f"{column} = excluded.{column}"
-        for column in PAGE_COLUMNS[1:] + USAGE_COLUMNS + MAIN_COLUMNS
+        for column in PAGE_COLUMNS[1:] + USAGE_COLUMNS + MAIN_COLUMNS + FIELDS_COLUMNS
     )
     + ", etag = excluded.etag, last_modified = excluded.last_modified, digest = excluded.digest, "
     "lastmod = excluded.lastmod, times_fetched = pages.times_fetched + 1, gone = 0, "
@@ -260,6 +261,8 @@ def _page_row(record: PageRecord) -> list[Any]:
         gone=0,
         usage=compact_json(fields["usage"]) if usage else None,
         refuses=refused_bits(refused_purposes(usage)) if usage else 0,
+        # Kept as the text is, whatever the purpose; an export shows them as it shows the text.
+        fields=compact_json(record.fields) if record.fields is not None else None,
     )
     return [fields[column] for column in _ROW_COLUMNS]
 

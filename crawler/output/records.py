@@ -147,6 +147,12 @@ class PageRecord:
     """The visible text outside the main content, when the page step found main content: the
     index then searches it beside `main_text`, not the whole `text` (None: it searches `text`
     beside `main_text`). Not exported: it is `text` less `main_text`."""
+    fields: dict[str, Any] | None = None
+    """The user's fields by name (`extract:` and the library's `extract` callable): a value, or
+    a list with `all`; None when none were asked for or the page's text was not read. Exported
+    as the text is: only for a page indexed for the crawl's purpose."""
+    fields_error: str | None = None
+    """Why the library's `extract` callable gave no fields for this page (what it raised)."""
 
     def to_json(self) -> dict[str, Any]:
         # Text is exported only for a page indexed for the crawl's purpose.
@@ -187,6 +193,8 @@ class PageRecord:
             "lastmod_iso": iso_utc(self.lastmod),
             "change": self.change,
             "usage": signals_json(self.usage),
+            "fields": self.fields if shown else None,
+            "fields_error": self.fields_error,
         }
 
 
@@ -217,11 +225,13 @@ def record_of(
     change: Change = "new",
     usage: tuple[UsageSignal, ...] = (),
     usage_refusal: str | None = None,
+    fields: dict[str, Any] | None = None,
+    fields_error: str | None = None,
 ) -> PageRecord:
     """The record of a fetch: of `page` when the answer was a page read for the crawl, else of
     why it was not; `usage_refusal`: why the crawl's purpose may not use the page's text. One
     constructor call, not a record and `replace()`: this runs for every page on the event loop's
-    thread, and `replace` costs as much again."""
+    thread, and `replace` costs as much again. `fields`: the callable's, over the page's own."""
     common: dict[str, Any] = {
         "url": url,
         "final_url": final_url,
@@ -239,6 +249,7 @@ def record_of(
         "lastmod": lastmod,
         "change": change,
         "usage": usage,
+        "fields_error": fields_error,
     }
     if page is None:
         reason = unread_reason(status, answer, error)
@@ -264,6 +275,7 @@ def record_of(
         follow_reason=page.follow_reason,
         sections=page.sections,
         cut=page.cut,
+        fields=page.fields if fields is None else {**(page.fields or {}), **fields},
     )
 
 

@@ -41,6 +41,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -116,6 +117,17 @@ class Exchange:
     metadata record; not robots.txt."""
 
 
+_CREDENTIALS = re.compile(rb"^((?:proxy-)?authorization:[ \t]*)(\S+)[^\r\n]*", re.I | re.M)
+
+
+def redacted(request: bytes) -> bytes:
+    """The request as archived: its credentials (fetch.auth's Authorization, the proxy's
+    Proxy-Authorization) replaced, their scheme kept: `Authorization: Basic [redacted]`."""
+    if b"uthorization" not in request and b"UTHORIZATION" not in request:
+        return request
+    return _CREDENTIALS.sub(rb"\1\2 [redacted]", request)
+
+
 @dataclass(frozen=True, slots=True)
 class ArchivedAnswer:
     """What the writer process is sent of an `Exchange`."""
@@ -140,7 +152,7 @@ class ArchivedAnswer:
             exchange.started_at,
             answer.status,
             answer.raw or b"",
-            answer.request or b"",
+            redacted(answer.request or b""),
             answer.peer,
             answer.truncated,
             exchange.robots,

@@ -10,6 +10,7 @@ charset.py      the HTML encoding sniff; labels as the WHATWG Encoding Standard 
 bounds.py       how much of a hostile page is read: the prescan that bounds the parser's work
 tag_classes.py  the tags the prescan's model of the tree builder tells apart, and how
 sitemap.py      a sitemap's bytes in, its URLs out (XML, text, gzip), within the protocol's caps
+requisites.py   what a browser loads to show a page: from its tree, a stylesheet, a srcset
 """
 
 from crawler.page.read import Page, PageRules, read_page

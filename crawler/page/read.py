@@ -80,7 +80,9 @@ from crawler.page.exclusion import (
     x_robots_directives,
     yandex_tags_as_comments,
 )
+from crawler.page.fields import FieldSelector, FieldValue, fields_of
 from crawler.page.main_content import MainParts
+from crawler.page.requisites import maybe_css_urls, requisites_of
 from crawler.page.tree import body_of
 from crawler.page.walk import PageFacts, cut_sections, link_resolver, python_walk
 from crawler.usage.signals import MAX_SIGNALS, UsageSignal
@@ -108,6 +110,12 @@ class PageRules:
     follow_rel_nofollow: bool = False
     main_content: bool = True
     """Read the page's main content (`Page.main_text`, `Page.markdown`)."""
+    requisites: bool = False
+    """Read what a browser loads to show the page (`Page.requisites`; fetch.page_requisites)."""
+    requisite_media: bool = False
+    max_requisites: int = 100
+    fields: tuple[FieldSelector, ...] = ()
+    """The user's fields (`extract:`, crawler.page.fields), read from pages whose text is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +163,11 @@ class Page:
     frame_text: str | None = None
     """The visible text outside the main content, for the index to search beside it (None when
     `main_text` falls back or was not read): no text of the page is tokenised twice."""
+    requisites: tuple[str, ...] = ()
+    """What a browser loads to show the page, when asked for (crawler.page.requisites)."""
+    fields: dict[str, FieldValue] | None = None
+    """The user's fields (PageRules.fields) by name; None when none are asked for, or the
+    page's text is not read (noindex)."""
 
     def __reduce__(self) -> tuple[type[Page], tuple[object, ...]]:
         # Pickled as its fields, for the page reader's process (crawler.crawl.page_reader): a
@@ -308,11 +321,25 @@ def read_page(
     follow = not page_flags & NOFOLLOW
     language = facts.lang or language
 
+    requisites = (
+        requisites_of(
+            tree,
+            link_resolver(facts, url),
+            media=rules.requisite_media,
+            limit=rules.max_requisites,
+            css_urls=maybe_css_urls(source),
+        )
+        if rules.requisites
+        else ()
+    )
     text = nosnippet_text = headings = main_text = markdown = ""
     frame_text = None
     main_fallback = None
+    found: dict[str, FieldValue] | None = None
     if index:
         text, nosnippet_text, headings = facts.text, facts.nosnippet_text, facts.headings
+        if rules.fields:
+            found = fields_of(tree, rules.fields)  # before the main content cuts the tree
         if page_flags & NOSNIPPET:
             # The headings are read as part of the text: they go where it goes.
             nosnippet_text = " ".join(part for part in (nosnippet_text, text) if part)
@@ -367,6 +394,8 @@ def read_page(
         markdown=markdown,
         main_fallback=main_fallback,
         frame_text=frame_text,
+        requisites=requisites,
+        fields=found,
     )
 
 

@@ -56,6 +56,13 @@ def robots_fetch_decision(
         return FetchDecision(RobotsPolicy.FOLLOW, f"status {status}: redirect {redirects + 1}")
     if status == 429:
         return FetchDecision(RobotsPolicy.DISALLOW_ALL, "status 429: unreachable", retry=True)
+    if status == 407:
+        # The proxy's answer (fetch.proxy), not the site's: the file is not reached.
+        return FetchDecision(
+            RobotsPolicy.DISALLOW_ALL,
+            "status 407: the proxy asks for credentials (fetch.proxy_username): unreachable",
+            retry=True,
+        )
     if status in (401, 403) and auth_disallows:
         return FetchDecision(
             RobotsPolicy.DISALLOW_ALL, f"status {status}: access denied, read as disallow-all"

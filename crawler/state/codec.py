@@ -43,7 +43,7 @@ __all__ = [
 
 QueueRow = tuple[str, int, int, str | None, int | None, str | None]
 """url, depth, attempts, redirected_from (JSON array, NULL when empty), redirect_status, extra
-(JSON object of the sitemap and recrawl fields that are set, NULL for most URLs)."""
+(JSON object of the sitemap, recrawl and requisite fields that are set, NULL for most URLs)."""
 
 
 def item_row(item: QueuedUrl) -> QueueRow:
@@ -55,6 +55,8 @@ def item_row(item: QueuedUrl) -> QueueRow:
         extra["declared_by"] = item.declared_by
     if item.lastmod is not None:
         extra["lastmod"] = item.lastmod
+    if item.requisite_of is not None:
+        extra["requisite_of"] = item.requisite_of
     if (earlier := item.earlier) is not None:
         extra["earlier"] = [
             earlier.fetched_at,
@@ -95,6 +97,7 @@ def item_from_row(
         declared_by=fields.get("declared_by"),
         lastmod=fields.get("lastmod"),
         earlier=Earlier(*fields["earlier"]) if "earlier" in fields else None,
+        requisite_of=fields.get("requisite_of"),
     )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from crawler.frontier import (
     Earlier,
@@ -152,6 +152,12 @@ class RunStore(Protocol):
         it (limits.max_pages counts the pass's own); None before any."""
         ...
 
+    def cookies(self) -> list[dict[str, Any]]:
+        """The crawl's cookie jar as `CookieJar.dump` left it (fetch.cookies; crawler.http)."""
+        ...
+
+    def save_cookies(self, rows: list[dict[str, Any]]) -> None: ...
+
     def begin_recrawl(self, at: float, pages_before: int) -> None:
         """A recrawl pass begins at `at`, after `pages_before` page records: the URLs due then
         are queued."""
@@ -207,6 +213,7 @@ class MemoryRunStore:
         self._deferred: tuple[DeferredHost, ...] = ()
         self._runs = 0
         self._recrawl: tuple[float, int] | None = None
+        self._cookies: list[dict[str, Any]] = []
 
     def seeds(self) -> tuple[str, ...]:
         return tuple(self._seeds)
@@ -246,6 +253,12 @@ class MemoryRunStore:
 
     def recrawl_began(self) -> tuple[float, int] | None:
         return self._recrawl
+
+    def cookies(self) -> list[dict[str, Any]]:
+        return self._cookies
+
+    def save_cookies(self, rows: list[dict[str, Any]]) -> None:
+        self._cookies = rows
 
     def begin_recrawl(self, at: float, pages_before: int) -> None:
         self._recrawl = (at, pages_before)

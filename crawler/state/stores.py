@@ -213,6 +213,7 @@ class SqliteRunStore:
         self._clean = values.get("clean", "1") == "1"
         self._stats = values.get("stats")
         self._deferred = deferred_from_json(values.get("deferred", "[]"))
+        self._cookies: list[dict[str, Any]] = json.loads(values.get("cookies", "[]"))
         recrawl = json.loads(values["recrawl"]) if "recrawl" in values else None
         self._recrawl = (float(recrawl[0]), int(recrawl[1])) if recrawl else None
         self._moves: dict[tuple[str, str], None] = {
@@ -266,6 +267,14 @@ class SqliteRunStore:
 
     def recrawl_began(self) -> tuple[float, int] | None:
         return self._recrawl
+
+    def cookies(self) -> list[dict[str, Any]]:
+        return self._cookies
+
+    def save_cookies(self, rows: list[dict[str, Any]]) -> None:
+        # A row of `run`, as the figures are: a state from before it simply has none.
+        self._cookies = rows
+        self._values["cookies"] = compact_json(rows)
 
     def begin_recrawl(self, at: float, pages_before: int) -> None:
         self._recrawl = (at, pages_before)

@@ -103,6 +103,17 @@ def answer(status: int, **headers: str) -> Response:
             FetchFailure(f"{SITE}/page", "dns", "cannot resolve example.org"),
             Failed("dns: cannot resolve example.org", None, None),
         ),
+        # The proxy's 407: no page, and no retry mends the config.
+        (
+            answer(407),
+            Failed(
+                "status 407: the proxy asks for credentials (fetch.proxy_username, "
+                "fetch.proxy_password_env)",
+                407,
+                None,
+                final=True,
+            ),
+        ),
         # A kept-alive connection closed as the request came: asked again, without a backoff.
         (
             FetchFailure(f"{SITE}/page", "closed", "closed without an answer"),

@@ -14,6 +14,7 @@ from crawler.crawl.decide import (
     OBEY,
     OVER_BUDGET,
     PAGE,
+    REQUISITE,
     SITEMAP,
     NextRequest,
     RobotsFate,
@@ -35,6 +36,7 @@ ALLOWED = RobotsEntry(SITE, RULES, NOW, NOW + 60, "status 200")
 PAGE_URL = QueuedUrl(f"{SITE}/page", 1)
 PRIVATE = QueuedUrl(f"{SITE}/private/page", 1)
 SITEMAP_URL = QueuedUrl(f"{SITE}/sitemap.xml", 0, sitemap=1, declared_by=SITE)
+REQUISITE_URL = QueuedUrl(f"{SITE}/style.css", requisite_of=f"{SITE}/page")
 
 
 # --- next_request: what a due host's next URL leads to -------------------------------------------
@@ -52,6 +54,9 @@ SITEMAP_URL = QueuedUrl(f"{SITE}/sitemap.xml", 0, sitemap=1, declared_by=SITE)
         (SITEMAP_URL, 5, 5, OVER_BUDGET),
         # The budget is asked first: a URL past it stays queued, disallowed or not.
         (PRIVATE, 5, 5, OVER_BUDGET),
+        # A page requisite is no page: the page budget does not hold it back.
+        (REQUISITE_URL, 0, None, REQUISITE),
+        (REQUISITE_URL, 5, 5, REQUISITE),
     ],
 )
 def test_next_request(
@@ -69,6 +74,11 @@ def test_a_url_robots_txt_disallows_now_is_a_skip_with_its_line() -> None:
 def test_a_sitemap_robots_txt_disallows_is_a_skip_too() -> None:
     sitemap = replace(SITEMAP_URL, url=f"{SITE}/private/sitemap.xml")
     assert isinstance(next_request(sitemap, ALLOWED, 0, None, "PoliteBot"), Skip)
+
+
+def test_a_requisite_robots_txt_disallows_is_a_skip_past_the_budget_too() -> None:
+    requisite = replace(REQUISITE_URL, url=f"{SITE}/private/style.css")
+    assert isinstance(next_request(requisite, ALLOWED, 5, 5, "PoliteBot"), Skip)
 
 
 # --- robots_fate: what a robots.txt answer makes of its host --------------------------------------

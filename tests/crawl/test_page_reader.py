@@ -19,6 +19,7 @@ from crawler.crawl.page_reader import (
     PageReaderGoneError,
 )
 from crawler.output.records import body_digest
+from crawler.page.fields import field_selector
 from crawler.page.read import PageRules, read_page
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -59,6 +60,26 @@ async def test_a_page_is_read_as_on_the_loop() -> None:
         assert result == (body_digest(body), read_page(body, url, rules=RULES)), url
     assert reader.started == 1
     assert reader.pages == len(pages)
+
+
+async def test_the_users_fields_are_read_in_the_process_as_on_the_loop() -> None:
+    rules = PageRules(
+        "politebot",
+        fields=(
+            field_selector("title", "title::text"),
+            field_selector("sections", "h2::text", all=True),
+        ),
+    )
+    pages = real_pages()[:5]
+    reader = PageReader(rules, "process")
+    assert reader.takes()  # started
+    try:
+        results = await asyncio.gather(*(read(reader, url, body) for url, body in pages))
+    finally:
+        await reader.close()
+    for (url, body), (_, page) in zip(pages, results, strict=True):
+        assert page is not None and page.fields is not None and page.fields["title"], url
+        assert page == read_page(body, url, rules=rules), url
 
 
 async def test_headers_and_charset_reach_the_process() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from dataclasses import fields
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -260,6 +261,11 @@ def test_a_snapshot_does_not_move_with_the_crawl() -> None:
     stats.pages += 1
     stats.statuses[200] += 1
     assert copy.pages == 3 and copy.statuses == Counter({200: 3})
+    counters = [field for field in fields(CrawlStats) if field.type == "Counter[str]"]
+    assert counters, "the stats' counters of strings"
+    for field in counters:
+        getattr(stats, field.name)["moved"] += 1
+        assert not getattr(copy, field.name), field.name
 
 
 # --- addresses and workers -----------------------------------------------------------------------

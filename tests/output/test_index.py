@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import importlib
 import io
 import json
@@ -418,6 +419,7 @@ def test_export_fields_in_fetch_order(tmp_path: Path) -> None:
         "first_seen_iso": "1970-01-01T00:00:20.123Z",
         "last_changed_iso": "1970-01-01T00:00:20.123Z",
         "main_fallback": None,
+        "fields": None,  # none asked for (extract:)
         "text": "some body text",
         "nosnippet_text": "",
         "headings": "",
@@ -923,6 +925,7 @@ def test_an_index_of_schema_4_is_migrated_and_searched_by_main_content(tmp_path:
         for column in ("main_text", "markdown", "frame_text"):
             connection.execute(f"ALTER TABLE texts DROP COLUMN {column}")
         connection.execute("ALTER TABLE pages DROP COLUMN main_fallback")
+        connection.execute("ALTER TABLE pages DROP COLUMN fields")
         connection.execute("PRAGMA user_version = 4")
     connection.close()
     assert urls(search(tmp_path, "otters")) == ["https://a.test/old"]  # read as it is
@@ -970,6 +973,7 @@ def test_an_index_of_schema_5_is_migrated_to_search_the_frame(tmp_path: Path) ->
             "tokenize = 'unicode61 remove_diacritics 2')"
         )
         connection.execute("INSERT INTO pages_fts (pages_fts) VALUES ('rebuild')")
+        connection.execute("ALTER TABLE pages DROP COLUMN fields")
         connection.execute("PRAGMA user_version = 5")
     connection.close()
     assert urls(search(tmp_path, "menu")) == ["https://a.test/old"]  # read as it is
@@ -982,6 +986,36 @@ def test_an_index_of_schema_5_is_migrated_to_search_the_frame(tmp_path: Path) ->
     assert urls(search(tmp_path, "otters")) == ["https://a.test/old"]
     assert sorted(urls(search(tmp_path, "menu"))) == ["https://a.test/new", "https://a.test/old"]
     assert urls(search(tmp_path, "text : beavers", fts=True)) == []
+
+
+def test_an_index_of_schema_6_is_migrated_and_keeps_fields(tmp_path: Path) -> None:
+    write(tmp_path, record("https://a.test/old", "otters swim"))
+    # Made as a crawler of schema version 6 made it: no fields.
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        connection.execute("ALTER TABLE pages DROP COLUMN fields")
+        connection.execute("PRAGMA user_version = 6")
+    connection.close()
+    assert "fields" not in exported(tmp_path)[0]  # read as it is
+    write(
+        tmp_path,
+        replace(
+            record("https://a.test/new", "beavers build"),
+            fields={"price": "2.50", "tags": ["a", "b"]},
+        ),
+    )
+    with sqlite3.connect(tmp_path / "index.sqlite") as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    connection.close()
+    pages = {page["url"]: page for page in exported(tmp_path)}
+    assert pages["https://a.test/old"]["fields"] is None
+    assert pages["https://a.test/new"]["fields"] == {"price": "2.50", "tags": ["a", "b"]}
+    out = io.StringIO()
+    export_pages(tmp_path, out, format="csv")
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [(row["url"], row["fields.price"], row["fields.tags"]) for row in rows] == [
+        ("https://a.test/old", "", ""),
+        ("https://a.test/new", "2.50", '["a","b"]'),
+    ]
 
 
 def test_a_page_without_main_content_of_its_own_is_about_nothing(tmp_path: Path) -> None:

@@ -1014,6 +1014,8 @@ FETCH_CASES = [
     ("404-auth-disallows", 404, {"auth_disallows": True}, RobotsPolicy.ALLOW_ALL, False),
     ("429", 429, {}, RobotsPolicy.DISALLOW_ALL, True),
     ("429-auth-disallows", 429, {"auth_disallows": True}, RobotsPolicy.DISALLOW_ALL, True),
+    # A 407 is the proxy's (fetch.proxy), not the site's: the file is not reached.
+    ("407-proxy", 407, {}, RobotsPolicy.DISALLOW_ALL, True),
     ("500", 500, {}, RobotsPolicy.DISALLOW_ALL, True),
     ("503", 503, {}, RobotsPolicy.DISALLOW_ALL, True),
     ("599", 599, {}, RobotsPolicy.DISALLOW_ALL, True),

@@ -822,3 +822,15 @@ def test_a_damaged_state_file_is_refused_and_left_as_it_was(tmp_path: Path, dama
     assert len(message) < len(str(path)) + 400
     # Not written to, and no -wal or -shm files left behind by the check.
     assert _files(tmp_path) == before
+
+
+def test_a_queued_requisite_stays_one_when_the_frontier_is_reopened(reopen: Opener) -> None:
+    state = reopen()
+    requisite = QueuedUrl(f"{A}/style.css", requisite_of=f"{A}/page")
+    state.frontier.push(A, requisite)
+    state.frontier.push(A, item("page"))
+    state.close()
+    state = reopen()
+    assert state.frontier.pop(A) == requisite
+    assert state.frontier.pop(A) == item("page")
+    state.close()

@@ -72,6 +72,11 @@ class Read:
 READ = Read()
 
 
+PROXY_REFUSED = (
+    "status 407: the proxy asks for credentials (fetch.proxy_username, fetch.proxy_password_env)"
+)
+
+
 def judge(answer: Response | FetchFailure, now: float) -> Failed | Redirect | Read:
     """What an answer to a page request leads to."""
     if isinstance(answer, FetchFailure):
@@ -84,6 +89,9 @@ def judge(answer: Response | FetchFailure, now: float) -> Failed | Redirect | Re
             final=answer.kind in NEVER_RETRIED,
         )
     status = answer.status
+    if status == 407:
+        # The proxy's answer (fetch.proxy), not the site's: no page came, and no try mends it.
+        return Failed(PROXY_REFUSED, status, None, final=True)
     if status in RETRY_STATUSES:
         retry_after = None
         if status in (429, 503):

@@ -1,5 +1,6 @@
-"""A due host: what its next queued URL leads to (a page, a sitemap, a skip, or the end of its
-page budget), and what its robots.txt answer makes of it (obey it, wait, or give the host up)."""
+"""A due host: what its next queued URL leads to (a page, a sitemap, a page requisite, a skip,
+or the end of its page budget), and what its robots.txt answer makes of it (obey it, wait, or
+give the host up)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ __all__ = [
     "PAGE_BUDGET",
     "PERMANENT_FAILURES",
     "PERMANENT_TRIES",
+    "REQUISITE",
     "SITEMAP",
     "NextRequest",
     "RobotsFate",
@@ -42,11 +44,13 @@ class NextRequest(Enum):
     """The host has started its page budget: the URL goes back, the host's URLs stay queued."""
     SITEMAP = "a sitemap request"
     PAGE = "a page request"
+    REQUISITE = "a page requisite's request"
 
 
 OVER_BUDGET = NextRequest.OVER_BUDGET
 SITEMAP = NextRequest.SITEMAP
 PAGE = NextRequest.PAGE
+REQUISITE = NextRequest.REQUISITE
 
 
 def next_request(
@@ -54,12 +58,15 @@ def next_request(
 ) -> NextRequest | Skip:
     """What `item`, the next URL of a host that has started `pages` pages (limits.
     max_pages_per_host: `limit`), leads to under the robots.txt `entry` obeyed for `token`: the
-    budget is asked first, so that a URL past it stays queued, disallowed or not."""
-    if limit is not None and pages >= limit:
+    budget is asked first, so that a URL past it stays queued, disallowed or not. A page
+    requisite is no page: no page budget holds it back."""
+    if limit is not None and pages >= limit and item.requisite_of is None:
         return OVER_BUDGET
     skip = robots_skip(entry, item.url, token)
     if skip is not None:
         return skip
+    if item.requisite_of is not None:
+        return REQUISITE
     return SITEMAP if item.sitemap else PAGE
 
 
