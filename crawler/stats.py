@@ -91,6 +91,9 @@ class CrawlStats:
     """Pages whose text the crawl's purpose may not use (usage.purpose), by the kind of signal
     that refused it: Content-Signal, Content-Usage, noai (noai and noimageai), TDMRep; a page
     two kinds refuse counts under each. page_rules['usage refused'] counts each page once."""
+    lastmod_wrong: Counter[str] = field(default_factory=Counter)
+    """Origins whose sitemap lastmod said a page had not changed since its last fetch when it
+    had: how many times (crawler.freshness.trust)."""
     requisites: Counter[str] = field(default_factory=Counter)
     """Page requisites (fetch.page_requisites) by their fate: 'fetched' (answered, its answer
     archived: a redirect's too), 'failed' (no answer after its retries), 'skipped' (never
@@ -206,6 +209,7 @@ CARRIED_COUNTERS = (
     "changes",
     "page_rules",
     "usage_refused",
+    "lastmod_wrong",
     "requisites",
     "requisite_skips",
 )

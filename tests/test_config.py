@@ -689,3 +689,18 @@ def test_a_refusal_recovery_of_one_or_more_is_refused_with_its_key() -> None:
     with pytest.raises(ConfigError, match=r"politeness\.refusal_recovery .* below 1"):
         load_config(None, ["politeness.refusal_recovery=1"])
     assert load_config(None, ["politeness.refusal_recovery=0.9"]).politeness.refusal_recovery == 0.9
+
+
+def test_the_revisit_bounds_and_the_lastmod_keys_are_checked() -> None:
+    config = load_config(None, ["recrawl.min_interval=2h", "recrawl.max_interval=2w"])
+    assert (config.recrawl.min_interval, config.recrawl.max_interval) == (7_200.0, 1_209_600.0)
+    with pytest.raises(ConfigError, match=r"recrawl\.min_interval .* longer than"):
+        load_config(None, ["recrawl.min_interval=3d", "recrawl.max_interval=1d"])
+    with pytest.raises(ConfigError, match=r"recrawl\.lastmod_sample .* from 0 to 1"):
+        load_config(None, ["recrawl.lastmod_sample=1.5"])
+    with pytest.raises(ConfigError, match=r"recrawl\.lastmod_trust"):
+        load_config(None, ["recrawl.lastmod_trust=sometimes"])
+    with pytest.raises(ConfigError, match=r"recrawl\.schedule"):
+        load_config(None, ["recrawl.schedule=hourly"])
+    with pytest.raises(ConfigError, match=r"recrawl\.lastmod_confirmations"):
+        load_config(None, ["recrawl.lastmod_confirmations=0"])

@@ -122,8 +122,9 @@ def _crawl_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--recrawl",
         action="store_true",
-        help="go over the crawl in DIR again: URLs fetched longer ago than recrawl.after "
-        "(default 1d) are asked for again, conditionally; same as -s recrawl.enabled=true",
+        help="go over the crawl in DIR again: what is due (a page after the interval its change "
+        "rate earns, recrawl.schedule; recrawl.after, default 1d, for what nothing is known of) "
+        "is asked for again, conditionally; same as -s recrawl.enabled=true",
     )
     parser.add_argument(
         "--warc",

@@ -127,6 +127,8 @@ def summary(
             f"{changes['unchanged']} unchanged, {changes['changed']} changed, "
             f"{changes['new']} new, {changes['gone']} gone, {changes['failed']} failed"
         )
+        if changes["not due by lastmod"]:
+            found += f", {changes['not due by lastmod']} spared by a trusted sitemap lastmod"
         if recrawl is None:
             lines.append(f"recrawl: {found}")
         else:
@@ -135,6 +137,7 @@ def summary(
                 f"recrawl pass begun {_date(began)}: "
                 f"{counted(stats.pages - pages_before, 'page')}: {found}"
             )
+        lines.extend(_lastmod_wrong(stats.lastmod_wrong))
     if stats.sitemaps:
         lines.append(
             f"sitemaps: {counted(stats.sitemaps, 'file')} read, "
@@ -254,6 +257,16 @@ def summary(
     if outputs:
         lines.append("output: " + ", ".join(str(path) for path in outputs))
     return "\n".join(lines)
+
+
+def _lastmod_wrong(wrong: Mapping[str, int]) -> list[str]:
+    """A line per host whose sitemap lastmod proved wrong in the pass (crawler.freshness)."""
+    return [
+        f"lastmod proved wrong: {origin}: {counted(count, 'page')} changed though its sitemap's "
+        "lastmod said not; it spares no request until it proves right again"
+        for origin, count in sorted(wrong.items())
+        if count > 0
+    ]
 
 
 def _totals(stats: CrawlStats) -> str:
@@ -378,9 +391,15 @@ def resume_note(
         )
         note = f"resuming the crawl in {directory}: {where}{before}; the last run {ended}"
     elif recrawl is not None and recrawl.enabled:
+        due = (
+            f"URLs fetched longer ago than recrawl.after ({recrawl.after:g} s)"
+            if recrawl.schedule == "uniform"
+            else f"sitemaps fetched longer ago than recrawl.after ({recrawl.after:g} s) and pages "
+            "due by their revisit schedule (recrawl.schedule adaptive)"
+        )
         note = (
-            f"recrawling the crawl in {directory} ({before}): URLs fetched longer ago than "
-            f"recrawl.after ({recrawl.after:g} s) are asked for again, conditionally"
+            f"recrawling the crawl in {directory} ({before}): {due} are asked for again, "
+            "conditionally"
         )
     else:
         note = (

@@ -26,6 +26,7 @@ from typing import Any
 from crawler.cli.cluster import cluster_status_command
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.report import summary
+from crawler.cli.status_trust import lastmod_trust_lines, lastmod_trusts, trust_document
 from crawler.cli.summary_document import (
     SUMMARY_FORMAT,
     deferred_part,
@@ -36,6 +37,7 @@ from crawler.cli.summary_document import (
 from crawler.cli.summary_file import SUMMARY_NAME, read_summary
 from crawler.cli.text import fit_for
 from crawler.config import load_config
+from crawler.crawl.freshness import lastmod_policy
 from crawler.errors import StateError
 from crawler.state import LOCK_NAME, STATE_NAME
 from crawler.state.codec import deferred_from_json, stats_from_json
@@ -297,12 +299,17 @@ def status_command(args: argparse.Namespace) -> int:
         return cluster_status_command(config, as_json=args.json)
     data_dir = Path(args.data) if args.data is not None else Path(config.output.data_dir)
     status = find_status(data_dir, config.politeness.max_wait)
+    trusts = lastmod_trusts(data_dir)
     if args.json:
-        print(json.dumps({**status.document, "running": status.running}, indent=2))
+        document = {**status.document, "running": status.running}
+        if trusts:  # recrawled with lastmods heard: each host's standing
+            document["lastmod_trust"] = trust_document(trusts)
+        print(json.dumps(document, indent=2))
         return EXIT_OK
     try:
         text = status_text(status, data_dir, time.time())
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise StateError(f"{status.source} is damaged ({error})") from error
-    print(fit_for(sys.stdout, text))
+    lines = lastmod_trust_lines(trusts, lastmod_policy(config.recrawl))
+    print(fit_for(sys.stdout, "\n".join([text, *lines])))
     return EXIT_OK

@@ -41,6 +41,7 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
             "accepted answer takes the learned interval: below 1 (like 0.5), not "
             f"{config.politeness.refusal_recovery!r}"
         )
+    _check_recrawl(config)
     if config.recrawl.enabled and config.state.backend != "sqlite":
         raise ConfigError(
             "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "
@@ -111,6 +112,21 @@ def _check_resolve(entries: Sequence[str]) -> None:
             raise ConfigError(
                 f"fetch.resolve: {host} maps to {address!r}, not an IP address; {expected}"
             ) from None
+
+
+def _check_recrawl(config: Config) -> None:
+    recrawl = config.recrawl
+    if recrawl.min_interval > recrawl.max_interval:
+        raise ConfigError(
+            f"recrawl.min_interval ({recrawl.min_interval:g} s) is longer than "
+            f"recrawl.max_interval ({recrawl.max_interval:g} s): the shortest revisit interval "
+            "must not be longer than the longest"
+        )
+    if recrawl.lastmod_sample > 1:
+        raise ConfigError(
+            "recrawl.lastmod_sample is the share of a trusted host's pages checked anyway: "
+            f"from 0 to 1 (like 0.1), not {recrawl.lastmod_sample!r}"
+        )
 
 
 def _check_users(fetch: FetchConfig) -> None:

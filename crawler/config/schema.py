@@ -22,6 +22,8 @@ OutputFormat: TypeAlias = Literal["index", "jsonl", "both"]
 Stemming: TypeAlias = Literal["auto", "none", "english"]
 IndexWriter: TypeAlias = Literal["auto", "thread", "process"]
 StateBackend: TypeAlias = Literal["sqlite", "redis"]
+RevisitSchedule: TypeAlias = Literal["adaptive", "uniform"]
+TrustMode: TypeAlias = Literal["earned", "always", "never"]
 
 DEFAULT_USER_AGENT = "PoliteBot/0.1 (+https://example.org/bot)"
 
@@ -189,8 +191,31 @@ class RecrawlConfig:
     """Recrawl: queue again every URL fetched longer ago than `after` (the command line's
     --recrawl sets it). Needs the durable SQLite state (the default)."""
     after: float = _spec(86_400.0, minimum=0, duration=True)
-    """Seconds after its last fetch a URL is due again: 86400, or 12h, 7d. A sitemap that
-    lists it with a lastmod no later than that fetch keeps it from being due."""
+    """Seconds after its last fetch a URL is due again when nothing is known of how often it
+    changes (sitemaps always; every page with recrawl.schedule uniform): 86400, or 12h, 7d."""
+    schedule: RevisitSchedule = "adaptive"
+    """adaptive: each page is due again after the interval its change rate earns: the rate
+    estimated from what its revisits found (changed or not; its sitemap's changefreq until
+    then), each host's budget spread to keep the most pages fresh (pages changing faster than
+    the budget can follow get less, not more). uniform: every page after recrawl.after."""
+    min_interval: float = _spec(3_600.0, minimum=0, duration=True)
+    """The shortest revisit interval of the adaptive schedule (recrawl.after, if shorter)."""
+    max_interval: float = _spec(30 * 86_400.0, minimum=1, duration=True)
+    """The longest revisit interval of the adaptive schedule (recrawl.after, if longer): a
+    page never seen changing is still asked for this often."""
+    budget_per_host_per_day: float = _spec(0.0, minimum=0)
+    """Revisits a day the adaptive schedule spreads over a host's pages; 0: as many as
+    recrawl.after would spend (the host's pages, once every recrawl.after)."""
+    lastmod_trust: TrustMode = "earned"
+    """Whether a sitemap's lastmod no later than a page's last fetch spares its request.
+    earned: per host, once its lastmod proved right recrawl.lastmod_confirmations times in a row
+    (until then the page is asked for conditionally: a 304 costs the server little, and each
+    answer is evidence); a trusted host is still checked on recrawl.lastmod_sample of them; one
+    proved wrong is not trusted until it proves right again. always: every host's (before issue
+    42). never: no host's."""
+    lastmod_confirmations: int = _spec(5, minimum=1)
+    lastmod_sample: float = _spec(0.1, minimum=0)
+    """The share (0 to 1) of a trusted host's pages claimed unchanged asked for all the same."""
 
 
 @dataclass(frozen=True, slots=True)

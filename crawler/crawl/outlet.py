@@ -10,6 +10,7 @@ from typing import Any
 
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.decide import found_by
+from crawler.crawl.freshness import FreshnessLedger
 from crawler.frontier import QueuedUrl
 from crawler.http.answer import Response
 from crawler.output.records import Change, PageRecord, Skip, Unskip, record_of
@@ -31,6 +32,7 @@ class Outlet:
         "_archives",
         "_checkpoints",
         "_fetches",
+        "_freshness",
         "_sinks",
         "_stats",
         "archiving",
@@ -43,6 +45,7 @@ class Outlet:
         checkpoints: Checkpointer,
         stats: CrawlStats,
         fetches: FetchLog,
+        freshness: FreshnessLedger | None = None,
     ) -> None:
         self._sinks = sinks
         self._archives: list[ArchiveSink] = []
@@ -52,6 +55,7 @@ class Outlet:
         self._checkpoints = checkpoints
         self._stats = stats
         self._fetches = fetches
+        self._freshness = freshness
         self.results: asyncio.Queue[PageRecord | None] = asyncio.Queue()
         """Records as they are made; None once the run has ended."""
 
@@ -70,6 +74,8 @@ class Outlet:
         """The record of `item`'s fetch; what it found is kept for a recrawl (crawler.state)."""
         self._stats.pages += 1
         self._fetches.add(item, found_by(record, item.earlier))
+        if self._freshness is not None:
+            self._freshness.fetched(item, record.change, record.fetched_at)
         for sink in self._sinks:
             sink.page(record)
         self._checkpoints.handed()

@@ -34,6 +34,7 @@ from crawler.crawl.answers import Answers
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.coordination import HostCoordination, LocalHosts
+from crawler.crawl.freshness import FreshnessLedger
 from crawler.crawl.hosts import HostTable
 from crawler.crawl.launch import HostLauncher
 from crawler.crawl.outlet import Outlet
@@ -95,7 +96,8 @@ def assemble(
     token = config.product_token
     polite = config.politeness
     checkpoints = Checkpointer(state, sinks, config.state.commit_interval, fetcher.users.jar)
-    outlet = Outlet(sinks, checkpoints, stats, state.fetches)
+    freshness = FreshnessLedger(config.recrawl, state.freshness, stats)
+    outlet = Outlet(sinks, checkpoints, stats, state.fetches, freshness)
     hosts = HostTable(politeness, state.timings, state.robots, clock, clean=state.run.clean)
     coordination = (
         coordinate(hosts) if coordinate is not None else LocalHosts(state.frontier, polite.max_wait)
@@ -157,6 +159,7 @@ def assemble(
         clock=clock,
         stats=stats,
         budget=budget,
+        ledger=freshness,
     )
     answers = Answers(
         config.fetch,

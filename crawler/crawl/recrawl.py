@@ -1,7 +1,10 @@
-"""`RecrawlPlan`: a recrawl pass (`crawl --recrawl`). Every URL fetched long enough ago is queued
-again with what its last fetch found (its request is then conditional); a sitemap read again in
-the pass may spare one, when it lists the URL with a lastmod no later than that fetch. A pass is
-durable before its first request: a run stopped or killed in it goes on with it."""
+"""`RecrawlPlan`: a recrawl pass (`crawl --recrawl`). Every URL due again is queued with what its
+last fetch found (its request is then conditional): a sitemap after recrawl.after, a page after
+the interval its estimated change rate earns within its host's budget (crawler.freshness; with
+recrawl.schedule uniform, after recrawl.after too). A sitemap read again in the pass may spare
+one, when it lists the URL with a lastmod no later than that fetch and its host's lastmod is
+trusted (crawler.crawl.freshness). A pass is durable before its first request: a run stopped or
+killed in it goes on with it."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from crawler.crawl.admission import Admission
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.decide import due_again, unchanged_by_lastmod
+from crawler.crawl.freshness import FreshnessLedger
+from crawler.crawl.revisits import revisit_intervals
 from crawler.crawl.tallies import PageBudget
 from crawler.frontier import QueuedUrl
 from crawler.state.interface import CrawlState
@@ -33,6 +38,7 @@ class RecrawlPlan:
         "_clock",
         "_config",
         "_fresh_lastmods",
+        "_ledger",
         "_state",
         "_stats",
         "recrawling",
@@ -48,8 +54,10 @@ class RecrawlPlan:
         clock: CrawlClock,
         stats: CrawlStats,
         budget: PageBudget,
+        ledger: FreshnessLedger,
     ) -> None:
         self._config = config
+        self._ledger = ledger
         self._state = state
         self._admission = admission
         self._checkpoints = checkpoints
@@ -73,6 +81,7 @@ class RecrawlPlan:
         began = run.recrawl_began()
         if pending and began is not None:
             at, pages_before = began
+            self._ledger.pass_began = at
             # limits.max_pages counts the pass's pages.
             self._budget.started = stats.pages - pages_before
             self.recrawling = True
@@ -81,22 +90,32 @@ class RecrawlPlan:
         now = self._clock.epoch0
         after = self._config.after
         run.begin_recrawl(now, stats.pages)
+        self._ledger.pass_began = now
         self._budget.started = 0
         stats.changes.clear()
+        stats.lastmod_wrong.clear()
         queued = self.queue_due(now, after)
         stats.queued = len(state.frontier)
         # Durable before its first request, its figures too: a kill from here on goes on with
         # this pass.
         run.save_stats(stats)
         state.commit()
-        log.info(
-            "recrawl: %d of %d URLs fetched before were last fetched before %s (recrawl.after "
-            "%g s): queued again",
-            queued,
-            len(state.fetches),
-            utc(now - after),
-            after,
-        )
+        if self._config.schedule == "uniform":
+            log.info(
+                "recrawl: %d of %d URLs fetched before were last fetched before %s "
+                "(recrawl.after %g s): queued again",
+                queued,
+                len(state.fetches),
+                utc(now - after),
+                after,
+            )
+        else:
+            log.info(
+                "recrawl: %d of %d URLs fetched before are due by their revisit schedule "
+                "(recrawl.schedule adaptive): queued again",
+                queued,
+                len(state.fetches),
+            )
         return queued
 
     def queue_due(self, now: float, after: float) -> int:
@@ -104,12 +123,16 @@ class RecrawlPlan:
         `now` (epoch seconds), with what that fetch found, sitemaps first; how many. URLs out of
         the scope the seeds give now are left."""
         self.recrawling = True
-        due_before = now - after
         admission = self._admission
         scope = admission.scope
         queued = 0
+        if self._config.schedule == "uniform":
+            intervals: dict[str, float] = {}
+        else:
+            intervals = revisit_intervals(self._config, self._state)
         for item in self._state.fetches.latest():
-            if due_again(item, due_before, scope):
+            interval = after if item.sitemap else intervals.get(item.url, after)
+            if due_again(item, now - interval, scope):
                 queued += admission.queue_again(item)
         return queued
 
@@ -117,13 +140,22 @@ class RecrawlPlan:
         """A sitemap read again in this pass lists `url`, known before, with `lastmod`."""
         self._fresh_lastmods[url] = lastmod
 
+    def hinted(self, url: str, changefreq: str | None, priority: float | None) -> None:
+        """A sitemap says how often `url` changes, or how much it matters: the prior of its
+        change rate and its weight in its host's schedule (crawler.freshness). Kept by a
+        durable state only: no other is recrawled."""
+        if self._state.durable:
+            self._state.freshness.listed(url, changefreq, priority)
+
     def spares(self, item: QueuedUrl) -> bool:
         """Whether a sitemap read again in this pass says `item` has not changed since its last
         fetch: then it is done without a request (and not counted as met again)."""
         lastmod = self._fresh_lastmods.pop(item.url, None)
         assert item.earlier is not None
-        if not unchanged_by_lastmod(lastmod, item.earlier):
+        if lastmod is None or not unchanged_by_lastmod(lastmod, item.earlier):
             return False
+        if not self._ledger.spares(item, lastmod):
+            return False  # asked for conditionally: the answer is evidence for its lastmod
         self._stats.met -= 1
         self._stats.changes["not due by lastmod"] += 1
         self._checkpoints.finished(item)

@@ -144,13 +144,16 @@ class Sitemaps:
             for entry in entries[first : first + SITEMAP_OFFERS_PER_TURN]:
                 if sitemap.kind == "index":
                     admission.offer_sitemap(entry.url, item.sitemap + 1, declared_by, item.url)
-                elif (
-                    not admission.offer(entry.url, depth, entry.lastmod)
-                    and recrawl.recrawling
-                    and entry.lastmod is not None
-                ):
-                    # Known before: its recrawl may be spared (`RecrawlPlan.spares`).
-                    recrawl.listed(entry.url, entry.lastmod)
+                else:
+                    if entry.changefreq is not None or entry.priority is not None:
+                        recrawl.hinted(entry.url, entry.changefreq, entry.priority)
+                    if (
+                        not admission.offer(entry.url, depth, entry.lastmod)
+                        and recrawl.recrawling
+                        and entry.lastmod is not None
+                    ):
+                        # Known before: its recrawl may be spared (`RecrawlPlan.spares`).
+                        recrawl.listed(entry.url, entry.lastmod)
         not_listable = sitemap.refused
         for first in range(0, len(not_listable), SITEMAP_OFFERS_PER_TURN):
             await self._turns.take()

@@ -1,8 +1,9 @@
 """The crawl state's database: one SQLite file, one connection, committed in batches (`StateDb`).
 
-Schema (version 6, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
+Schema (version 7, in `PRAGMA user_version`; a version 1 file gains the `held` table, a version 2
 file the `queue.extra` column and the `fetches` table, a version 3 file `timings.pace`, a version
-4 file `robots.tdmrep`, a version 5 file the `starts` and `start_origins` tables); the
+4 file `robots.tdmrep`, a version 5 file the `starts` and `start_origins` tables, a version 6
+file the `page_history` and `lastmod_trust` tables); the
 frontier and the seen set are in crawler.state.frontier, the other stores in crawler.state.stores:
 
     origins, queue, seen    the frontier and the seen set
@@ -21,6 +22,10 @@ frontier and the seen set are in crawler.state.frontier, the other stores in cra
                             per origin: when, the least gap the crawl then allowed before the
                             origin's next start, and the pace in force, packed (crawler.state.
                             starts; `crawl report` draws each host's gaps from them)
+    page_history            per page: its revisits (visits, changes found, seconds observed, in
+                            all and in the intervals that found a change)
+                            and its sitemap's changefreq and priority (crawler.state.freshness)
+    lastmod_trust           per origin: whether its sitemap lastmod spares a recrawl's request
     run                     key/value: runs (begun), clean (the last run ended cleanly), stats
                             (JSON), deferred (JSON)
 
@@ -53,7 +58,7 @@ from crawler.runtime import background_thread
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
@@ -76,6 +81,24 @@ _FETCHES_TABLE = (
 _STARTS_TABLES = (
     "CREATE TABLE start_origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
     "CREATE TABLE starts (origin_id INTEGER NOT NULL, data BLOB NOT NULL)",
+)
+_FRESHNESS_TABLES = (
+    """CREATE TABLE page_history (
+        url TEXT PRIMARY KEY,
+        visits INTEGER NOT NULL,
+        changes INTEGER NOT NULL,
+        observed REAL NOT NULL,
+        observed_changed REAL NOT NULL,
+        changefreq TEXT,
+        priority REAL
+    )""",
+    """CREATE TABLE lastmod_trust (
+        origin TEXT PRIMARY KEY,
+        level TEXT NOT NULL,
+        right INTEGER NOT NULL,
+        since REAL,
+        reason TEXT NOT NULL
+    )""",
 )
 _SCHEMA = (
     "CREATE TABLE origins (id INTEGER PRIMARY KEY, origin TEXT NOT NULL UNIQUE)",
@@ -124,6 +147,7 @@ _SCHEMA = (
     *_HELD_TABLE,
     *_FETCHES_TABLE,
     *_STARTS_TABLES,
+    *_FRESHNESS_TABLES,
 )
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: _HELD_TABLE,
@@ -131,6 +155,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: ("ALTER TABLE timings ADD COLUMN pace TEXT",),
     4: ("ALTER TABLE robots ADD COLUMN tdmrep TEXT",),
     5: _STARTS_TABLES,
+    6: _FRESHNESS_TABLES,
 }
 """From a version, the statements that bring a file to the next one."""
 Writer = Callable[[sqlite3.Connection], None]

@@ -11,6 +11,7 @@ or a shared Redis version can stand in for the memory one) and says when what wa
     held      HeldUrls          crawler.frontier    URLs met past limits.max_depth, with depth
     fetches   FetchLog          here                   what the last fetch of each URL found
     starts    StartLog          here                   every request start, for `crawl report`
+    freshness FreshnessStore    crawler.state.freshness   revisits' findings, lastmod trust
 
 `MemoryCrawlState` is the one for embedding and tests: `commit` does nothing, and nothing
 outlives the process.
@@ -34,6 +35,7 @@ from crawler.frontier import (
 )
 from crawler.politeness import HostTimingStore, MemoryHostTimingStore
 from crawler.robots.entry import MemoryRobotsStore, RobotsStore
+from crawler.state.freshness import FreshnessStore, MemoryFreshnessStore
 from crawler.stats import CrawlStats, DeferredHost
 
 __all__ = [
@@ -189,6 +191,9 @@ class CrawlState(Protocol):
     def starts(self) -> StartLog: ...
 
     @property
+    def freshness(self) -> FreshnessStore: ...
+
+    @property
     def durable(self) -> bool:
         """Whether the state outlives the process (a resumed crawl reads it)."""
         ...
@@ -271,6 +276,7 @@ class MemoryCrawlState:
     held: HeldUrls = field(default_factory=MemoryHeldUrls)
     fetches: FetchLog = field(default_factory=MemoryFetchLog)
     starts: StartLog = field(default_factory=MemoryStartLog)
+    freshness: FreshnessStore = field(default_factory=MemoryFreshnessStore)
 
     @property
     def durable(self) -> bool:

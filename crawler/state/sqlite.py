@@ -11,6 +11,7 @@ from crawler.config import StateConfig
 from crawler.errors import StateError
 from crawler.robots.rules import RobotsOptions
 from crawler.state.db import StateDb, damaged_state
+from crawler.state.freshness import SqliteFreshnessStore
 from crawler.state.frontier import SqliteFrontier
 from crawler.state.seen import SqliteSeenSet
 from crawler.state.starts import SqliteStartLog
@@ -49,6 +50,7 @@ class SqliteCrawlState:
             self._held = SqliteHeldUrls(self._db)
             self._fetches = SqliteFetchLog(self._db)
             self._starts = SqliteStartLog(self._db)
+            self._freshness = SqliteFreshnessStore(self._db)
         except (sqlite3.Error, ValueError, LookupError, TypeError, OverflowError) as error:
             # The stores read what they hold back; rows of the wrong shape (a damaged page that
             # passed the file's check: text that is not UTF-8, a short hash) are a damaged state.
@@ -90,6 +92,10 @@ class SqliteCrawlState:
     @property
     def starts(self) -> SqliteStartLog:
         return self._starts
+
+    @property
+    def freshness(self) -> SqliteFreshnessStore:
+        return self._freshness
 
     @property
     def durable(self) -> bool:

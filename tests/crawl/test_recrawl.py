@@ -189,7 +189,13 @@ async def test_a_sitemap_lastmod_no_later_than_the_last_fetch_spares_the_request
         sitemap("2100-01-01")  # the sitemap says /edited changed since (the future, for the test)
         site.page("/edited", "newword")
         net.hits.clear()
-        records, crawler = await run(recrawl_config(), [site.site.url()], data_dir=tmp_path)
+        # recrawl.lastmod_trust always: every host's lastmod trusted, as before issue 42
+        # (tests/crawl/test_recrawl_freshness.py has trust earned).
+        always = make_config(
+            output={"format": "both"},
+            recrawl={"enabled": True, "after": 0.0, "lastmod_trust": "always"},
+        )
+        records, crawler = await run(always, [site.site.url()], data_dir=tmp_path)
     paths = net.paths(A)
     assert "/sitemap.xml" in paths and "/edited" in paths
     assert "/plain" not in paths  # its lastmod is older than our fetch

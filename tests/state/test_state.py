@@ -563,8 +563,11 @@ def older_state_with_one_url(tmp_path: Path, reopen: Opener, version: int) -> No
         connection.execute("ALTER TABLE timings DROP COLUMN pace")
     if version < 5:
         connection.execute("ALTER TABLE robots DROP COLUMN tdmrep")
-    connection.execute("DROP TABLE starts")
-    connection.execute("DROP TABLE start_origins")
+    if version < 6:
+        connection.execute("DROP TABLE starts")
+        connection.execute("DROP TABLE start_origins")
+    connection.execute("DROP TABLE page_history")
+    connection.execute("DROP TABLE lastmod_trust")
     connection.execute(f"PRAGMA user_version = {version}")
     connection.commit()
     connection.close()

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""How fresh a revisit schedule keeps a simulated web, for the same number of requests.
+
+    python benchmarks/bench_freshness.py [--pages 10000] [--hosts 100] [--days 120]
+        [--warmup 30] [--revisit 3] [--spread log-uniform|skewed] [--fastest 10] [--seed 1]
+        [--json]
+
+A web of --pages pages on --hosts hosts, each page changing as a Poisson process at its own rate,
+spread over four orders of magnitude (0.001 to 10 changes a day): log-uniform, or skewed (most
+pages change rarely, a few often, as measured studies report: Cho and Garcia-Molina 2000,
+Fetterly et al. 2003). Every host may be asked for pages / --revisit requests a day (what a
+uniform revisit every --revisit days spends), paced by a token bucket. Three schedules, over
+--days simulated days (no sleeps: a simulated clock):
+
+    uniform   every page every --revisit days (recrawl.after, before issue 42)
+    ours      the crawl's own code (crawler.freshness.rates): each page's rate estimated
+              from what its revisits found (changed or not), the host's budget spread by the
+              optimal allocation, re-solved every simulated day; a page with no history waits
+              recrawl.after (--revisit days); bounds of 1 hour and 60 days
+    oracle    the same allocation, knowing the true rates
+
+Freshness: the share of pages whose stored copy is current, averaged over time; age: how long a
+stored copy has been out of date (0 while current), averaged over pages and time. Both measured
+after --warmup days, exactly (between two fetches a page is fresh until its first change, which
+the memoryless Poisson process draws at each fetch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from crawler.freshness.rates import (
+    DAY,
+    ChangeHistory,
+    HostSchedule,
+    RevisitBounds,
+    estimate_rate,
+    host_schedule,
+    prior_rate,
+)
+
+HOUR = 3_600.0
+LONGEST = 60 * DAY
+
+
+@dataclass(slots=True)
+class Page:
+    rate: float
+    host: int
+    key: int
+    fetched_at: float = 0.0
+    changes_at: float = 0.0
+    """The first change after the last fetch."""
+    history: ChangeHistory = field(default_factory=ChangeHistory)
+    interval: float = 0.0
+    stamp: int = 0
+    """Bumped when the page is rescheduled: older heap entries are stale."""
+
+
+@dataclass(slots=True)
+class Measure:
+    start: float
+    end: float
+    fresh: float = 0.0
+    age: float = 0.0
+    requests: int = 0
+
+    def interval(self, begin: float, change: float, end: float) -> None:
+        """A page fetched at `begin`, first changed at `change`, fetched again at `end`."""
+        low, high = max(begin, self.start), min(end, self.end)
+        if high <= low:
+            return
+        self.fresh += max(0.0, min(change, high) - low)
+        stale_from = max(change, low)
+        if stale_from < high:
+            # Age at time t is t - change: integrated over [stale_from, high].
+            self.age += ((high - change) ** 2 - (stale_from - change) ** 2) / 2
+
+
+@dataclass(slots=True)
+class Bucket:
+    """A host's requests: `per_second` a second, at most a day's worth saved up."""
+
+    per_second: float
+    tokens: float
+    at: float = 0.0
+
+    def take(self, now: float) -> float:
+        """0 when a request may start at `now` (and it is taken), else the seconds to wait."""
+        self.tokens = min(self.per_second * DAY, self.tokens + (now - self.at) * self.per_second)
+        self.at = now
+        if self.tokens >= 1 - 1e-9:  # what a wait of (1 - tokens) seconds gave, rounded
+            self.tokens -= 1
+            return 0.0
+        return max(1.0, (1 - self.tokens) / self.per_second)
+
+
+def web(pages: int, fastest: float, spread: str, seed: int) -> list[float]:
+    """Change rates per second, from `fastest` a day down four orders of magnitude."""
+    draw = random.Random(seed)
+    top = math.log10(fastest)
+    if spread == "log-uniform":
+        exponents = [top - 4 * draw.random() for _ in range(pages)]
+    else:  # skewed: the density falls with the rate, most pages near the slowest
+        exponents = [top - 4 * math.sqrt(draw.random()) for _ in range(pages)]
+    return [10**exponent / DAY for exponent in exponents]
+
+
+def simulate(
+    rates: list[float], hosts: int, args: argparse.Namespace, policy: str
+) -> dict[str, float]:
+    draw = random.Random(args.seed + 1)
+    default = args.revisit * DAY
+    bounds = RevisitBounds(HOUR, max(LONGEST, default), default)
+    pages = [Page(rate, index % hosts, index) for index, rate in enumerate(rates)]
+    by_host: list[list[Page]] = [[] for _ in range(hosts)]
+    for page in pages:
+        by_host[page.host].append(page)
+    budget = [len(group) / args.revisit for group in by_host]
+    buckets = [Bucket(daily / DAY, daily) for daily in budget]
+    prior = prior_rate(None, default)
+
+    plans: list[HostSchedule | None] = [None] * hosts
+
+    def schedule(host: int) -> None:
+        group = by_host[host]
+        if policy == "uniform":
+            for page in group:
+                page.interval = default
+            return
+        known = policy == "oracle"
+        rated = [
+            (page, page.rate if known else estimate_rate(page.history, prior)) for page in group
+        ]
+        plan = host_schedule(((rate, 1.0) for _, rate in rated), budget[host], bounds)
+        plans[host] = plan
+        for page, rate in rated:
+            page.interval = plan.interval(rate) if (known or page.history.visits) else default
+
+    measure = Measure(args.warmup * DAY, args.days * DAY)
+    queue: list[tuple[float, int, int]] = []
+    for page in pages:
+        # A first crawl over the day before the simulation starts.
+        page.fetched_at = -draw.random() * DAY
+        page.changes_at = page.fetched_at + draw.expovariate(page.rate)
+    for host, group in enumerate(by_host):
+        schedule(host)
+        for index, page in enumerate(group):
+            due = page.fetched_at + page.interval
+            if policy == "uniform":  # spread evenly over the interval, as a uniform revisit is
+                due = (index + draw.random()) / len(group) * page.interval
+            heapq.heappush(queue, (due, page.key, page.stamp))
+    next_solve = DAY
+    end = args.days * DAY
+    while queue and queue[0][0] < end:
+        if policy == "ours" and queue[0][0] >= next_solve:
+            # Every simulated day each host's schedule is solved again from the estimates.
+            for host, group in enumerate(by_host):
+                schedule(host)
+                for page in group:
+                    page.stamp += 1
+                    heapq.heappush(queue, (page.fetched_at + page.interval, page.key, page.stamp))
+            next_solve += DAY
+            continue
+        due, key, stamp = heapq.heappop(queue)
+        page = pages[key]
+        if stamp != page.stamp:
+            continue
+        due = max(due, page.fetched_at)
+        wait = buckets[page.host].take(due)
+        if wait > 0:
+            heapq.heappush(queue, (due + wait, key, page.stamp))
+            continue
+        changed = page.changes_at < due
+        measure.interval(page.fetched_at, page.changes_at, due)
+        if due >= measure.start:
+            measure.requests += 1
+        page.history = page.history.after_visit(due - page.fetched_at, changed)
+        page.fetched_at = due
+        page.changes_at = due + draw.expovariate(page.rate)
+        plan = plans[page.host]
+        if policy == "ours" and plan is not None:
+            # Between the daily solves, a page's own estimate moves its next visit.
+            page.interval = plan.interval(estimate_rate(page.history, prior))
+        page.stamp += 1
+        heapq.heappush(queue, (due + page.interval, key, page.stamp))
+    for page in pages:
+        measure.interval(page.fetched_at, page.changes_at, end)
+    span = (measure.end - measure.start) * len(pages)
+    return {
+        "freshness": measure.fresh / span,
+        "age_days": measure.age / span / DAY,
+        "requests": measure.requests,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=10_000)
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--days", type=float, default=120.0)
+    parser.add_argument("--warmup", type=float, default=30.0)
+    parser.add_argument("--revisit", type=float, default=3.0)
+    parser.add_argument("--spread", choices=("log-uniform", "skewed"), default="log-uniform")
+    parser.add_argument("--fastest", type=float, default=10.0, help="changes a day, at most")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    rates = web(args.pages, args.fastest, args.spread, args.seed)
+    results: dict[str, dict[str, float]] = {}
+    for policy in ("uniform", "ours", "oracle"):
+        began = time.perf_counter()
+        results[policy] = simulate(rates, args.hosts, args, policy)
+        results[policy]["seconds"] = time.perf_counter() - began
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    uniform = results["uniform"]
+    print(
+        f"{args.pages} pages on {args.hosts} hosts, {args.spread} rates "
+        f"{args.fastest / 1e4:g}-{args.fastest:g} a day, "
+        f"{args.days:g} days ({args.warmup:g} warm-up), budget: each page every "
+        f"{args.revisit:g} days"
+    )
+    print(
+        f"{'schedule':10} {'freshness':>9} {'x uniform':>9} {'age (d)':>8} {'/ uniform':>9} "
+        f"{'requests':>9}"
+    )
+    for policy, figures in results.items():
+        print(
+            f"{policy:10} {figures['freshness']:9.3f} "
+            f"{figures['freshness'] / uniform['freshness']:9.2f} {figures['age_days']:8.2f} "
+            f"{figures['age_days'] / uniform['age_days']:9.2f} {figures['requests']:9.0f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
