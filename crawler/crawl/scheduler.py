@@ -445,7 +445,5 @@ class Scheduler:
         return len(self._schedule)
 
     def __repr__(self) -> str:
-        return (
-            f"Scheduler({self.requests_in_flight} in flight, {len(self._schedule)} hosts "
-            f"scheduled, {len(self._tasks)} tasks)"
-        )
+        flight, hosts, tasks = self.requests_in_flight, len(self._schedule), len(self._tasks)
+        return f"Scheduler({flight} in flight, {hosts} hosts scheduled, {tasks} tasks)"
