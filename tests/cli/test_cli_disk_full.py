@@ -4,18 +4,17 @@ stops as SIGTERM stops it, and once there is room the same command resumes it.""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import re
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.commands import run_crawl
 from support.loopback import LoopbackWeb
 
 from crawler.cli.exits import EXIT_DISK_FULL, EXIT_OK
@@ -39,20 +38,6 @@ OPTIONS = (
     "output.disk_reserve=1000000",
 )
 URLS_LINE = re.compile(r"URLs: (\d+) met: (\d+) fetched, (\d+) skipped, (\d+) queued")
-
-
-async def crawl_command(*args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "crawler",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 def books_balanced(out: str) -> None:
@@ -123,7 +108,7 @@ async def test_a_full_disk_stops_the_crawl_and_the_same_command_resumes_it(
     async with LoopbackWeb(A, B) as net:
         seeds.write_text("\n".join(build_web(net)) + "\n", "utf-8")
         command = (str(seeds), "--data", str(data), *OPTIONS, *extra)
-        status, out, err = await crawl_command(*command)
+        status, out, err = await run_crawl(*command)
         assert status == EXIT_DISK_FULL, err
         # One line names the file and says what to do; no traceback, no warning.
         said = re.search(r"crawl: disk full writing (\S+) \((.+)\): stopped; free space", err)
@@ -139,7 +124,7 @@ async def test_a_full_disk_stops_the_crawl_and_the_same_command_resumes_it(
         assert first, "the disk filled before any page"
 
         grow(small_disk)
-        status, out, err = await crawl_command(*command)
+        status, out, err = await run_crawl(*command)
         assert status == EXIT_OK, err
         assert "resuming the crawl" in err
         assert "crawl finished" in out
@@ -163,7 +148,7 @@ async def test_a_full_disk_under_the_log_file_stops_the_crawl(
         seeds = build_web(net)
         net[A].status("/busy", 503)  # its retries are logged
         seeds.append(net[A].url("/busy"))
-        status, out, err = await crawl_command(
+        status, out, err = await run_crawl(
             *seeds, "--data", str(data), *OPTIONS, "-v", "--log-file", str(log)
         )
     assert status == EXIT_DISK_FULL, err
@@ -175,7 +160,7 @@ async def test_a_full_disk_under_the_log_file_stops_the_crawl(
 
 
 async def test_too_little_free_space_refuses_to_start(small_disk: Path) -> None:
-    status, _, err = await crawl_command("http://127.0.1.1:9/", "--data", str(small_disk / "data"))
+    status, _, err = await run_crawl("http://127.0.1.1:9/", "--data", str(small_disk / "data"))
     assert status == EXIT_DISK_FULL
     assert f"data directory {small_disk / 'data'} has" in err
     assert "less than output.min_free_space (100.0 MB)" in err

@@ -27,6 +27,22 @@ def crawl_command(
     return done.returncode, done.stdout, done.stderr
 
 
+async def run_crawl(*args: str, timeout: float = 120) -> tuple[int, str, str]:
+    """`python -m crawler ARGS` to its end, awaited on this process's event loop (which may
+    serve what it crawls): (exit status, stdout, stderr)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "crawler",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=timeout)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
 async def start_crawl(*args: str) -> asyncio.subprocess.Process:
     """`crawl` started in a subprocess, its output dropped but for stderr (to read on a failure),
     while this process's event loop serves what it crawls."""
