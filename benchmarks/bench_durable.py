@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from support.machine import machine
+from support.machine import compile_bytecode, machine
 from support.processes import run_tool, start_server, stop_server
 from support.testweb import completeness, generate, politeness_figures, read_log
 
@@ -112,6 +112,7 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8789)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="bench-durable-") as temporary:
         work = Path(temporary)
         root = work / "web"

@@ -68,7 +68,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.machine import machine
+from support.machine import compile_bytecode, machine
 from support.processes import END_STEPS, end_group, last_json_line, run_tool, tail
 
 HERE = Path(__file__).resolve().parent
@@ -406,6 +406,7 @@ def commit() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    compile_bytecode()
     work = args.work.resolve() if args.work else Path(tempfile.mkdtemp(prefix="bench-pacing-"))
     work.mkdir(parents=True, exist_ok=True)
     # SIGTERM unwinds like Ctrl-C does, so that the finally clauses end what was started.

@@ -58,7 +58,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.machine import cpu_times, machine, steal_share
+from support.machine import compile_bytecode, cpu_times, machine, steal_share
 from support.processes import (
     ServeError,
     last_json_line,
@@ -403,6 +403,7 @@ def order(tools: Sequence[str], repeat: int) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    compile_bytecode()
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         work = args.workdir.resolve()

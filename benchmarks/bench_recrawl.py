@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from support.machine import machine
+from support.machine import compile_bytecode, machine
 from support.processes import run_tool_measured, tail
 from support.speedweb import Nginx, WebError, generate, read_access_log
 
@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="keep the web and logs here (default: a temp)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    compile_bytecode()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-recrawl-"))
     work.mkdir(parents=True, exist_ok=True)
     try:

@@ -44,6 +44,7 @@ from compare_wget import (
     nginx_serving,
     read_log,
 )
+from support.machine import compile_bytecode
 from support.processes import run_tool_measured, tail
 
 CRAWL = Path(sys.executable).parent / "crawl"
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="keep the logs and archives here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    compile_bytecode()
     wget = shutil.which("wget")
     if wget is None or not (args.tree / "index.html").is_file():
         print("bench_requisites: needs wget and the tree (apt: wget python3-doc)", file=sys.stderr)

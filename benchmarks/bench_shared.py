@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.machine import machine
+from support.machine import compile_bytecode, machine
 from support.processes import ServeError, start_server, stop_server
 from support.speedweb import Nginx
 from support.speedweb import generate as generate_speed_web
@@ -409,6 +409,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    compile_bytecode()
     work = (
         args.workdir.resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="bench-shared-"))
     )

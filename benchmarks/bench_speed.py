@@ -69,7 +69,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from support.machine import machine
+from support.machine import compile_bytecode, machine
 from support.processes import last_json_line, run_tool_measured, tail
 from support.speedweb import (
     ROBOTS_TXT,
@@ -588,6 +588,7 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    compile_bytecode()
     # SIGTERM unwinds like Ctrl-C, so nginx is stopped and the temporary directory removed.
     stopped_by = [signal.SIGINT]
 

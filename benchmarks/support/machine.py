@@ -54,3 +54,16 @@ def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float | None
     other guests; None where it cannot be told."""
     total = after[0] - before[0]
     return (after[1] - before[1]) / total if total > 0 else None
+
+
+def compile_bytecode() -> None:
+    """Compile crawler's modules to bytecode now, as `pip install` does for an installed package
+    (and as the first run of an editable install does, unless PYTHONDONTWRITEBYTECODE is set, as
+    it is on these machines). Without it every run of ours compiled its 200 modules from source:
+    0.4 s of CPU in each of its processes (the crawl, its page reader, its index writer), which
+    Scrapy, installed with its bytecode, never paid."""
+    import compileall
+
+    import crawler
+
+    compileall.compile_dir(Path(crawler.__file__).parent, quiet=2)
