@@ -221,6 +221,17 @@ mc_alnum(unsigned char c)
     return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
 }
 
+/* Bits set in a 16-bit mask, without POPCNT (not in every x86-64; __builtin_popcount without it
+ * is a call into libgcc's table for every 16 bytes of text). */
+static inline unsigned
+mc_popcount16(unsigned mask)
+{
+    mask = mask - ((mask >> 1) & 0x5555u);
+    mask = (mask & 0x3333u) + ((mask >> 2) & 0x3333u);
+    mask = (mask + (mask >> 4)) & 0x0f0fu;
+    return (mask + (mask >> 8)) & 0x1fu;
+}
+
 /* Characters but HTML whitespace (the text of every element passes here): 16 bytes at a time
  * where the machine has SSE2 (every x86-64 has). */
 static long
@@ -240,7 +251,7 @@ mc_chars(const unsigned char *data, size_t length)
                          _mm_cmpeq_epi8(v, space)),
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
                          _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage))));
-        chars += 16 - __builtin_popcount((unsigned) _mm_movemask_epi8(gone));
+        chars += 16 - mc_popcount16((unsigned) _mm_movemask_epi8(gone));
     }
 #endif
     for (; i < length; i++) {
@@ -346,7 +357,28 @@ mc_add_clean(mc_buffer *buffer, const unsigned char *data, size_t length)
     if (mc_reserve(buffer, length) < 0) {
         return -1;
     }
-    for (size_t i = 0; i < length; i++) {
+    size_t i = 0;
+#ifdef __SSE2__
+    /* 16 bytes at a time while none is a control: C0 controls are rare in a page's text. */
+    const __m128i below = _mm_set1_epi8(0x20), tab = _mm_set1_epi8('\t');
+    const __m128i newline = _mm_set1_epi8('\n'), feed = _mm_set1_epi8('\f');
+    const __m128i carriage = _mm_set1_epi8('\r');
+    for (; i + 16 <= length; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *) (data + i));
+        /* Bytes below 0x20 (as unsigned: the top bit clear and below 0x20 signed) but the
+         * four kept: tab, newline, form feed, carriage return. */
+        __m128i low = _mm_andnot_si128(_mm_cmplt_epi8(v, _mm_setzero_si128()),
+                                       _mm_cmplt_epi8(v, below));
+        __m128i kept = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
+                                    _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage)));
+        if (_mm_movemask_epi8(_mm_andnot_si128(kept, low)) != 0) {
+            break;
+        }
+        memcpy(buffer->data + buffer->length, data + i, 16);
+        buffer->length += 16;
+    }
+#endif
+    for (; i < length; i++) {
         if (!mc_control(data[i])) {
             buffer->data[buffer->length++] = (char) data[i];
         }
@@ -527,7 +559,8 @@ typedef struct {
     const unsigned char *class_data, *id_data;
     size_t class_length, id_length;
     uint64_t hash;
-    int flags; /* -1: an empty slot */
+    uint32_t generation; /* the page it was read on: a slot of another page is empty */
+    int flags;
 } mc_name_slot;
 
 enum { MC_NAME_SLOTS = 4096 };
@@ -535,7 +568,25 @@ enum { MC_NAME_SLOTS = 4096 };
 typedef struct {
     mc_name_slot slots[MC_NAME_SLOTS];
     size_t used;
+    uint32_t generation; /* the page being read; 0 marks no slot */
 } mc_name_cache;
+
+/* One cache a thread, kept from page to page: emptied by the next generation, not by clearing
+ * its 4,096 slots (nor by a fresh 200 KB allocation, a page's worth of page faults) on every
+ * page. Thread-local: a worker thread may read a long page while the loop reads a short one. */
+static _Thread_local mc_name_cache mc_names_of_thread;
+
+static mc_name_cache *
+mc_fresh_name_cache(void)
+{
+    mc_name_cache *cache = &mc_names_of_thread;
+    if (++cache->generation == 0) { /* wrapped: every slot's old generation could match again */
+        memset(cache->slots, 0, sizeof cache->slots);
+        cache->generation = 1;
+    }
+    cache->used = 0;
+    return cache;
+}
 
 static int mc_class_id_flags(const lxb_attr *class_attr, const lxb_attr *id_attr,
                              mc_buffer *scratch);
@@ -588,14 +639,15 @@ mc_names_flags(const lxb_attr *const attrs[MC_NAMES], mc_buffer *scratch, mc_nam
     size_t at = (size_t) (hash % MC_NAME_SLOTS);
     for (;;) {
         mc_name_slot *slot = &cache->slots[at];
-        if (slot->flags < 0) {
+        if (slot->generation != cache->generation) {
             int named = mc_class_id_flags(has_class ? class_attr : NULL, has_id ? id_attr : NULL,
                                           scratch);
             if (named < 0) {
                 return -1;
             }
             if (cache->used < MC_NAME_SLOTS / 2) {
-                *slot = (mc_name_slot) {class_data, id_data, class_length, id_length, hash, named};
+                *slot = (mc_name_slot) {class_data, id_data,         class_length,
+                                        id_length,  hash,    cache->generation, named};
                 cache->used++;
             }
             return flags | named;
@@ -1824,8 +1876,17 @@ mc_href(mc_reader *r, const lxb_attr *attr, mc_buffer *markdown)
         return -1;
     }
     r->hrefs[r->href_count] = (lxb_str) {attr->value->data, attr->value->length};
-    int length = snprintf(number, sizeof number, "\x03%zd\x04", r->href_count++);
-    return mc_add(markdown, number, (size_t) length);
+    /* TARGET, the href's number in decimal, TARGET_END (crawler.page.link_marks); by hand, as
+     * snprintf parses its format for every link. */
+    size_t at = sizeof number;
+    number[--at] = '\x04';
+    size_t value = (size_t) r->href_count++;
+    do {
+        number[--at] = (char) ('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    number[--at] = '\x03';
+    return mc_add(markdown, number + at, sizeof number - at);
 }
 
 /* The run's Markdown from `from` with the markup `node` gives it, its whitespace outside. */
@@ -2245,16 +2306,7 @@ mc_compute(const lxb_node *body, mc_output *out)
     mc_buffer scratch = {0};
     Py_ssize_t *kept = NULL, *lead = NULL;
     int status = -1;
-    mc_name_cache *cache = malloc(sizeof *cache);
-    if (cache == NULL) {
-        goto done;
-    }
-    for (size_t i = 0; i < MC_NAME_SLOTS; i++) {
-        cache->slots[i].flags = -1;
-    }
-    cache->used = 0;
-    int read = mc_read(body, &table, &scratch, cache);
-    free(cache);
+    int read = mc_read(body, &table, &scratch, mc_fresh_name_cache());
     if (read < 0) {
         goto done;
     }

@@ -308,7 +308,10 @@ def test_right_to_left_text() -> None:
 NAMES = ["content", "post-body", "article__body--wide", "sidebar", "comments", "commentary",
          "nav-links", "ad", "tags", "share", "main", "x", "entry-content", "BANNER"]  # fmt: skip
 TEXTS = ["Words, and more words, to score", "short", "東京の話、長い文章です。", "a_b `c` *d* [e]",
-         "\u0001ctl", "x|y", " \n ", "قرر المجلس، بعد نقاش", "1. item", "## h", "---"]  # fmt: skip
+         "\u0001ctl", "x|y", " \n ", "قرر المجلس، بعد نقاش", "1. item", "## h", "---",
+         # past 16 bytes, a control inside a block the compiled reading copies 16 at a time
+         "a run of words long enough\u0001 to span\u001f blocks, and\x08 more",
+         "tabs\tand\nnewlines\x0cand\rreturns kept, over sixteen bytes"]  # fmt: skip
 LEAVES = st.one_of(
     st.sampled_from(TEXTS),
     st.sampled_from(['<img src="/i.png" alt="a_b">', "<br>", "<hr>", '<a href="/l#f">link</a>',
