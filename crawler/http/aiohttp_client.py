@@ -32,7 +32,7 @@ from crawler.http.answer import ACCEPT, HTML_TYPES, FailureKind, FetchFailure, R
 from crawler.http.connection import MAX_HEADER_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADER_LINES
 from crawler.http.guard import AddressGuard
 from crawler.http.socks import SocksRoute
-from crawler.http.socks_connector import SocksConnector
+from crawler.http.socks_connector import SocksCertificateError, SocksConnector
 from crawler.http.users import ProxyLogin
 
 __all__ = ["AiohttpClient"]
@@ -56,7 +56,7 @@ def _error_kinds() -> tuple[
         (aiohttp.InvalidURL, "invalid-url"),
         # A certificate that fails verification is also a ValueError: the connection's failure,
         # not the answer's.
-        ((aiohttp.ClientConnectorCertificateError, ssl.SSLCertVerificationError), "tls"),
+        (aiohttp.ClientConnectorCertificateError, "tls"),
         (aiohttp.ClientPayloadError, "payload"),
         ((aiohttp.ClientResponseError, ValueError, UnicodeError), "protocol"),
     )
@@ -321,6 +321,8 @@ class AiohttpClient:
             return _failure(url, error, self._config)
         except BlockedAddressError as error:
             return FetchFailure(url, "blocked", str(error))
+        except SocksCertificateError as error:
+            return FetchFailure(url, "tls", str(error))
         except aiohttp_socks.ProxyTimeoutError as error:
             return FetchFailure(url, "timeout", f"the SOCKS proxy: {error}")
         except (aiohttp_socks.ProxyConnectionError, aiohttp_socks.ProxyError) as error:

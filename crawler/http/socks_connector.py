@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-import ssl
+from ssl import SSLCertVerificationError, SSLContext
 from typing import Any
 
 from aiohttp.abc import AbstractResolver
@@ -22,7 +22,13 @@ from aiohttp_socks import ProxyConnector, ProxyType
 
 from crawler.http.socks import SocksRoute, open_socks
 
-__all__ = ["SocksConnector"]
+__all__ = ["SocksCertificateError", "SocksConnector"]
+
+
+class SocksCertificateError(Exception):
+    """The target's certificate failed, through the proxy. Not an OSError, so that aiohttp lets
+    it through as it is, rather than as a connection error: the client calls it a tls failure,
+    as aiohttp's own certificate error."""
 
 
 def _is_ip(host: str) -> bool:
@@ -54,7 +60,7 @@ class SocksConnector(ProxyConnector):
         self,
         host: str,
         port: int,
-        ssl: ssl.SSLContext | None = None,
+        ssl: SSLContext | None = None,
         timeout: float | None = None,
     ) -> tuple[asyncio.Transport, ResponseHandler]:
         destinations = [host]
@@ -66,6 +72,11 @@ class SocksConnector(ProxyConnector):
             transport, protocol = await self._loop.create_connection(
                 self._factory, sock=sock, ssl=ssl, server_hostname=host if ssl else None
             )
+        except SSLCertVerificationError as error:
+            sock.close()
+            raise SocksCertificateError(
+                f"the certificate of {host}:{port} failed: {error}"
+            ) from None
         except BaseException:
             sock.close()
             raise

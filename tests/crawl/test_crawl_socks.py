@@ -12,6 +12,7 @@ import itertools
 import json
 import ssl
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from aiohttp import web
@@ -19,6 +20,11 @@ from support.commands import crawl_beside_servers
 from support.crawling import make_config, run
 from support.loopback import LoopbackWeb
 from support.socks_proxy import MICROSOCKS, socks_proxy
+
+from crawler.config import FetchConfig
+from crawler.http.answer import FetchFailure
+from crawler.http.fetcher import Fetcher
+from crawler.http.users import ProxyLogin, Secret, UserRequests
 
 pytestmark = [
     pytest.mark.loopback,
@@ -238,3 +244,38 @@ async def test_each_host_keeps_its_own_pace_through_the_socks5_proxy(tmp_path: P
         assert min(net.gaps(ip)) >= delay - 1e-3
     order = [hit.host for hit in net.hits]
     assert sum(1 for a, b in itertools.pairwise(order) if a != b) >= 4
+
+
+@pytest.mark.parametrize("client", ["http1", "aiohttp"])
+async def test_failures_through_the_socks5_proxy_are_said_as_without_one(
+    tmp_path: Path, test_data: Path, client: Literal["http1", "aiohttp"]
+) -> None:
+    """A certificate not trusted is a tls failure, TLS being end to end through the proxy; a
+    proxy that is not there a connection failure naming it."""
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(test_data / "tls" / "cert.pem", test_data / "tls" / "key.pem")
+    app = web.Application()
+
+    async def hello(request: web.Request) -> web.Response:
+        return web.Response(text="hi")
+
+    app.router.add_route("GET", "/", hello)
+    secure = await serve_tls(app, tls)
+    port = secure.addresses[0][1]
+    target = f"https://{SECURE}:{port}/"
+    try:
+        with socks_proxy(tmp_path, "crawler", PROXY_PASSWORD) as proxy:
+            users = UserRequests((), (), None, ProxyLogin("crawler", Secret(PROXY_PASSWORD)))
+            config = FetchConfig(client=client, proxy=proxy.url(), connect_timeout=2.0)
+            async with Fetcher(config, "SocksBot/1.0", users=users) as fetcher:
+                untrusted = await fetcher.get(target)
+            connected = proxy.connected()
+        nowhere = FetchConfig(client=client, proxy=f"socks5://127.0.0.1:{proxy.port}")
+        async with Fetcher(nowhere, "SocksBot/1.0", users=users) as fetcher:
+            refused = await fetcher.get(target)
+    finally:
+        await secure.cleanup()
+    assert isinstance(untrusted, FetchFailure) and untrusted.kind == "tls", untrusted
+    assert connected == [f"{SECURE}:{port}"]
+    assert isinstance(refused, FetchFailure) and refused.kind == "connection", refused
+    assert f"127.0.0.1:{proxy.port}" in refused.message
