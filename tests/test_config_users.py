@@ -81,9 +81,11 @@ def test_good_values_are_typed() -> None:
         ),
         ("fetch.auth=[{url: ftp://x/, username: u, password_env: P}]", "an http(s) URL"),
         ("fetch.auth={url: x}", "fetch.auth must be a list"),
-        ("fetch.proxy=socks5://127.0.0.1:1080", "socks5:// proxies are not supported"),
+        ("fetch.proxy=socks4://127.0.0.1:1080", "socks4:// proxies are not supported"),
         ("fetch.proxy=http://u:pw@127.0.0.1:3128", "no credentials in the URL"),
-        ("fetch.proxy=127.0.0.1:3128", "fetch.proxy must be http://HOST:PORT"),
+        ("fetch.proxy=socks5h://u:pw@127.0.0.1:1080", "no credentials in the URL"),
+        ("fetch.proxy=127.0.0.1:3128", "fetch.proxy must be http://HOST:PORT, socks5://"),
+        ("fetch.proxy=socks5://127.0.0.1:x", "fetch.proxy: 'socks5://127.0.0.1:x'"),
         ("fetch.proxy_username=u", "need fetch.proxy"),
     ],
 )
@@ -91,6 +93,24 @@ def test_bad_values_are_refused_with_the_key(override: str, said: str) -> None:
     with pytest.raises(ConfigError) as refused:
         load_config(None, [override])
     assert said in str(refused.value)
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+def test_a_socks5_proxy_is_taken_as_written(scheme: str) -> None:
+    config = load_config(None, [f"fetch.proxy={scheme}://127.0.0.1:1080/"])
+    assert config.fetch.proxy == f"{scheme}://127.0.0.1:1080"
+
+
+def test_a_socks5_user_name_is_at_most_255_bytes() -> None:
+    with pytest.raises(ConfigError, match=r"fetch\.proxy_username: a SOCKS5 user name is at most"):
+        load_config(
+            None,
+            [
+                "fetch.proxy=socks5://127.0.0.1:1080",
+                "fetch.proxy_username=" + "u" * 256,
+                "fetch.proxy_password_env=PW",
+            ],
+        )
 
 
 def test_a_cookie_header_and_the_jar_contradict() -> None:

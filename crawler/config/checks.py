@@ -148,6 +148,8 @@ def _check_users(fetch: FetchConfig) -> None:
         )
     if ":" in fetch.proxy_username or not fetch.proxy_username.isprintable():
         raise ConfigError("fetch.proxy_username: no ':' or control characters in it")
+    if fetch.proxy.startswith("socks") and len(fetch.proxy_username.encode()) > 255:
+        raise ConfigError("fetch.proxy_username: a SOCKS5 user name is at most 255 bytes")
 
 
 def _check_token(config: Config) -> None:

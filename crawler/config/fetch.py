@@ -86,10 +86,12 @@ class FetchConfig:
     username: NAME, password_env: VARIABLE}, the password read from that environment variable.
     Over https only, but to a loopback host or with allow_http: true."""
     proxy: str = _spec("", read=read_proxy)
-    """http://HOST:PORT of a forward proxy every request goes through, robots.txt's included;
-    https URLs tunnel through it (CONNECT). Empty: none."""
+    """A proxy every request goes through, robots.txt's included: http://HOST:PORT (https URLs
+    tunnel through it, CONNECT), or SOCKS5, socks5://HOST:PORT (the crawl resolves the names,
+    so the address guard judges every address) or socks5h://HOST:PORT (the proxy resolves
+    them). Empty: none."""
     proxy_username: str = ""
-    """The proxy's user name, when it asks for one (Basic)."""
+    """The proxy's user name, when it asks for one (Basic; SOCKS5's RFC 1929 login)."""
     proxy_password_env: str = ""
     """The environment variable that holds the proxy's password."""
 

@@ -178,8 +178,9 @@ def read_auth(key: str, value: object) -> tuple[AuthEntry, ...]:
 
 
 def read_proxy(key: str, value: object) -> str:
-    """`fetch.proxy`: empty, or http://HOST:PORT (https targets tunnel through it, CONNECT)."""
-    expected = "http://HOST:PORT, or empty for no proxy"
+    """`fetch.proxy`: empty, http://HOST:PORT (https targets tunnel through it, CONNECT), or
+    socks5://HOST:PORT (the crawl resolves the names) or socks5h://HOST:PORT (the proxy does)."""
+    expected = "http://HOST:PORT, socks5://HOST:PORT or socks5h://HOST:PORT, or empty for none"
     if value is None or value == "":
         return ""
     if not isinstance(value, str):
@@ -189,11 +190,11 @@ def read_proxy(key: str, value: object) -> str:
         parts.port  # noqa: B018 (a port that is no number raises here)
     except ValueError as error:
         raise ConfigError(f"{key}: {value!r}: {error}; expected {expected}") from None
-    if parts.scheme in ("socks5", "socks5h", "socks4", "https"):
+    if parts.scheme in ("socks4", "socks4a", "https"):
         raise ConfigError(
-            f"{key}: {parts.scheme}:// proxies are not supported yet; expected {expected}"
+            f"{key}: {parts.scheme}:// proxies are not supported; expected {expected}"
         )
-    if parts.scheme != "http" or not parts.hostname:
+    if parts.scheme not in ("http", "socks5", "socks5h") or not parts.hostname:
         raise ConfigError(f"{key} must be {expected}, not {value!r}")
     if parts.password is not None or parts.username:
         raise ConfigError(
@@ -202,4 +203,4 @@ def read_proxy(key: str, value: object) -> str:
         )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ConfigError(f"{key}: a proxy URL has no path, query or fragment: {value!r}")
-    return f"http://{parts.netloc}"
+    return f"{parts.scheme}://{parts.netloc}"

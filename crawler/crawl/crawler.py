@@ -159,7 +159,9 @@ class Crawler:
             if self._config.state.backend == "redis" and self._given_state is None:
                 # One worker of a shared crawl: the one place the mode is chosen.
                 self._assemble(
-                    *await join_shared_crawl(self._config, self._clock, self._politeness)
+                    *await join_shared_crawl(
+                        self._config, self._clock, self._politeness, self._fetcher.users.jar
+                    )
                 )
             if directory is not None and not self._sinks:
                 output = self._config.output

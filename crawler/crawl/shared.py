@@ -45,9 +45,11 @@ from crawler.crawl.claimed import (
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.hosts import Host, HostTable
 from crawler.errors import SharedStateError
+from crawler.http.cookies import CookieJar
 from crawler.politeness import Politeness
 from crawler.robots.entry import RobotsStore
 from crawler.state.interface import MemoryCrawlState
+from crawler.state.shared.cookies import SharedCookies
 from crawler.state.shared.library import Claim, ClusterStatus, Release
 from crawler.state.shared.schedule import SharedSchedule, WorkerLapsedError
 from crawler.stats import Outcome
@@ -82,10 +84,12 @@ released, as scrapy-redis does. Its short gaps show that the benchmark can see t
 
 
 async def join_shared_crawl(
-    config: Config, clock: CrawlClock, politeness: Politeness
+    config: Config, clock: CrawlClock, politeness: Politeness, jar: CookieJar | None = None
 ) -> tuple[MemoryCrawlState, Callable[[HostTable], SharedHosts]]:
     """Become one worker of the shared crawl `state.url` names: the local state (in memory) holds
-    only what this worker has claimed, and the coordination to build on the crawl's hosts."""
+    only what this worker has claimed, and the coordination to build on the crawl's hosts.
+    `jar` (fetch.cookies) becomes the crawl's, shared with the other workers through the server
+    (crawler.state.shared.cookies), filled with what it holds already."""
     polite = config.politeness
     schedule = await SharedSchedule.open(
         config.state.url,
@@ -96,6 +100,13 @@ async def join_shared_crawl(
     )
     # One clock for the windows of Visit-time and Request-rate: the server's.
     clock.align(*schedule.server_time)
+    if jar is not None:
+        schedule.cookies = SharedCookies(jar, schedule.crawl.worker)
+        try:
+            await schedule.read_cookies()
+        except BaseException:
+            await schedule.close()
+            raise
     frontier = ClaimedFrontier(schedule)
     state = MemoryCrawlState(frontier=frontier)
 

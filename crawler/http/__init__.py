@@ -7,6 +7,11 @@ connection.py      one HTTP/1.1 connection: the answer, its stamp, its bounds
 coding.py          bounded content decoders; media type and charset
 addresses.py       which addresses fetch.block_private_addresses refuses
 aiohttp_client.py  aiohttp's client behind the same interface
+users.py           what users bring to each request: headers, credentials, cookies
+cookies.py         the crawl's cookie jar (http.cookiejar's rules); its changes, for a shared crawl
+proxy.py           an http forward proxy for the http1 client (CONNECT for https)
+socks.py           a SOCKS5 proxy (socks5://, socks5h://) for both clients, on python-socks
+socks_connector.py aiohttp-socks's connector, with the client's resolver and protocol
 """
 
 from crawler.http.answer import FailureKind, FetchFailure, Response

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 __all__ = [
     "METADATA_ADDRESSES",
+    "Address",
     "IPNetwork",
     "address_refusal",
     "blocked_reason",
+    "interleaved",
     "normal_address",
     "parse_networks",
 ]
@@ -147,3 +150,18 @@ def address_refusal(
     if seed:
         return None
     return f"{reason}, not one a seed names: not connected to (fetch.allow_addresses lets one in)"
+
+
+Address = tuple[int, tuple[Any, ...]]
+"""An address family and a socket address, as the resolver gives them."""
+
+
+def interleaved(addresses: list[Address]) -> list[Address]:
+    """The resolver's addresses with the families taking turns, the first family first (RFC
+    8305 section 4): a broken family costs one attempt before the other is tried."""
+    first = [entry for entry in addresses if entry[0] == addresses[0][0]] if addresses else []
+    others = [entry for entry in addresses if entry[0] != addresses[0][0]] if addresses else []
+    turns: list[Address] = []
+    for index in range(max(len(first), len(others))):
+        turns += first[index : index + 1] + others[index : index + 1]
+    return turns

@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import aiohttp
+import aiohttp_socks
 from aiohttp import http_exceptions
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.client_proto import ResponseHandler
@@ -30,7 +31,9 @@ from crawler.config import FetchConfig
 from crawler.http.answer import ACCEPT, HTML_TYPES, FailureKind, FetchFailure, Response
 from crawler.http.connection import MAX_HEADER_BYTES, MAX_HEADER_LINE_BYTES, MAX_HEADER_LINES
 from crawler.http.guard import AddressGuard
-from crawler.http.users import Secret
+from crawler.http.socks import SocksRoute
+from crawler.http.socks_connector import SocksCertificateError, SocksConnector
+from crawler.http.users import ProxyLogin
 
 __all__ = ["AiohttpClient"]
 
@@ -208,11 +211,13 @@ class _StampingHandler(ResponseHandler):
             payload.set_exception(aiohttp.ClientPayloadError(f"malformed body: {message}"))
 
 
-def _stamping_connector(**options: Any) -> aiohttp.TCPConnector:
+def _stamping_connector(
+    kind: type[aiohttp.TCPConnector] = aiohttp.TCPConnector, **options: Any
+) -> aiohttp.TCPConnector:
     """A TCPConnector whose connections are `_StampingHandler`s, where this aiohttp builds its
     protocols as the code was written against (else a plain one: answers then carry no stamp, and
     the crawl stamps them when it sees them, later but as safe)."""
-    connector = aiohttp.TCPConnector(**options)
+    connector = kind(**options)
     factory = getattr(connector, "_factory", None)
     if (
         isinstance(factory, functools.partial)
@@ -238,16 +243,20 @@ class AiohttpClient:
         connections: int,
         ssl_context: ssl.SSLContext | None = None,
         guard: AddressGuard | None = None,
-        proxy_credentials: Secret | None = None,
+        proxy_login: ProxyLogin | None = None,
     ) -> None:
         """`guard`: which addresses may be connected to (a crawl's knows its seeds); default, a
-        lone client's. With `config.proxy`, every request goes through it (CONNECT for https),
-        with `proxy_credentials` as its Proxy-Authorization; the proxy resolves the names, so
-        the guard judges only targets written as IP addresses."""
+        lone client's. With `config.proxy`, every request goes through it (an http proxy:
+        CONNECT for https, `proxy_login` as its Proxy-Authorization, and the guard judges only
+        targets written as IP addresses, the proxy resolving the names; a SOCKS5 one:
+        crawler.http.socks)."""
         self._config = config
-        self._proxy = config.proxy or None
+        socks = config.proxy.startswith("socks")
+        self._proxy = config.proxy if config.proxy and not socks else None
         self._proxy_headers = (
-            {"Proxy-Authorization": proxy_credentials.value} if proxy_credentials else None
+            {"Proxy-Authorization": proxy_login.basic().value}
+            if proxy_login is not None and not socks
+            else None
         )
         self._guard = guard = guard if guard is not None else AddressGuard(config)
         headers = {"User-Agent": user_agent, "Accept": ACCEPT}
@@ -259,13 +268,22 @@ class AiohttpClient:
         self._guarded = guard.seeds_only or config.block_private_addresses
         if self._guarded and self._proxy is None:
             resolver = _GuardedResolver(resolver or aiohttp.DefaultResolver(), guard)
-        connector = _stamping_connector(
-            limit=connections,
-            limit_per_host=0,
-            ttl_dns_cache=300,
-            ssl=ssl_context or True,
-            **({"resolver": resolver} if resolver is not None else {}),
-        )
+        options: dict[str, Any] = {
+            "limit": connections,
+            "limit_per_host": 0,
+            "ttl_dns_cache": 300,
+            "ssl": ssl_context or True,
+        }
+        if socks:
+            route = SocksRoute.of(config.proxy, proxy_login)
+            resolver = resolver or aiohttp.DefaultResolver()
+            connector = _stamping_connector(
+                SocksConnector, route=route, resolver=resolver, **options
+            )
+        else:
+            if resolver is not None:
+                options["resolver"] = resolver
+            connector = _stamping_connector(aiohttp.TCPConnector, **options)
         self._session = aiohttp.ClientSession(
             connector=connector,
             headers=headers,
@@ -303,6 +321,12 @@ class AiohttpClient:
             return _failure(url, error, self._config)
         except BlockedAddressError as error:
             return FetchFailure(url, "blocked", str(error))
+        except SocksCertificateError as error:
+            return FetchFailure(url, "tls", str(error))
+        except aiohttp_socks.ProxyTimeoutError as error:
+            return FetchFailure(url, "timeout", f"the SOCKS proxy: {error}")
+        except (aiohttp_socks.ProxyConnectionError, aiohttp_socks.ProxyError) as error:
+            return FetchFailure(url, "connection", f"the SOCKS proxy: {error}")
         except (aiohttp.ClientError, OSError, ValueError) as error:
             return _failure(url, error, self._config)
 

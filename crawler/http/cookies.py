@@ -5,11 +5,16 @@ prefixes, expiry and Max-Age, Secure sent over https only, public-suffix-like do
 its DefaultCookiePolicy), driven by the URL and the answer's Set-Cookie lines rather than by
 urllib's request objects. `dump` and `load` carry the jar as JSON-ready rows, for the crawl's
 state (crawler.state's RunStore): a resumed crawl keeps its session.
+
+A shared crawl's workers share one jar through the server (crawler.state.shared.cookies): with
+`sharing` on, the jar notes each cookie an answer sets or deletes (`take_changes`), and takes in
+the others' (`apply`).
 """
 
 from __future__ import annotations
 
 import http.cookiejar
+import json
 from collections.abc import Iterable, Sequence
 from email.message import Message
 from typing import Any
@@ -39,6 +44,35 @@ _FIELDS = (
     "comment_url",
     "rfc2109",
 )
+
+
+CookieKey = tuple[str, str, str]
+"""A cookie's identity in a jar: its domain, path and name."""
+
+
+class _NotingJar(http.cookiejar.CookieJar):
+    """The standard jar, noting into `noting` (while it is set) each cookie set, and each
+    deleted (an answer's expired Set-Cookie: None)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noting: dict[CookieKey, http.cookiejar.Cookie | None] | None = None
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        super().set_cookie(cookie)
+        if self.noting is not None:
+            self.noting[(cookie.domain, cookie.path, cookie.name)] = cookie
+
+    def clear(
+        self, domain: str | None = None, path: str | None = None, name: str | None = None
+    ) -> None:
+        super().clear(domain, path, name)
+        if self.noting is not None and domain is not None and path is not None and name:
+            self.noting[(domain, path, name)] = None
+
+
+def _row(cookie: http.cookiejar.Cookie) -> dict[str, Any]:
+    return {name: getattr(cookie, name) for name in _FIELDS}
 
 
 class _Request:
@@ -99,9 +133,12 @@ class CookieJar:
     `url`, `store(url, lines)` takes in the Set-Cookie lines of its answer."""
 
     def __init__(self) -> None:
-        self._jar = http.cookiejar.CookieJar()
+        self._jar = _NotingJar()
         self.changed = False
         """Cookies were set or changed since the jar was last dumped (the state writes it)."""
+        self.sharing = False
+        """Note the cookies answers set or delete, for the other workers (`take_changes`)."""
+        self._changes: dict[CookieKey, http.cookiejar.Cookie | None] = {}
 
     def header(self, url: str) -> str | None:
         request = _Request(url)
@@ -111,7 +148,12 @@ class CookieJar:
     def store(self, url: str, set_cookies: Sequence[str]) -> None:
         if not set_cookies:
             return
-        self._jar.extract_cookies(_Answer(set_cookies), _Request(url))  # type: ignore[arg-type]
+        if self.sharing:
+            self._jar.noting = self._changes
+        try:
+            self._jar.extract_cookies(_Answer(set_cookies), _Request(url))  # type: ignore[arg-type]
+        finally:
+            self._jar.noting = None
         self.changed = True
         if len(self._jar) > MAX_COOKIES:
             self._jar.clear_expired_cookies()
@@ -123,7 +165,7 @@ class CookieJar:
         """Every cookie as a row of plain values, session cookies (no expiry) included: a
         crawl's session is the crawl, however many runs it takes."""
         self.changed = False
-        return [{name: getattr(cookie, name) for name in _FIELDS} for cookie in self._jar]
+        return [_row(cookie) for cookie in self._jar]
 
     def load(self, rows: Iterable[dict[str, Any]]) -> None:
         for row in rows:
@@ -133,6 +175,35 @@ class CookieJar:
             except (KeyError, TypeError):
                 continue  # a row this version cannot read: that cookie is set again
             self._jar.set_cookie(cookie)
+
+    def take_changes(self) -> list[tuple[str, dict[str, Any] | None]]:
+        """The cookies answers set (a row) or deleted (None) since the last call, each by its
+        key (`apply`'s)."""
+        changes, self._changes = self._changes, {}
+        return [
+            (json.dumps(key), None if cookie is None else _row(cookie))
+            for key, cookie in changes.items()
+        ]
+
+    def noted(self, key: str) -> bool:
+        """Whether a change of the cookie `key` waits in `take_changes`: newer than any the
+        others sent."""
+        try:
+            domain, path, name = json.loads(key)
+        except (ValueError, TypeError):
+            return False
+        return (domain, path, name) in self._changes
+
+    def apply(self, key: str, row: dict[str, Any] | None) -> None:
+        """Another worker's change: the cookie `key` set to `row`, or deleted (None)."""
+        if row is not None:
+            self.load([row])
+            return
+        try:
+            domain, path, name = json.loads(key)
+            self._jar.clear(domain, path, name)
+        except (ValueError, TypeError, KeyError):
+            pass  # not in this jar, or a key this version cannot read: nothing to delete
 
     def __len__(self) -> int:
         return len(self._jar)

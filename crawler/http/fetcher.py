@@ -145,7 +145,7 @@ class Fetcher:
                 ssl_context=tls_context(self._config),
                 keep_raw=self._keep_raw,
                 guard=self.guard,
-                proxy_credentials=self.users.proxy_credentials,
+                proxy_login=self.users.proxy_login,
             )
         else:
             # Imported here: aiohttp takes a quarter of a second to import, a cost a crawl on
@@ -158,7 +158,7 @@ class Fetcher:
                 self._connections,
                 tls_context(self._config),
                 guard=self.guard,
-                proxy_credentials=self.users.proxy_credentials,
+                proxy_login=self.users.proxy_login,
             )
 
     async def close(self) -> None:

@@ -50,11 +50,13 @@ from typing import Any
 from yarl import URL
 
 from crawler.config import FetchConfig
+from crawler.http.addresses import Address, interleaved
 from crawler.http.answer import FetchFailure, Response
 from crawler.http.connection import Connection, ExchangeError, StaleConnectionError
 from crawler.http.guard import AddressGuard
 from crawler.http.proxy import ProxyRoute, proxy_socket
-from crawler.http.users import Secret
+from crawler.http.socks import SocksRoute, socks_socket
+from crawler.http.users import ProxyLogin
 
 __all__ = ["DNS_TTL", "KEEPALIVE_SECONDS", "Http1Client"]
 
@@ -69,21 +71,6 @@ ATTEMPT_SECONDS = 2.0
 """Longest wait on one address of a host while others remain to be tried. (Happy Eyeballs,
 RFC 8305, races them 250 ms apart; one at a time, families taking turns, is simpler and ends
 the same way on a host whose IPv6 goes nowhere, a little later.)"""
-
-
-Address = tuple[int, tuple[Any, ...]]
-"""An address family and a socket address, as the resolver gives them."""
-
-
-def _interleaved(addresses: list[Address]) -> list[Address]:
-    """The resolver's addresses with the families taking turns, the first family first (RFC
-    8305 section 4): a broken family costs one attempt before the other is tried."""
-    first = [entry for entry in addresses if entry[0] == addresses[0][0]] if addresses else []
-    others = [entry for entry in addresses if entry[0] != addresses[0][0]] if addresses else []
-    turns: list[Address] = []
-    for index in range(max(len(first), len(others))):
-        turns += first[index : index + 1] + others[index : index + 1]
-    return turns
 
 
 class _Origin:
@@ -138,13 +125,13 @@ class Http1Client:
         ssl_context: ssl.SSLContext | None = None,
         keep_raw: bool = False,
         guard: AddressGuard | None = None,
-        proxy_credentials: Secret | None = None,
+        proxy_login: ProxyLogin | None = None,
     ) -> None:
         """`keep_raw`: each answer keeps its bytes as they came, and the request's as they went
         (`Response.raw`, `Response.request`, `Response.peer`), for WARC records. `guard`: which
         addresses may be connected to (a crawl's knows its seeds); default, a lone client's.
-        With `config.proxy`, every connection goes through it (crawler.http.proxy), with
-        `proxy_credentials` as its Proxy-Authorization."""
+        With `config.proxy`, every connection goes through it (crawler.http.proxy, or
+        crawler.http.socks), with `proxy_login` as its credentials."""
         self.loop = asyncio.get_running_loop()
         self._config = config
         self._guard = guard if guard is not None else AddressGuard(config)
@@ -164,7 +151,11 @@ class Http1Client:
         """fetch.resolve: host names whose address is given, not looked up."""
         self._closing = False
         self._keep_raw = keep_raw
-        self._proxy = ProxyRoute.of(config.proxy, proxy_credentials) if config.proxy else None
+        self._proxy: ProxyRoute | SocksRoute | None = None
+        if config.proxy.startswith("socks"):
+            self._proxy = SocksRoute.of(config.proxy, proxy_login)
+        elif config.proxy:
+            self._proxy = ProxyRoute.of(config.proxy, proxy_login.basic() if proxy_login else None)
 
     async def get(
         self,
@@ -179,7 +170,7 @@ class Http1Client:
             extra = "".join(f"\r\n{name}: {value}" for name, value in headers).encode("latin-1")
         except (ValueError, TypeError, UnicodeError) as error:
             return FetchFailure(url, "invalid-url", str(error))
-        if self._proxy is not None and not target.tls:
+        if isinstance(self._proxy, ProxyRoute) and not target.tls:
             # Asked of the proxy: the URL whole, and the proxy's credentials.
             request_target = target.absolute + request_target
             extra += self._proxy.header_line()
@@ -325,7 +316,7 @@ class Http1Client:
                 if self._proxy is not None:
                     return await self._through_proxy(target, self._proxy)
                 addresses = await self._allowed(
-                    target, _interleaved(await self._resolve(target.host, target.port))
+                    target, interleaved(await self._resolve(target.host, target.port))
                 )
                 error: Exception | None = None
                 for number, (family, address) in enumerate(addresses, 1):
@@ -376,13 +367,23 @@ class Http1Client:
             raise ExchangeError("blocked", refused)
         return allowed
 
-    async def _through_proxy(self, target: _Origin, proxy: ProxyRoute) -> Connection:
-        """A connection to `target` through the proxy: the proxy resolves its name, so only a
-        target written as an IP address is put to the guard."""
-        if _is_literal(target.host):
-            family = socket.AF_INET6 if ":" in target.host else socket.AF_INET
-            await self._allowed(target, [(family, (target.host, target.port))])
-        sock = await proxy_socket(proxy, target.host, target.port, tunnel=target.tls)
+    async def _through_proxy(self, target: _Origin, proxy: ProxyRoute | SocksRoute) -> Connection:
+        """A connection to `target` through the proxy. An http or socks5h proxy resolves the
+        name, so only a target written as an IP address is put to the guard; through socks5,
+        the crawl resolves it, and the guard judges each address as without a proxy."""
+        if isinstance(proxy, SocksRoute) and not proxy.remote_dns:
+            found = interleaved(await self._resolve(target.host, target.port))
+            addresses = [address[0] for _, address in await self._allowed(target, found)]
+        else:
+            addresses = [target.host]
+            if _is_literal(target.host):
+                family = socket.AF_INET6 if ":" in target.host else socket.AF_INET
+                await self._allowed(target, [(family, (target.host, target.port))])
+        if isinstance(proxy, ProxyRoute):
+            sock = await proxy_socket(proxy, target.host, target.port, tunnel=target.tls)
+        else:
+            timeout = self._config.connect_timeout + 1  # the caller's deadline comes first
+            sock = await socks_socket(proxy, addresses, target.port, timeout)
         return await self._open_connection(target, sock.family, (), sock=sock)
 
     async def _open_connection(

@@ -20,14 +20,14 @@ from crawler.config import AuthEntry, FetchConfig
 from crawler.errors import ConfigError
 from crawler.http.cookies import CookieJar
 
-__all__ = ["Secret", "UserRequests", "basic_credentials"]
+__all__ = ["ProxyLogin", "Secret", "UserRequests", "basic_credentials"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True, slots=True)
 class Secret:
-    """A header value made of a password: shown nowhere (repr and str say so)."""
+    """A password, or a header value made of one: shown nowhere (repr and str say so)."""
 
     value: str = field(repr=False)
 
@@ -42,6 +42,19 @@ def basic_credentials(username: str, password: str) -> Secret:
     """The value of an Authorization (or Proxy-Authorization) header for HTTP Basic."""
     token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
     return Secret(f"Basic {token}")
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyLogin:
+    """The proxy's user name and password (fetch.proxy_username, proxy_password_env): Basic
+    for an http proxy (`basic`), RFC 1929's login for a SOCKS5 one."""
+
+    username: str
+    password: Secret
+
+    def basic(self) -> Secret:
+        """The Proxy-Authorization value an http proxy is sent."""
+        return basic_credentials(self.username, self.password.value)
 
 
 def _password(key: str, variable: str, environ: Mapping[str, str]) -> str:
@@ -77,13 +90,13 @@ class UserRequests:
         headers: Sequence[tuple[str, str]],
         prefixes: Sequence[_Prefix],
         jar: CookieJar | None,
-        proxy_credentials: Secret | None,
+        proxy_login: ProxyLogin | None,
     ) -> None:
         self._headers = list(headers)
         self._prefixes = list(prefixes)
         self.jar = jar
-        self.proxy_credentials = proxy_credentials
-        """Proxy-Authorization for fetch.proxy, when it asks for credentials."""
+        self.proxy_login = proxy_login
+        """fetch.proxy's user name and password, when it asks for them."""
 
     @classmethod
     def of(cls, config: FetchConfig, environ: Mapping[str, str]) -> UserRequests:
@@ -93,7 +106,11 @@ class UserRequests:
         proxy = None
         if config.proxy_username:
             password = _password("fetch.proxy_password_env", config.proxy_password_env, environ)
-            proxy = basic_credentials(config.proxy_username, password)
+            if config.proxy.startswith("socks") and len(password.encode()) > 255:
+                raise ConfigError(
+                    "fetch.proxy_password_env: a SOCKS5 password is at most 255 bytes (RFC 1929)"
+                )
+            proxy = ProxyLogin(config.proxy_username, Secret(password))
         jar = CookieJar() if config.cookies else None
         return cls(config.headers, prefixes, jar, proxy)
 

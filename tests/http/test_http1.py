@@ -22,6 +22,7 @@ from support.rawserver import Gauge, RawServer, Reply, answer
 from crawler.config import FetchConfig
 from crawler.errors import ConfigError
 from crawler.http import http1
+from crawler.http.addresses import interleaved
 from crawler.http.answer import ACCEPT, FetchFailure, Response
 from crawler.http.coding import accept_encoding, media_type
 from crawler.http.connection import MAX_HEADER_BYTES
@@ -804,13 +805,13 @@ async def test_a_ca_bundle_that_is_not_pem_is_a_config_error_naming_the_key(tmp_
 def test_address_families_take_turns_the_first_first() -> None:
     six, four = socket.AF_INET6, socket.AF_INET
     given = [(six, ("::1", 80)), (six, ("::2", 80)), (six, ("::3", 80)), (four, ("1.1.1.1", 80))]
-    assert [address for _, (address, _) in http1._interleaved(given)] == [
+    assert [address for _, (address, _) in interleaved(given)] == [
         "::1",
         "1.1.1.1",
         "::2",
         "::3",
     ]
-    assert http1._interleaved([]) == []
+    assert interleaved([]) == []
 
 
 async def test_an_address_that_hangs_gives_way_to_the_next(monkeypatch: pytest.MonkeyPatch) -> None:

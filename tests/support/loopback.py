@@ -36,6 +36,8 @@ class Hit:
     """The From header, as sent ("" without one)."""
     conditions: tuple[tuple[str, str], ...] = ()
     """The conditional headers sent (If-None-Match, If-Modified-Since)."""
+    peer: str = ""
+    """The address the request's connection came from."""
 
 
 @dataclass
@@ -140,6 +142,7 @@ class LoopbackWeb:
                         for name in ("If-None-Match", "If-Modified-Since")
                         if name in request.headers
                     ),
+                    request.remote or "",
                 )
             )
             route = site.routes.get(request.path_qs) or site.routes.get(request.path)

@@ -4,6 +4,7 @@
     library.lua   the schedule, frontier, seen set and reaper, as server-side functions
     library.py    loading the library, and its functions as typed calls
     schedule.py   one worker's side: buffers, the tick, the heartbeat, recovery
+    cookies.py    the cookie jar the workers share, sent and read at each tick
 
 The design, and why the schedule lives in the server: ../shared/design/distributed.md
 (section 0); library.lua states the rules it keeps. Keys, under the crawl's prefix:
@@ -22,4 +23,7 @@ The design, and why the schedule lives in the server: ../shared/design/distribut
     hb:<worker>       STRING  the worker's heartbeat, expiring
     workers           HASH    registered workers
     pending, leased, pages_started   counters
+    cookies           HASH    the crawl's cookie jar (fetch.cookies): a cookie's key -> the
+                              worker that wrote it and its row (crawler.state.shared.cookies)
+    cookies_at        ZSET    each cookie's key -> its change number (run's cookies_seq)
 """

@@ -408,6 +408,39 @@ local function status(keys, args)
   }
 end
 
+-- The crawl's cookie jar (fetch.cookies), shared by the workers: `cookies` maps a cookie's key
+-- (its domain, path and name, as JSON) to the worker that last wrote it, a newline, and its row
+-- (crawler/http/cookies.py; '' when it was deleted); `cookies_at` scores each key with its change
+-- number, counted in the run record's cookies_seq. The server's order decides: the last write
+-- of a key wins, for every worker.
+
+-- crawler_cookies_put(prefix, wid, key1, row1, ...): the cookies answers set ('' row: deleted).
+local function cookies_put(keys, args)
+  local p, wid = args[1], args[2]
+  for i = 3, #args - 1, 2 do
+    local seq = redis.call('HINCRBY', p .. 'run', 'cookies_seq', 1)
+    redis.call('HSET', p .. 'cookies', args[i], wid .. '\n' .. args[i + 1])
+    redis.call('ZADD', p .. 'cookies_at', seq, args[i])
+  end
+  return 1
+end
+
+-- crawler_cookies_since(prefix, seq): {the last change number, key1, value1, ...}: the keys
+-- changed after change `seq`, with their writer and row.
+local function cookies_since(keys, args)
+  local p, since = args[1], tonumber(args[2])
+  local last = tonumber(redis.call('HGET', p .. 'run', 'cookies_seq') or '0')
+  local out = {last}
+  if last <= since then
+    return out
+  end
+  for _, key in ipairs(redis.call('ZRANGE', p .. 'cookies_at', '(' .. since, '+inf', 'BYSCORE')) do
+    out[#out + 1] = key
+    out[#out + 1] = redis.call('HGET', p .. 'cookies', key) or ''
+  end
+  return out
+end
+
 redis.register_function('crawler_format', function() return LIBRARY end)
 redis.register_function('crawler_open', open)
 redis.register_function('crawler_heartbeat', heartbeat)
@@ -421,3 +454,7 @@ redis.register_function('crawler_reap', reap)
 redis.register_function('crawler_leave', leave)
 redis.register_function('crawler_recover', recover)
 redis.register_function{function_name = 'crawler_status', callback = status, flags = {'no-writes'}}
+redis.register_function('crawler_cookies_put', cookies_put)
+redis.register_function{
+  function_name = 'crawler_cookies_since', callback = cookies_since, flags = {'no-writes'}
+}

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Sequence
 
 from crawler.errors import SharedStateError
+from crawler.state.shared.cookies import SharedCookies
 from crawler.state.shared.library import (
     DEFAULT_BUCKETS,
     Claim,
@@ -94,6 +95,8 @@ class SharedSchedule:
         self.recoveries = 0
         self.info = ""
         """What the heartbeat tells of this worker (crawler.monitor.workers), beside its id."""
+        self.cookies: SharedCookies | None = None
+        """The crawl's cookie jar, shared (fetch.cookies): sent and read at each tick."""
 
     @classmethod
     async def open(
@@ -167,6 +170,10 @@ class SharedSchedule:
         crawl = self.crawl
         prefix = crawl.prefix
         commands: list[list[object]] = []
+        cookies = self.cookies
+        put = cookies.put(prefix) if cookies is not None else None
+        if put is not None:  # before the offers of the pages whose answers set them
+            commands.append(put)
         if self._seeds:  # before the offers: no worker reads a page of the host out of scope
             commands.append(["SADD", f"{prefix}seeds", *self._seeds])
         if self._offers:
@@ -177,6 +184,7 @@ class SharedSchedule:
         if self._done:
             commands.append(["FCALL", "crawler_done", 0, prefix, crawl.worker, *self._done])
         claiming = want > 0 and time.monotonic() < self.alive_until
+        claim_at = len(commands)
         if claiming:
             commands.append(
                 [
@@ -198,6 +206,8 @@ class SharedSchedule:
         self._holds = []
         if not commands:
             return None
+        if cookies is not None:  # after the claim: the cookies its URLs' finders stored
+            commands.append(cookies.read(prefix))
         self.ticks += 1
         try:
             replies = await crawl.connection.pipeline(commands)
@@ -207,13 +217,29 @@ class SharedSchedule:
             self._done = sent[0] + self._done
             self._offers = sent[1] + self._offers
             self._seeds = sent[2] + self._seeds
+            if cookies is not None:
+                cookies.unsent()
             raise
         for reply in replies:
             if isinstance(reply, ReplyError):
                 if str(reply).startswith("NOWORKER"):
                     raise WorkerLapsedError(f"state server {crawl.connection.address}: {reply}")
                 raise SharedStateError(f"state server {crawl.connection.address}: {reply}")
-        return claim_from_reply(replies[-1]) if claiming else None
+        if cookies is not None:
+            cookies.take(replies[-1])
+        return claim_from_reply(replies[claim_at]) if claiming else None
+
+    async def read_cookies(self) -> None:
+        """Take the crawl's cookie jar as the server holds it (on joining the crawl)."""
+        if self.cookies is None:
+            return
+        try:
+            reply = await self.crawl.connection.execute(*self.cookies.read(self.crawl.prefix))
+        except ReplyError as error:
+            raise SharedStateError(
+                f"state server {self.crawl.connection.address}: {error}"
+            ) from None
+        self.cookies.take(reply)
 
     async def beat(self) -> None:
         """Renew the heartbeat; WorkerLapsedError when the last one may have expired already."""
@@ -295,6 +321,8 @@ class SharedSchedule:
                 "persistence off (appendonly no)? The crawl cannot go on from it"
             )
         interval_us = round(self.default_interval * 1e6)
+        if self.cookies is not None:
+            self.cookies.seen = 0  # the server may have lost changes: the whole jar again
         await self.crawl.recover(interval_us)
         await self.crawl.leave(interval_us)
         self._releases = []
