@@ -3,7 +3,12 @@
 
     python benchmarks/bench_freshness.py [--pages 10000] [--hosts 100] [--days 120]
         [--warmup 30] [--revisit 3] [--spread log-uniform|skewed] [--fastest 10] [--seed 1]
-        [--json]
+        [--sweep 0.3,1,3,10,30,100] [--longest 60] [--json]
+
+--sweep: the same web under several budgets, one for each revisit interval listed (days), each
+simulated for 40 such intervals (at least --days), the first 10 (at least --warmup) not
+measured, the schedules solved again every tenth of an interval (at least daily): a table of
+the three schedules' freshness and age at each budget, and ours beside the oracle.
 
 A web of --pages pages on --hosts hosts, each page changing as a Poisson process at its own rate,
 spread over four orders of magnitude (0.001 to 10 changes a day): log-uniform, or skewed (most
@@ -16,7 +21,8 @@ uniform revisit every --revisit days spends), paced by a token bucket. Three sch
     ours      the crawl's own code (crawler.freshness.rates): each page's rate estimated
               from what its revisits found (changed or not), the host's budget spread by the
               optimal allocation, re-solved every simulated day; a page with no history waits
-              recrawl.after (--revisit days); bounds of 1 hour and 60 days
+              recrawl.after (--revisit days); bounds of 1 hour and --longest days (60, or
+              --revisit where longer)
     oracle    the same allocation, knowing the true rates
 
 Freshness: the share of pages whose stored copy is current, averaged over time; age: how long a
@@ -50,7 +56,6 @@ from crawler.freshness.rates import (
 )
 
 HOUR = 3_600.0
-LONGEST = 60 * DAY
 
 
 @dataclass(slots=True)
@@ -121,7 +126,7 @@ def simulate(
 ) -> dict[str, float]:
     draw = random.Random(args.seed + 1)
     default = args.revisit * DAY
-    bounds = RevisitBounds(HOUR, max(LONGEST, default), default)
+    bounds = RevisitBounds(HOUR, max(args.longest * DAY, default), default)
     pages = [Page(rate, index % hosts, index) for index, rate in enumerate(rates)]
     by_host: list[list[Page]] = [[] for _ in range(hosts)]
     for page in pages:
@@ -160,17 +165,19 @@ def simulate(
             if policy == "uniform":  # spread evenly over the interval, as a uniform revisit is
                 due = (index + draw.random()) / len(group) * page.interval
             heapq.heappush(queue, (due, page.key, page.stamp))
-    next_solve = DAY
+    solve_every = max(DAY, args.revisit * DAY / 10)
+    next_solve = solve_every
     end = args.days * DAY
     while queue and queue[0][0] < end:
         if policy == "ours" and queue[0][0] >= next_solve:
-            # Every simulated day each host's schedule is solved again from the estimates.
+            # Every simulated day (a tenth of a revisit, if longer) each host's schedule is
+            # solved again from the estimates.
             for host, group in enumerate(by_host):
                 schedule(host)
                 for page in group:
                     page.stamp += 1
                     heapq.heappush(queue, (page.fetched_at + page.interval, page.key, page.stamp))
-            next_solve += DAY
+            next_solve += solve_every
             continue
         due, key, stamp = heapq.heappop(queue)
         page = pages[key]
@@ -204,6 +211,44 @@ def simulate(
     }
 
 
+def sweep(rates: list[float], args: argparse.Namespace) -> int:
+    """The three schedules under each budget of --sweep: where a schedule by rates gains."""
+    revisits = [float(value) for value in args.sweep.split(",")]
+    rows: dict[float, dict[str, dict[str, float]]] = {}
+    for revisit in revisits:
+        scaled = argparse.Namespace(**vars(args))
+        scaled.revisit = revisit
+        scaled.days = max(args.days, 40 * revisit)
+        scaled.warmup = max(args.warmup, 10 * revisit)
+        rows[revisit] = {
+            policy: simulate(rates, args.hosts, scaled, policy)
+            for policy in ("uniform", "ours", "oracle")
+        }
+    if args.json:
+        print(json.dumps({str(revisit): row for revisit, row in rows.items()}, indent=2))
+        return 0
+    print(
+        f"{args.pages} pages on {args.hosts} hosts, {args.spread} rates "
+        f"{args.fastest / 1e4:g}-{args.fastest:g} a day; each budget simulated for 40 revisit "
+        "intervals, the first 10 not measured"
+    )
+    print(
+        f"{'revisit (d)':>11} {'freshness: uniform':>18} {'ours':>6} {'oracle':>6} "
+        f"{'age (d): uniform':>16} {'ours':>7} {'oracle':>7} {'ours/uniform':>12} "
+        f"{'oracle/uniform':>14} {'ours/oracle':>11}"
+    )
+    for revisit, row in rows.items():
+        uniform, ours, oracle = (row[name] for name in ("uniform", "ours", "oracle"))
+        print(
+            f"{revisit:11g} {uniform['freshness']:18.3f} {ours['freshness']:6.3f} "
+            f"{oracle['freshness']:6.3f} {uniform['age_days']:16.2f} {ours['age_days']:7.2f} "
+            f"{oracle['age_days']:7.2f} {ours['freshness'] / uniform['freshness']:12.2f} "
+            f"{oracle['freshness'] / uniform['freshness']:14.2f} "
+            f"{ours['freshness'] / oracle['freshness']:11.2f}"
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=10_000)
@@ -215,8 +260,14 @@ def main() -> int:
     parser.add_argument("--fastest", type=float, default=10.0, help="changes a day, at most")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--sweep", help="revisit intervals, days, comma-separated")
+    parser.add_argument(
+        "--longest", type=float, default=60.0, help="the longest revisit interval, days"
+    )
     args = parser.parse_args()
     rates = web(args.pages, args.fastest, args.spread, args.seed)
+    if args.sweep:
+        return sweep(rates, args)
     results: dict[str, dict[str, float]] = {}
     for policy in ("uniform", "ours", "oracle"):
         began = time.perf_counter()

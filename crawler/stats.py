@@ -108,6 +108,8 @@ class CrawlStats:
     """Hosts paced by a learned interval (their 429s and 503s) now."""
     queued: int = 0
     outcome: Outcome = "running"
+    next_due_at: float | None = None
+    """While a crawl kept fresh (recrawl.keep_fresh) waits: when the next URL comes due."""
     purpose: str = "search"
     """What the crawl is for (usage.purpose): what `usage_refused` counts refusals of."""
 
@@ -221,6 +223,7 @@ LIVE_FIGURES = (
     "hosts_throttled",
     "queued",
     "outcome",
+    "next_due_at",
     "purpose",
 )
 """The figures of `CrawlStats` that describe this run only (`runs` is the run store's count)."""

@@ -31,11 +31,10 @@ from crawler.cli.options import data_directory
 from crawler.cli.report import (
     Progress,
     engine,
-    resume_advice,
-    resume_note,
     run_stats,
     summary,
 )
+from crawler.cli.resuming import resume_advice, resume_note
 from crawler.cli.seeds import STDIN, Seeds, gather_seeds
 from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter, host_reports
 from crawler.cli.text import fit_for
@@ -363,8 +362,10 @@ def crawl_command(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.state is not None:
         overrides += ["state.backend=redis", f"state.url={args.state}"]
-    if args.recrawl:
+    if args.recrawl or args.keep_fresh:
         overrides.append("recrawl.enabled=true")
+    if args.keep_fresh:
+        overrides.append("recrawl.keep_fresh=true")
     if args.warc:
         overrides.append("output.warc=true")
     if args.page_requisites:
@@ -377,7 +378,7 @@ def crawl_command(args: argparse.Namespace) -> int:
             "workers: to start it over, delete its keys on the server (or give another "
             "state.key_prefix)"
         )
-    if args.fresh and config.recrawl.enabled:
+    if args.fresh and config.recrawl.enabled and not config.recrawl.keep_fresh:
         raise ConfigError(
             "--recrawl goes over the crawl in the data directory again, and --fresh deletes it: "
             "give one or the other"

@@ -1,10 +1,10 @@
 """`crawl`: the command line. Parses arguments, runs the command, maps outcomes to exit status
 (crawler.cli.exits).
 
-    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl] [--warc] [-s key=value ...]
-                   [--page-requisites] [--max-pages N] [--depth N] [--user-agent TEXT]
-                   [--delay SECONDS] [--output FORMAT] [--purpose PURPOSE] [--serve [HOST:]PORT]
-                   [--log-file FILE] [--log-format text|json] [-v]
+    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl | --keep-fresh] [--warc]
+                   [-s key=value ...] [--page-requisites] [--max-pages N] [--depth N]
+                   [--user-agent TEXT] [--delay SECONDS] [--output FORMAT] [--purpose PURPOSE]
+                   [--serve [HOST:]PORT] [--log-file FILE] [--log-format text|json] [-v]
     crawl robots FILE URL... [--agent TOKEN] [--purpose PURPOSE] [--json]
     crawl search QUERY [--data DIR] [--limit N] [--purpose PURPOSE] [--json]
     crawl export [--data DIR] [--format jsonl|csv|markdown] [--purpose PURPOSE]
@@ -39,7 +39,13 @@ from crawler.cli.commands import (
 from crawler.cli.crawling import crawl_command
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
-from crawler.cli.options import add_config_options, add_data_option, add_shortcuts, default_of
+from crawler.cli.options import (
+    add_config_options,
+    add_data_option,
+    add_recrawl_options,
+    add_shortcuts,
+    default_of,
+)
 from crawler.cli.report import version_text
 from crawler.cli.status import status_command
 from crawler.config import load_config
@@ -119,13 +125,7 @@ def _crawl_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start over: delete the crawl state and output in DIR (it says which first)",
     )
-    parser.add_argument(
-        "--recrawl",
-        action="store_true",
-        help="go over the crawl in DIR again: what is due (a page after the interval its change "
-        "rate earns, recrawl.schedule; recrawl.after, default 1d, for what nothing is known of) "
-        "is asked for again, conditionally; same as -s recrawl.enabled=true",
-    )
+    add_recrawl_options(parser)
     parser.add_argument(
         "--warc",
         action="store_true",

@@ -18,6 +18,7 @@ __all__ = [
     "Shortcut",
     "add_config_options",
     "add_data_option",
+    "add_recrawl_options",
     "add_shortcuts",
     "data_directory",
     "default_of",
@@ -184,4 +185,22 @@ def add_data_option(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="data directory (default: output.data_dir, which is "
         f"{default_of('output.data_dir')} unless set)",
+    )
+
+
+def add_recrawl_options(parser: argparse.ArgumentParser) -> None:
+    """--recrawl and --keep-fresh, for the crawl command."""
+    parser.add_argument(
+        "--recrawl",
+        action="store_true",
+        help="go over the crawl in DIR again: what is due (a page after the interval its change "
+        "rate earns, recrawl.schedule; recrawl.after, default 1d, for what nothing is known of) "
+        "is asked for again, conditionally; same as -s recrawl.enabled=true",
+    )
+    parser.add_argument(
+        "--keep-fresh",
+        action="store_true",
+        help="crawl, then go over the crawl again and again without end: each page when it is "
+        "due, within recrawl.budget_per_host_per_day and each host's pace, waiting in between "
+        "(Ctrl-C stops it; the same command resumes it); same as -s recrawl.keep_fresh=true",
     )

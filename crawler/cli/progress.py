@@ -47,17 +47,26 @@ def _clock(seconds: float) -> str:
     return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
-def _progress_parts(stats: CrawlStats, label: str) -> list[_Part]:
+def _progress_parts(stats: CrawlStats, label: str, now: float | None) -> list[_Part]:
     # What matters most when the terminal is narrow: that pages come, that errors do not, how
     # much is left, for how long it has run, what was passed over, how fast; then which hosts
     # are busy. Numbers before their nouns, two spaces between figures: at 80 columns a crawl of
     # a million URLs still shows the clock, pages, rate, queue, errors and skips.
     throttled = [_Part(f"{stats.hosts_throttled} throttled", 2)] if stats.hosts_throttled else []
+    # A crawl kept fresh (--keep-fresh), waiting, says when the next URL is due instead of a
+    # rate that falls as it waits.
+    waiting = stats.next_due_at
+    if waiting is not None:
+        left = f" (in {_clock(waiting - now)})" if now is not None else ""
+        due = time.strftime("%H:%M:%S", time.localtime(waiting))
+        pace = _Part(f"waiting: next due {due}{left}", 11)
+    else:
+        pace = _Part(f"({stats.pages_per_second:.1f}/s)", 6, " ")
     return [
         *([_Part(label, 5, "")] if label else []),
         _Part(_clock(stats.elapsed), 8, "  " if label else ""),
         _Part(counted(stats.pages, "page"), _NEVER_DROPPED),
-        _Part(f"({stats.pages_per_second:.1f}/s)", 6, " "),
+        pace,
         _Part(f"{stats.queued} queued", 9),
         _Part(counted(sum(stats.errors.values()), "error"), 10),
         _Part(f"{sum(stats.skips.values())} skipped", 7),
@@ -73,12 +82,16 @@ def _joined(parts: Sequence[_Part]) -> str:
 
 
 def progress_line(
-    stats: CrawlStats, width: int | None = None, ellipsis: str = ELLIPSIS, label: str = ""
+    stats: CrawlStats,
+    width: int | None = None,
+    ellipsis: str = ELLIPSIS,
+    label: str = "",
+    now: float | None = None,
 ) -> str:
     """The live figures on one line of at most `width` columns (None: all of them), after
     `label` (a shared crawl's `2 workers`): the least useful are dropped first, and what still
-    does not fit is cut."""
-    parts = _progress_parts(stats, label)
+    does not fit is cut. `now` (epoch seconds): for how long a crawl kept fresh still waits."""
+    parts = _progress_parts(stats, label, now)
     if width is None:
         return _joined(parts)
     while columns(_joined(parts)) > width and len(parts) > 1:
@@ -163,14 +176,14 @@ class Progress:
         if self._tty:
             # Asked at each redraw: the terminal may have been resized.
             width = terminal_width(self._stream) or 79
-            line = progress_line(self._stats, width, self._ellipsis, self._label)
+            line = progress_line(self._stats, width, self._ellipsis, self._label, time.time())
             shown = columns(line)
             blank = max(0, min(self._shown, width) - shown)
             self._stream.write("\r" + line + " " * blank)
             self._shown = shown
         else:
             stamp = time.strftime("%H:%M:%S")
-            line = progress_line(self._stats, label=self._label)
+            line = progress_line(self._stats, label=self._label, now=time.time())
             self._stream.write(f"{stamp} crawl: {line}\n")
         self._stream.flush()
 

@@ -116,6 +116,11 @@ def _check_resolve(entries: Sequence[str]) -> None:
 
 def _check_recrawl(config: Config) -> None:
     recrawl = config.recrawl
+    if recrawl.keep_fresh and not recrawl.enabled:
+        raise ConfigError(
+            "recrawl.keep_fresh goes over the crawl again and again: it needs recrawl.enabled "
+            "true (--keep-fresh sets both)"
+        )
     if recrawl.min_interval > recrawl.max_interval:
         raise ConfigError(
             f"recrawl.min_interval ({recrawl.min_interval:g} s) is longer than "

@@ -190,6 +190,9 @@ class RecrawlConfig:
     enabled: bool = False
     """Recrawl: queue again every URL fetched longer ago than `after` (the command line's
     --recrawl sets it). Needs the durable SQLite state (the default)."""
+    keep_fresh: bool = False
+    """Never end: once a pass has asked for everything due, wait for the next page to come due
+    and begin another (the command line's --keep-fresh sets it, and recrawl.enabled)."""
     after: float = _spec(86_400.0, minimum=0, duration=True)
     """Seconds after its last fetch a URL is due again when nothing is known of how often it
     changes (sitemaps always; every page with recrawl.schedule uniform): 86400, or 12h, 7d."""

@@ -268,7 +268,7 @@ class Crawler:
     def stop(self) -> None:
         """Stop gracefully: start nothing new; requests in flight get `state.stop_grace` seconds
         to finish, then are cancelled and their URLs go back to the queue; queued URLs stay."""
-        self._parts.scheduler.stop()
+        self._parts.keeper.stop()
 
     # --- the crawl -------------------------------------------------------------------------------
 
@@ -300,7 +300,7 @@ class Crawler:
         admission.add_seeds(seeds)
         admission.release_held()
         queued_again = parts.recrawl.begin(recrawl_pending)
-        if self._finished_before and not queued_again:
+        if self._finished_before and not queued_again and not self._config.recrawl.keep_fresh:
             self._say_finished_before()
         runner = asyncio.create_task(self._run())
         try:
@@ -345,7 +345,7 @@ class Crawler:
     async def _run(self) -> None:
         parts = self._parts
         try:
-            await parts.scheduler.run(parts.launcher)
+            await parts.keeper.run(parts.launcher)
         except DiskFullError:
             # The crawl stops as on SIGTERM; its last commit gets the reserve's room (__aexit__).
             if self.stats.outcome == "running":

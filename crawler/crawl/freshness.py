@@ -13,6 +13,7 @@ from crawler.freshness import (
     DISTRUSTED,
     TRUSTED,
     LastmodPolicy,
+    lastmod_brings_forward,
     lastmod_evidence,
     lastmod_spares,
     trust_after,
@@ -35,7 +36,7 @@ def lastmod_policy(config: RecrawlConfig) -> LastmodPolicy:
 class FreshnessLedger:
     """Revisits recorded, lastmod claims judged."""
 
-    __slots__ = ("_claims", "_policy", "_stats", "_store", "pass_began")
+    __slots__ = ("_claims", "_forward", "_policy", "_stats", "_store", "pass_began")
 
     def __init__(self, config: RecrawlConfig, store: FreshnessStore, stats: CrawlStats) -> None:
         self._policy = lastmod_policy(config)
@@ -43,6 +44,10 @@ class FreshnessLedger:
         self._stats = stats
         self._claims: dict[str, float] = {}
         """URLs asked for though a sitemap's lastmod claimed them unchanged: the lastmod."""
+        self._forward: set[str] = set()
+        """URLs asked for before their interval ended, a trusted lastmod saying they changed:
+        their answer says nothing of how often they change (they were asked for because they
+        had), and is kept out of their history."""
         self.pass_began = 0.0
         """When the recrawl pass began: the sample of a trusted host's claims is drawn afresh
         each pass."""
@@ -58,6 +63,15 @@ class FreshnessLedger:
         self._claims[item.first_url] = lastmod
         return False
 
+    def brings_forward(self, origin: str) -> bool:
+        """Whether `origin`'s sitemap lastmod, dating a page after its last fetch, makes it due
+        now."""
+        return lastmod_brings_forward(self._store.trust(origin), self._policy)
+
+    def brought_forward(self, url: str) -> None:
+        """`url` was queued before its interval ended: a trusted lastmod said it changed."""
+        self._forward.add(url)
+
     def fetched(self, item: QueuedUrl, change: Change, fetched_at: float) -> None:
         """`item`'s fetch at `fetched_at` found `change` against its last one."""
         earlier = item.earlier
@@ -65,8 +79,9 @@ class FreshnessLedger:
             return
         changed = {"changed": True, "unchanged": False}.get(change)
         url = item.first_url
-        if changed is not None:
+        if changed is not None and url not in self._forward:
             self._store.revisited(url, fetched_at - earlier.fetched_at, changed)
+        self._forward.discard(url)
         lastmod = self._claims.pop(url, None)
         if lastmod is not None and self._policy.mode == "earned":
             self._judge(url, lastmod, earlier, changed, fetched_at)

@@ -17,7 +17,8 @@ own slice of the config (`assemble`). What a request goes through, top-down:
 - `Requisites` (requisites.py): what a page needs to be shown, fetched and archived
   (fetch.page_requisites);
 - `Admission` (admission.py): each URL coming in, queued or skipped with its reason;
-- `RecrawlPlan` (recrawl.py): which fetched URLs are due again;
+- `RecrawlPlan` (recrawl.py): which fetched URLs are due again; `FreshKeeper` (keep_fresh.py):
+  the launch loop pass after pass, waiting in between (recrawl.keep_fresh);
 - `Outlet` (outlet.py): the one place records and skips leave the crawl, and are counted;
 - the values they share: `HostTable` (hosts.py), `CrawlClock` (clock.py), `Checkpointer`
   (checkpoint.py), `PageBudget` and `TrapTally` (tallies.py), and the `PageReader`.
@@ -25,6 +26,7 @@ own slice of the config (`assemble`). What a request goes through, top-down:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -36,6 +38,7 @@ from crawler.crawl.clock import CrawlClock
 from crawler.crawl.coordination import HostCoordination, LocalHosts
 from crawler.crawl.freshness import FreshnessLedger
 from crawler.crawl.hosts import HostTable
+from crawler.crawl.keep_fresh import FreshKeeper
 from crawler.crawl.launch import HostLauncher
 from crawler.crawl.outlet import Outlet
 from crawler.crawl.page_reader import PageReader
@@ -77,6 +80,7 @@ class CrawlParts:
     launcher: HostLauncher
     budget: PageBudget
     traps: TrapTally
+    keeper: FreshKeeper
 
 
 def assemble(
@@ -99,8 +103,10 @@ def assemble(
     freshness = FreshnessLedger(config.recrawl, state.freshness, stats)
     outlet = Outlet(sinks, checkpoints, stats, state.fetches, freshness)
     hosts = HostTable(politeness, state.timings, state.robots, clock, clean=state.run.clean)
+    # A crawl kept fresh defers no host: it waits as long as it takes.
+    max_wait = math.inf if config.recrawl.keep_fresh else polite.max_wait
     coordination = (
-        coordinate(hosts) if coordinate is not None else LocalHosts(state.frontier, polite.max_wait)
+        coordinate(hosts) if coordinate is not None else LocalHosts(state.frontier, max_wait)
     )
     scheduler = Scheduler(
         clock=clock,
@@ -231,6 +237,14 @@ def assemble(
         budget=budget,
         traps=traps,
     )
+    keeper = FreshKeeper(
+        config.recrawl.keep_fresh,
+        scheduler=scheduler,
+        recrawl=recrawl,
+        checkpoints=checkpoints,
+        clock=clock,
+        stats=stats,
+    )
     return CrawlParts(
         state,
         checkpoints,
@@ -245,4 +259,5 @@ def assemble(
         launcher,
         budget,
         traps,
+        keeper,
     )

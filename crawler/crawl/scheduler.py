@@ -100,7 +100,7 @@ class Scheduler:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._grace: asyncio.TimerHandle | None = None
-        self._running = False
+        self._running = self._ran = False
         self._elapsed_before = 0.0
         self.turns = Turns()
         """Page steps take turns at the CPU, one per iteration of the event loop."""
@@ -132,7 +132,8 @@ class Scheduler:
     async def run(self, launcher: Launcher) -> None:
         self._running = True
         self._launcher = launcher
-        self._elapsed_before = self._stats.elapsed
+        if not self._ran:  # a crawl kept fresh runs the loop again: its clock goes on
+            self._elapsed_before, self._ran = self._stats.elapsed, True
         background = self._coordination.background(
             self._room_to_claim, self.claimed, self._schedule.discard
         )
@@ -144,7 +145,7 @@ class Scheduler:
                 now = self._clock.now()
                 if not self.stopping:
                     self._launch_due(launcher, now)
-                self._update_stats(now)
+                self.update_stats(now)
                 self._checkpoints.tick(now, self._stats)
                 if self._background is not None and self._background.done():
                     self._background.result()  # a lost state server ends the crawl here
@@ -174,11 +175,12 @@ class Scheduler:
                 self._background.cancel()
                 await asyncio.gather(self._background, return_exceptions=True)
             self.turns.close()
+            self._timer_at = None  # a crawl kept fresh arms the timer again in its next pass
             for handle in (self._timer, self._grace):
                 if handle is not None:
                     handle.cancel()
             self.ended_cleanly = all(task.done() for task in self._tasks)
-            self._update_stats(self._clock.now())
+            self.update_stats(self._clock.now())
 
     def _launch_due(self, launcher: Launcher, now: float) -> None:
         if not self._coordination.may_launch():
@@ -275,11 +277,10 @@ class Scheduler:
             self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
 
     def _on_timer(self) -> None:
-        self._timer = None
-        self._timer_at = None
+        self._timer = self._timer_at = None
         self._wake.set()
 
-    def _update_stats(self, now: float) -> None:
+    def update_stats(self, now: float) -> None:
         stats = self._stats
         stats.elapsed = self._elapsed_before + (now - self._clock.epoch0)
         stats.updated_at = now

@@ -9,7 +9,8 @@ The rules this module keeps:
   except for a sample (`sample_share` of the claims, drawn afresh each pass) asked for anyway.
 - A claim proved wrong (the sitemap said unchanged, the page had changed) makes it distrusted at
   once, whatever it was; it is trusted again after as many right claims in a row as at first.
-- A claim that a page changed proves nothing either way (the page is asked for, as it would be).
+- A claim that a page changed proves nothing either way. A trusted host's claim that a page
+  changed after our last fetch makes the page due at once, whatever its revisit interval.
 Every state is a value with the reason it holds.
 """
 
@@ -27,6 +28,7 @@ __all__ = [
     "LastmodTrust",
     "TrustLevel",
     "TrustMode",
+    "lastmod_brings_forward",
     "lastmod_evidence",
     "lastmod_spares",
     "trust_after",
@@ -121,6 +123,14 @@ def lastmod_spares(trust: LastmodTrust, policy: LastmodPolicy, draw: float) -> b
     if policy.mode == "never":
         return False
     return trust.level == TRUSTED and draw >= policy.sample_share
+
+
+def lastmod_brings_forward(trust: LastmodTrust, policy: LastmodPolicy) -> bool:
+    """Whether this host's lastmod, saying a page changed after our last fetch, makes it due
+    now rather than at the end of its revisit interval."""
+    if policy.mode == "earned":
+        return trust.level == TRUSTED
+    return policy.mode == "always"
 
 
 def _times(count: int) -> str:

@@ -19,11 +19,10 @@ from crawler.cli.report import (
     Progress,
     engine,
     progress_line,
-    resume_advice,
-    resume_note,
     run_stats,
     summary,
 )
+from crawler.cli.resuming import resume_advice, resume_note
 from crawler.cli.summary_document import robots_dated
 from crawler.config import LimitsConfig
 from crawler.frontier import QueuedUrl

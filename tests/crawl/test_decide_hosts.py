@@ -19,6 +19,7 @@ from crawler.crawl.decide import (
     NextRequest,
     RobotsFate,
     due_again,
+    next_due,
     next_request,
     robots_fate,
     unchanged_by_lastmod,
@@ -143,6 +144,21 @@ FETCHED = Earlier(NOW - 86_400, 200, None, None, "d1")
 )
 def test_due_again(item: QueuedUrl, after: float, expected: bool) -> None:
     assert due_again(item, NOW - after, SCOPE) is expected
+
+
+@pytest.mark.parametrize(
+    ("fetched_at", "considered", "expected"),
+    [
+        (NOW, None, NOW + 3600.0),  # no pass yet: an interval after the fetch
+        (NOW, NOW - 10.0, NOW + 3600.0),  # fetched since the URLs due were queued
+        (NOW, NOW + 3600.0, NOW + 7200.0),  # due as they were queued, and not fetched since
+        # Due when they were queued and not fetched since (spared, skipped): an interval after.
+        (NOW - 7200.0, NOW, NOW + 3600.0),
+        (NOW - 7200.0, NOW - 600.0, NOW + 3000.0),
+    ],
+)
+def test_next_due(fetched_at: float, considered: float | None, expected: float) -> None:
+    assert next_due(fetched_at, 3600.0, considered) == expected
 
 
 @pytest.mark.parametrize(

@@ -181,3 +181,60 @@ async def test_pages_come_due_within_the_revisit_bounds(tmp_path: Path) -> None:
         await run(make_config(recrawl={"enabled": True, **starved}), seeds, data_dir=tmp_path)
         assert asked(net) == list(PAGES)
         assert [hit.url for hit in search(tmp_path, "bsecond")] == [site.site.url("/b")]
+
+
+async def test_a_trusted_lastmod_that_moved_brings_a_page_forward(tmp_path: Path) -> None:
+    # A budget of one request a day for three pages: each waits the longest interval, two
+    # hours (the sitemap is due every pass: recrawl.after 0).
+    starved = {"max_interval": 7200.0, "budget_per_host_per_day": 1.0}
+    async with LoopbackWeb(A) as net:
+        site = DatedSite(net[A])
+        seeds = [site.site.url()]
+        await run(make_config(), seeds, data_dir=tmp_path)
+        # A pass gives every page a history (and the lastmod three right claims of five).
+        await run(recrawl(), seeds, data_dir=tmp_path)
+        # Untrusted yet: a lastmod after our fetch brings nothing forward, and no page is due.
+        site.words["/a"] = "asecond"
+        site.lastmods["/a"] = "2100-01-01"
+        net.hits.clear()
+        _, crawler = await run(recrawl(**starved), seeds, data_dir=tmp_path)
+        assert asked(net) == []
+        assert crawler.stats.changes["due by lastmod"] == 0
+        assert search(tmp_path, "asecond") == []
+        # Trusted: a pass where every page is due, its lastmod no later than our fetch (/a's
+        # changed: its claim proves nothing), makes the right claims enough.
+        site.words["/a"] = "afirst"
+        site.lastmods["/a"] = "2020-01-01"
+        await run(recrawl(lastmod_confirmations=3), seeds, data_dir=tmp_path)
+        assert trust_of(tmp_path, site.site.origin).level == TRUSTED
+        # Its lastmod saying /c changed after our last fetch, /c is due now, though its
+        # interval has two hours to run; the others wait.
+        site.words["/c"] = "csecond"
+        site.lastmods["/c"] = "2100-01-01"
+        net.hits.clear()
+        _, crawler = await run(
+            recrawl(lastmod_confirmations=3, **starved), seeds, data_dir=tmp_path
+        )
+        assert asked(net) == ["/c"]
+        assert crawler.stats.changes["due by lastmod"] == 1
+        assert [hit.url for hit in search(tmp_path, "csecond")] == [site.site.url("/c")]
+        text = summary(crawler.stats, [], [], max_wait=1.0, recrawl=(0.0, 0))
+        assert "1 brought forward by a trusted lastmod" in text
+
+
+async def test_no_page_is_asked_for_sooner_than_the_shortest_interval(tmp_path: Path) -> None:
+    async with LoopbackWeb(A) as net:
+        site = DatedSite(net[A])
+        seeds = [site.site.url()]
+        await run(make_config(), seeds, data_dir=tmp_path)
+        # Every page changes at every visit: its rate is as high as the history can say.
+        for second in ("second", "third"):
+            for path in PAGES:
+                site.words[path] = f"{path[1:]}{second}"
+            await run(recrawl(lastmod_trust="never"), seeds, data_dir=tmp_path)
+        net.hits.clear()
+        # However fast they change, and however large the budget, not sooner than an hour.
+        shortest = {"min_interval": 3600.0, "budget_per_host_per_day": 1e6}
+        await run(recrawl(lastmod_trust="never", **shortest), seeds, data_dir=tmp_path)
+        assert asked(net) == []
+        assert "/sitemap.xml" in net.paths(A)  # the pass ran: its sitemap was due

@@ -24,6 +24,7 @@ from crawler.freshness.trust import (
     UNTRUSTED,
     LastmodPolicy,
     LastmodTrust,
+    lastmod_brings_forward,
     lastmod_evidence,
     lastmod_spares,
     trust_after,
@@ -204,3 +205,12 @@ def test_what_a_claim_spares() -> None:
     assert not lastmod_spares(trusted, LastmodPolicy(mode="never"), draw=0.9)
     shares = [lastmod_spares(trusted, POLICY, draw=i / 1000) for i in range(1000)]
     assert shares.count(False) == 250
+
+
+def test_what_a_claim_of_change_brings_forward() -> None:
+    trusted = LastmodTrust(TRUSTED, 5, NOW, "proved")
+    assert lastmod_brings_forward(trusted, POLICY)
+    assert not lastmod_brings_forward(LastmodTrust(), POLICY)
+    assert not lastmod_brings_forward(LastmodTrust(DISTRUSTED), POLICY)
+    assert lastmod_brings_forward(LastmodTrust(), LastmodPolicy(mode="always"))
+    assert not lastmod_brings_forward(trusted, LastmodPolicy(mode="never"))

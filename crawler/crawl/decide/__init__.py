@@ -14,6 +14,7 @@ usage.py     a page's usage signals, and whether the crawl's purpose may use its
 from crawler.crawl.decide.answers import (
     GONE_STATUSES,
     NEVER_RETRIED,
+    PASS_GAP,
     READ,
     REFUSAL_STATUSES,
     RETRY_STATUSES,
@@ -29,6 +30,7 @@ from crawler.crawl.decide.answers import (
     due_again,
     found_by,
     judge,
+    next_due,
     unchanged_by_lastmod,
 )
 from crawler.crawl.decide.hosts import (
@@ -98,6 +100,7 @@ __all__ = [
     "OVER_SITEMAP_FILES",
     "PAGE",
     "PAGE_BUDGET",
+    "PASS_GAP",
     "PATH_REPEATS",
     "PATH_TOO_DEEP",
     "PERMANENT_FAILURES",
@@ -131,6 +134,7 @@ __all__ = [
     "judge",
     "line_signals",
     "long_url_name",
+    "next_due",
     "next_request",
     "origin_signals",
     "out_of_bounds",

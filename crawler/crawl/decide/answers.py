@@ -15,6 +15,7 @@ from crawler.politeness import parse_retry_after
 __all__ = [
     "GONE_STATUSES",
     "NEVER_RETRIED",
+    "PASS_GAP",
     "READ",
     "REFUSAL_STATUSES",
     "RETRY_STATUSES",
@@ -30,6 +31,7 @@ __all__ = [
     "due_again",
     "found_by",
     "judge",
+    "next_due",
     "unchanged_by_lastmod",
 ]
 
@@ -146,6 +148,22 @@ def due_again(item: QueuedUrl, due_before: float, scope: Scope) -> bool:
         return False
     out = scope.reason_out_of_hosts(item.url) if item.sitemap else scope.reason_out(item.url)
     return out is None
+
+
+PASS_GAP = 1.0
+"""Seconds at least between two times a crawl kept fresh queues the URLs due: when those it
+queued fetched nothing (spared, skipped, their host given up), it does not queue them at once."""
+
+
+def next_due(fetched_at: float, interval: float, considered: float | None) -> float:
+    """When a URL last fetched at `fetched_at` and revisited every `interval` seconds is due
+    again, the URLs due having last been queued at `considered` (None: never). A URL that was
+    due then and has not been fetched since was considered then (spared by its sitemap's
+    lastmod, skipped, its host given up): it is due an interval after."""
+    due = fetched_at + interval
+    if considered is not None and due <= considered:
+        due = considered + interval
+    return due
 
 
 def unchanged_by_lastmod(lastmod: float | None, earlier: Earlier) -> bool:
