@@ -114,6 +114,9 @@ class Checkpointer:
             self._robots_moved = self._pace_moved = False
             self._state.commit()
             self.next_at = now + self._interval
+        elif any(sink.failed for sink in self._sinks):
+            for sink in self._sinks:
+                sink.flush()  # raises the failure: the crawl stops now, with little in memory
         elif self._sinks and self._settle():
             self._commit()
 
