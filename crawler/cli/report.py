@@ -10,13 +10,13 @@ from typing import Any
 
 from crawler._version import __version__
 from crawler.cli.progress import Progress, progress_line
+from crawler.cli.resume import when
 from crawler.cli.text import counted
-from crawler.config import FetchConfig, LimitsConfig, RecrawlConfig
+from crawler.config import FetchConfig
 from crawler.http.fetcher import Fetcher
 from crawler.output.warc import ArchiveFigures
 from crawler.page.compiled_main import PAGE_STEP as WALK
 from crawler.runtime import event_loop_name
-from crawler.state import CrawlState
 from crawler.stats import (
     CARRIED_COUNTERS,
     CARRIED_FIGURES,
@@ -31,24 +31,12 @@ __all__ = [
     "engine",
     "engine_text",
     "progress_line",
-    "resume_advice",
-    "resume_note",
     "run_stats",
     "summary",
     "version_text",
 ]
 
 HOSTS_SHOWN = 20
-
-
-def _when(epoch: float, now: float) -> str:
-    try:
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch))
-    except (OverflowError, OSError, ValueError):
-        return f"{epoch - now:.3g} s from now"
-    wait = epoch - now
-    span = f"{wait / 3600:.1f} h" if wait >= 3600 else f"{wait / 60:.1f} min"
-    return f"{stamp} (in {span})" if wait >= 60 else f"{stamp} (in {wait:.0f} s)"
 
 
 def _host_lines(lines: Sequence[str]) -> list[str]:
@@ -231,7 +219,7 @@ def summary(
             f"longer than politeness.max_wait ({max_wait:g} s); they stay queued:"
         )
         lines.extend(
-            f"  {waiting.origin}  until {_when(waiting.until, now)}  "
+            f"  {waiting.origin}  until {when(waiting.until, now)}  "
             f"{counted(waiting.pending, 'URL')}  {waiting.reason}"
             for waiting in deferred[:HOSTS_SHOWN]
         )
@@ -341,97 +329,6 @@ def version_text() -> str:
             f"Python {platform.python_version()}; " + ", ".join(installed),
         ]
     )
-
-
-def resume_advice(
-    limits: LimitsConfig, stats: CrawlStats, deferred: Sequence[DeferredHost], state: CrawlState
-) -> list[str]:
-    """What running the same command again would do, and how to go on when it would not."""
-    lines = []
-    if stats.outcome == "page limit":
-        stay = "stays" if stats.queued == 1 else "stay"
-        lines.append(
-            f"limits.max_pages ({limits.max_pages}) is reached, counting the runs before; "
-            f"{counted(stats.queued, 'URL')} {stay} queued. To go on, run again with it raised "
-            "(-s limits.max_pages=N), or start over with --fresh"
-        )
-    elif stats.queued or deferred:
-        lines.append("the same command goes on from here (--fresh starts over)")
-    held = len(state.held.within(None))
-    if held:
-        kept, them = ("is", "it") if held == 1 else ("are", "them")
-        lines.append(
-            f"{counted(held, 'URL')} found past limits.max_depth ({limits.max_depth}) {kept} kept: "
-            f"run again with it raised (-s limits.max_depth=N) to crawl {them}"
-        )
-    return lines
-
-
-def resume_note(
-    directory: Path,
-    state: CrawlState,
-    seeds: Sequence[str],
-    limits: LimitsConfig,
-    recrawl: RecrawlConfig | None = None,
-) -> str | None:
-    """What a crawl finds in a data directory an earlier run left: None for a new crawl."""
-    run = state.run
-    if not run.runs():
-        return None
-    saved = run.stats()
-    pages = saved.pages if saved is not None else 0
-    before = f"{counted(pages, 'page')} fetched in {counted(run.runs(), 'run')} before"
-    pending = len(state.frontier)
-    released = len(state.held.within(limits.max_depth))
-    if pending or released:
-        hosts = sum(1 for _ in state.frontier.origins())
-        ended = "ended cleanly" if run.clean() else "did not end cleanly (killed?)"
-        where = (
-            f"{counted(pending, 'URL')} pending on {counted(hosts, 'host')}, " if pending else ""
-        )
-        note = f"resuming the crawl in {directory}: {where}{before}; the last run {ended}"
-    elif recrawl is not None and recrawl.enabled:
-        due = (
-            f"URLs fetched longer ago than recrawl.after ({recrawl.after:g} s)"
-            if recrawl.schedule == "uniform"
-            else f"sitemaps fetched longer ago than recrawl.after ({recrawl.after:g} s) and pages "
-            "due by their revisit schedule (recrawl.schedule adaptive)"
-        )
-        note = (
-            f"recrawling the crawl in {directory} ({before}): {due} are asked for again, "
-            "conditionally"
-        )
-    else:
-        note = (
-            f"the crawl in {directory} has nothing pending ({before}): only seeds it has not "
-            "seen are crawled (--recrawl goes over it again, --fresh starts over)"
-        )
-    known = set(run.seeds())
-    new = sum(1 for url in seeds if url not in known)
-    if new:
-        note += f"; {new} of the seeds {'is' if new == 1 else 'are'} new"
-    limit = limits.max_pages
-    if pending and limit is not None and pages >= limit:
-        note += (
-            f"\n  limits.max_pages ({limit}) is reached already: nothing more is fetched. Raise "
-            "it (-s limits.max_pages=N) to go on, or start over with --fresh"
-        )
-    if released:
-        depth = "null" if limits.max_depth is None else limits.max_depth
-        are, they = ("is", "it is") if released == 1 else ("are", "they are")
-        note += (
-            f"\n  {counted(released, 'URL')} held past limits.max_depth before {are} within "
-            f"limits.max_depth ({depth}) now: {they} queued"
-        )
-    deferred = run.deferred()
-    if deferred:
-        first = min(deferred, key=lambda host: host.until)
-        which = f"the first, {first.origin}," if len(deferred) > 1 else f"{first.origin},"
-        note += (
-            f"\n  the last run left {counted(len(deferred), 'host')} deferred; {which} until "
-            f"{_when(first.until, time.time())} ({first.reason})"
-        )
-    return note
 
 
 def _usage_line(stats: CrawlStats) -> str:

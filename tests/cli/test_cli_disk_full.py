@@ -147,10 +147,15 @@ async def test_a_full_disk_stops_the_crawl_and_the_same_command_resumes_it(
         first = fetched(net)
         assert first, "the disk filled before any page"
 
+        status, said_status, _ = await run_crawl("status", "--data", str(data))
+        assert status == EXIT_OK
+        assert said_status.splitlines()[0].endswith("; it stopped because the disk was full")
+
         grow(small_disk)
         status, out, err = await run_crawl(*command)
         assert status == EXIT_OK, err
         assert "resuming the crawl" in err
+        assert "the last run stopped because the disk was full" in err
         assert "crawl finished" in out
         books_balanced(out)
     pages = fetched(net)
