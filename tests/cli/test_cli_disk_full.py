@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.commands import run_crawl
+from support.commands import crawl_command, run_crawl
 from support.loopback import LoopbackWeb
 
 from crawler.cli.exits import EXIT_DISK_FULL, EXIT_OK
@@ -215,3 +215,37 @@ def test_no_room_reads_the_errors_of_a_full_disk() -> None:
     assert str(DiskFullError("/x/index.sqlite", "No space left on device")) == (
         "disk full writing /x/index.sqlite (No space left on device)"
     )
+
+
+async def test_export_search_and_report_on_a_full_disk_leave_the_data_as_it_was(
+    small_disk: Path,
+) -> None:
+    data = small_disk / "data"
+    async with LoopbackWeb(A) as net:
+        site = net[A]
+        for n in range(20):
+            site.page(f"/{n}", f"/{(n + 1) % 20}", body=f"lighthouse keeper {n}")
+        status, _, err = await run_crawl(site.url("/0"), "--data", str(data), *OPTIONS)
+    assert status == EXIT_OK, err
+    exported = small_disk / "pages.jsonl"
+    status, _, err = crawl_command("export", "--data", str(data), "-o", str(exported))
+    assert status == EXIT_OK, err
+    before = exported.read_bytes()
+    index = {path.name: path.read_bytes() for path in data.glob("index.sqlite*")}
+    fill(small_disk / "filler")
+
+    status, _, err = crawl_command("export", "--data", str(data), "-o", str(exported))
+    assert status == EXIT_DISK_FULL
+    assert err.startswith(f"crawl: disk full writing {exported} (No space left on device): ")
+    assert exported.read_bytes() == before  # the last export stays whole
+    status, _, err = crawl_command("report", "--data", str(data), "-o", str(small_disk / "r.html"))
+    assert status == EXIT_DISK_FULL
+    assert err.startswith(f"crawl: disk full writing {small_disk / 'r.html'} (No space left")
+    assert not (small_disk / "r.html").exists()
+    assert sorted(path.name for path in small_disk.iterdir()) == ["data", "filler", "pages.jsonl"]
+    # Searching only reads: it works on a full disk, and the index is left as it was.
+    status, out, err = crawl_command("search", "--data", str(data), "lighthouse")
+    assert status == EXIT_OK, err
+    assert site.url("/") in out
+    assert "Traceback" not in err
+    assert {path.name: path.read_bytes() for path in data.glob("index.sqlite*")} == index
