@@ -18,8 +18,12 @@ from support.commands import crawl_command, run_crawl
 from support.loopback import LoopbackWeb
 
 from crawler.cli.exits import EXIT_DISK_FULL, EXIT_OK
-from crawler.errors import DiskFullError, no_room
+from crawler.config import StateConfig
+from crawler.errors import DiskFullError, StateDiskFullError, no_room
+from crawler.frontier import QueuedUrl
 from crawler.output.warc import WARC_DIR
+from crawler.robots import RobotsOptions
+from crawler.state import open_state
 
 pytestmark = pytest.mark.loopback
 
@@ -249,3 +253,31 @@ async def test_export_search_and_report_on_a_full_disk_leave_the_data_as_it_was(
     assert site.url("/") in out
     assert "Traceback" not in err
     assert {path.name: path.read_bytes() for path in data.glob("index.sqlite*")} == index
+
+
+def test_a_state_that_found_the_disk_full_stays_as_its_last_commit_left_it(
+    small_disk: Path,
+) -> None:
+    """Whatever SQLite undid of the failed transaction (a statement, or all of it), nothing after
+    it is written: a later commit would mark done pages whose links it lost."""
+    origin = "http://a.test"
+    state = open_state(small_disk, StateConfig(), RobotsOptions())
+    try:
+        state.frontier.push(origin, QueuedUrl(f"{origin}/first"))
+        state.commit()
+        fill(small_disk / "filler")
+        with pytest.raises(StateDiskFullError):
+            for n in range(200_000):  # until a commit finds no room
+                state.frontier.push(origin, QueuedUrl(f"{origin}/{n}/" + "x" * 200))
+                if n % 1000 == 0:
+                    state.commit()
+        (small_disk / "filler").unlink()  # room again: still nothing is written
+        state.frontier.push(origin, QueuedUrl(f"{origin}/after"))
+        state.commit()
+    finally:
+        state.close()
+    reopened = open_state(small_disk, StateConfig(), RobotsOptions())
+    try:
+        assert len(reopened.frontier) == 1
+    finally:
+        reopened.close()
