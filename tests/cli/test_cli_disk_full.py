@@ -111,6 +111,15 @@ def fetched(net: LoopbackWeb) -> Counter[str]:
         (("--warc",), "data"),
         (("--output", "jsonl"), "data"),
         pytest.param(
+            ("-s", "index.writer=process"),
+            "data",
+            marks=pytest.mark.xfail(
+                reason="the index writer process: its kept batches are not stored at the stop "
+                "yet (about 100 refetched; not understood)",
+                strict=False,
+            ),
+        ),
+        pytest.param(
             ("--warc",),
             "warc",
             marks=pytest.mark.xfail(
