@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from crawler._version import __version__
 from crawler.cli.exits import (
@@ -34,9 +34,9 @@ from crawler.cli.report import (
     run_stats,
     summary,
 )
-from crawler.cli.resuming import resume_advice, resume_note
+from crawler.cli.resuming import last_ended, resume_advice, resume_note
 from crawler.cli.seeds import STDIN, Seeds, gather_seeds
-from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter, host_reports
+from crawler.cli.summary_file import SUMMARY_NAME, SummaryWriter, host_reports, read_summary
 from crawler.cli.text import fit_for
 from crawler.cli.workers import ProgressFeed, run_workers
 from crawler.config import Config, load_config
@@ -138,7 +138,14 @@ async def _crawl_in(
             else MemoryCrawlState()
         )
         try:
-            note = resume_note(data_dir, state, seeds.urls, config.limits, config.recrawl)
+            note = resume_note(
+                data_dir,
+                state,
+                seeds.urls,
+                config.limits,
+                config.recrawl,
+                last_ended=_last_ended(data_dir, state.run.runs()),
+            )
             if note is not None:
                 print(f"crawl: {note}", file=sys.stderr)
             # A resumed crawl goes on to the seeds of the runs before too.
@@ -149,6 +156,15 @@ async def _crawl_in(
             return await _crawl_state(config, seeds, data_dir, state, watch, progress_fd)
         finally:
             state.close()
+
+
+def _last_ended(data_dir: Path, runs: int) -> Mapping[str, Any] | None:
+    """How run number `runs` ended, as DIR/summary.json says; None when it does not say (no
+    file, or a damaged one: the next summary rewrites it)."""
+    try:
+        return last_ended(read_summary(data_dir / SUMMARY_NAME), runs)
+    except StateError:
+        return None
 
 
 def _start_over(data_dir: Path) -> None:

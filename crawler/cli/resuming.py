@@ -1,11 +1,13 @@
 """What running the crawl again would do: the note a run says as it opens a data directory an
-earlier run left (`resume_note`), and the advice a run ends with (`resume_advice`)."""
+earlier run left (`resume_note`), the advice a run ends with (`resume_advice`), and how the last
+run ended (`how_it_ended`, which `crawl status` says too)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from crawler.cli.report import when_text
 from crawler.cli.text import counted
@@ -13,7 +15,31 @@ from crawler.config import LimitsConfig, RecrawlConfig
 from crawler.state import CrawlState
 from crawler.stats import CrawlStats, DeferredHost
 
-__all__ = ["resume_advice", "resume_note"]
+__all__ = ["how_it_ended", "last_ended", "resume_advice", "resume_note"]
+
+
+def how_it_ended(ended: Mapping[str, Any] | None, *, clean: bool) -> str:
+    """'ended cleanly', or why not ('was stopped by SIGINT'): `ended` is summary.json's
+    `run.ended` ({clean, reason}), None when there is none for the run; then `clean`, the
+    state's word, decides."""
+    if isinstance(ended, Mapping) and isinstance(ended.get("clean"), bool):
+        if ended["clean"]:
+            return "ended cleanly"
+        reason = ended.get("reason")
+        if reason == "disk full":
+            return "stopped because the disk was full"
+        return f"was stopped by {reason}" if reason else "did not end cleanly"
+    return "ended cleanly" if clean else "did not end cleanly (killed?)"
+
+
+def last_ended(document: Mapping[str, Any], runs: int) -> Mapping[str, Any] | None:
+    """`run.ended` of a summary.json `document`, if it is of run number `runs` (a killed run
+    leaves the summary of the run before, or its own without an end)."""
+    run = document.get("run")
+    if not isinstance(run, Mapping) or run.get("number") != runs:
+        return None
+    ended = run.get("ended")
+    return ended if isinstance(ended, Mapping) else None
 
 
 def resume_advice(
@@ -46,8 +72,11 @@ def resume_note(
     seeds: Sequence[str],
     limits: LimitsConfig,
     recrawl: RecrawlConfig | None = None,
+    last_ended: Mapping[str, Any] | None = None,
 ) -> str | None:
-    """What a crawl finds in a data directory an earlier run left: None for a new crawl."""
+    """What a crawl finds in a data directory an earlier run left: None for a new crawl.
+    `last_ended`: how the last run ended, as its summary.json says (`run.ended`), when that is
+    the last run's (the state alone knows only whether it ended cleanly)."""
     run = state.run
     if not run.runs():
         return None
@@ -58,7 +87,7 @@ def resume_note(
     released = len(state.held.within(limits.max_depth))
     if pending or released:
         hosts = sum(1 for _ in state.frontier.origins())
-        ended = "ended cleanly" if run.clean() else "did not end cleanly (killed?)"
+        ended = how_it_ended(last_ended, clean=run.clean())
         where = (
             f"{counted(pending, 'URL')} pending on {counted(hosts, 'host')}, " if pending else ""
         )

@@ -26,6 +26,7 @@ from typing import Any
 from crawler.cli.cluster import cluster_status_command
 from crawler.cli.exits import EXIT_OK
 from crawler.cli.report import summary
+from crawler.cli.resuming import how_it_ended
 from crawler.cli.status_trust import lastmod_trust_lines, lastmod_trusts, trust_document
 from crawler.cli.summary_document import (
     SUMMARY_FORMAT,
@@ -110,11 +111,15 @@ def _headline(status: Status, data_dir: Path, now: float) -> str:
         )
     ended_at = epoch_of(run.get("ended_at")) or updated
     took = f" ({_span(ended_at - started)})" if started is not None and ended_at else ""
-    stopped = f", stopped by {document['stopped_by']}" if document.get("stopped_by") else ""
     until = _moment(ended_at)
     if started is not None and ended_at and until[:10] == _moment(started)[:10]:
         until = until[11:]  # the same day: the time says it
-    return f"the last run in {data_dir}: {which}, {_moment(started)} to {until}{took}{stopped}"
+    run_ended = run.get("ended")
+    if isinstance(run_ended, dict):
+        how = f"; it {how_it_ended(run_ended, clean=True)}"
+    else:  # a summary of before run.ended: what stopped it, if anything
+        how = f", stopped by {document['stopped_by']}" if document.get("stopped_by") else ""
+    return f"the last run in {data_dir}: {which}, {_moment(started)} to {until}{took}{how}"
 
 
 def status_text(status: Status, data_dir: Path, now: float) -> str:

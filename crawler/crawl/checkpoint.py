@@ -7,7 +7,8 @@ The crawl tells the `Checkpointer`:
   an archive sink counts exchanges and records alike, in the order given, so a URL waits for
   every answer archived before its work ended (its redirect hops', its retries');
 - `finished(item)` when a leased URL's work is over (its record, if it has one, handed; or the
-  next hop of its redirect queued). The URL waits in memory with the count of records handed;
+  next hop of its redirect queued); `skipped`, the reason, when it was skipped at its turn
+  (robots.txt, a retired host). The URL waits in memory with the count of records handed;
 - `robots_moved()` when a robots.txt request is about to start or its answer is in, and
   `pace_moved()` when a host refused a request (its learned interval and back-off): the state is
   then committed by `before_requests()`, which the crawl calls after launching requests and before
@@ -27,14 +28,14 @@ closed, and records whether the run ended cleanly.
 from __future__ import annotations
 
 import copy
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 
 from crawler.frontier import QueuedUrl
 from crawler.http.cookies import CookieJar
 from crawler.output.sinks import ArchiveSink, PageSink
 from crawler.state import CrawlState
-from crawler.stats import CrawlStats, DeferredHost
+from crawler.stats import CrawlStats, DeferredHost, SkipReason
 
 __all__ = ["Checkpointer"]
 
@@ -55,11 +56,14 @@ class Checkpointer:
         self._handed = 0
         self._events = 0
         """Records and exchanges handed: what an archive sink counts."""
-        self._finished: deque[tuple[int, int, QueuedUrl, int, int]] = deque()
-        """Per finished URL: records and events handed, the URL, and the run's fetched and
-        pages figures once it was counted."""
+        self._finished: deque[tuple[int, int, QueuedUrl, int, int, SkipReason | None]] = deque()
+        """Per finished URL: records and events handed, the URL, the run's fetched and pages
+        figures once it was counted, and its skip's reason if it was skipped at its turn."""
         self._stats: CrawlStats | None = None
         self._settled_figures = (0, 0)
+        self._unsettled_skips: Counter[SkipReason] = Counter()
+        """Skips (by reason) of queued URLs skipped at their turn and not marked done: the state
+        still queues them, and a resumed crawl skips them again."""
         """fetched and pages as the last URL marked done left them: the rest belongs to URLs the
         state still holds as queued, which a resumed crawl fetches (or skips) again."""
 
@@ -81,10 +85,13 @@ class Checkpointer:
     def archived(self) -> None:
         self._events += 1
 
-    def finished(self, item: QueuedUrl) -> None:
+    def finished(self, item: QueuedUrl, skipped: SkipReason | None = None) -> None:
         stats = self._stats
         fetched, pages = (stats.fetched, stats.pages) if stats is not None else (0, 0)
-        self._finished.append((self._handed, self._events, item, fetched, pages))
+        skip = skipped if item.requisite_of is None else None  # a requisite's is counted apart
+        if skip is not None:
+            self._unsettled_skips[skip] += 1
+        self._finished.append((self._handed, self._events, item, fetched, pages, skip))
 
     def robots_moved(self) -> None:
         self._robots_moved = True
@@ -114,6 +121,9 @@ class Checkpointer:
             self._robots_moved = self._pace_moved = False
             self._state.commit()
             self.next_at = now + self._interval
+        elif any(sink.failed for sink in self._sinks):
+            for sink in self._sinks:
+                sink.flush()  # raises the failure: the crawl stops now, with little in memory
         elif self._sinks and self._settle():
             self._commit()
 
@@ -155,9 +165,14 @@ class Checkpointer:
         finished, done = self._finished, self._state.frontier.done
         if not finished or finished[0][0] > records or finished[0][1] > events:
             return False
+        skips = self._unsettled_skips
         while finished and finished[0][0] <= records and finished[0][1] <= events:
-            _, _, item, fetched, pages = finished.popleft()
+            _, _, item, fetched, pages, skip = finished.popleft()
             done(item)
+            if skip is not None:
+                skips[skip] -= 1
+                if skips[skip] <= 0:
+                    del skips[skip]
         self._settled_figures = (fetched, pages)
         return True
 
@@ -165,18 +180,25 @@ class Checkpointer:
         """`stats` as the state holds the crawl: a URL not marked done yet (its record not
         stored) is counted as queued, not as fetched or skipped, since a resumed crawl meets it
         again. So `met == fetched + skipped + queued` holds after any stop, a kill included."""
-        if self._stats is None or (stats.fetched, stats.pages) == self._settled_figures:
+        settled = (stats.fetched, stats.pages) == self._settled_figures
+        if self._stats is None or (settled and not self._unsettled_skips):
             return stats
         books = copy.copy(stats)
+        books.skips = Counter(stats.skips)
         self._give_back(books)
         return books
 
     def _give_back(self, stats: CrawlStats) -> None:
-        """Take the URLs not marked done out of `stats`' fetched and pages figures. (A queued
-        URL skipped at its turn, its record not stored, is skipped again: counted twice.)"""
+        """Take the URLs not marked done out of `stats`' fetched and pages figures, and the
+        queued URLs skipped at their turn out of its skips."""
         if self._stats is None:
             return
         stats.fetched, stats.pages = self._settled_figures
+        skips = stats.skips
+        for reason, count in self._unsettled_skips.items():
+            skips[reason] -= count
+            if skips[reason] <= 0:
+                del skips[reason]
 
     def _archives(self) -> list[bool]:
         """Which sinks archive (a crawler adds its own sinks once open): a check of a

@@ -238,6 +238,9 @@ class Crawler:
         failure: OutputError | None = None
         try:
             await self._fetcher.close()
+            if self._reserve is not None:
+                # Room for what the sinks kept when the disk filled; the rest waits for the state.
+                self._reserve.give_half()
             for sink in self._sinks:
                 # Every sink gets closed, even after one fails; the first failure is raised after.
                 # The index's close waits for its writer thread to commit the last batch.

@@ -113,7 +113,7 @@ class HostLauncher:
             kind = next_request(item, entry, timing.pages, limit, self._token)
             if isinstance(kind, Skip):  # disallowed by robots.txt (newer rules, say)
                 self._admission.skip(item, kind, now)
-                self._checkpoints.finished(item)
+                self._checkpoints.finished(item, skipped=kind.reason)
                 continue
             if kind is OVER_BUDGET:
                 frontier.push_front(origin, item)

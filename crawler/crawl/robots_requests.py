@@ -271,7 +271,7 @@ class RobotsRequests:
         now = self._clock.now()
         while (item := self._frontier.pop(host.origin)) is not None:
             self._admission.skip(item, Skip(item.url, kind, reason), now)
-            self._checkpoints.finished(item)
+            self._checkpoints.finished(item, skipped=kind)
 
     def __repr__(self) -> str:
         return f"RobotsRequests({self.cache!r}, {len(self.given_up)} given up)"

@@ -25,6 +25,7 @@ Readers open the file read-only; WAL lets them search while a crawl writes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import queue
 import sqlite3
@@ -222,17 +223,15 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
                 continue
             try:
                 if item is None or isinstance(item, threading.Event):
+                    if item is None:
+                        self._kept_written(functools.partial(self._store, connection))
                     while self._unindexed and self._error is None:
                         self._index_some(connection)  # close() and flush(wait=True) wait
                     if item is None:
                         return False
                     item.set()
-                elif self._error is None:
-                    write_batch(connection, item)
-                    self._written += len(item)
-                    self._unindexed += sum(
-                        isinstance(record, PageRecord) and keeps_text(record) for record in item
-                    )
+                elif not self._keep(item) and self._error is None:
+                    self._store(connection, item)
                     if self._unindexed >= INDEX_CHUNK_PAGES:
                         # Batches come faster than the lulls between them: the entries are
                         # made meanwhile (at 100,000 pages, leaving them all to the end made
@@ -240,8 +239,19 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
                         self._index_some(connection)
             except Exception as error:  # whatever the cause, a lost batch must reach the crawl
                 self._fail(error)
+                if isinstance(item, list):
+                    self._keep(item)  # for the close, if for want of room
             finally:
                 self._queue.task_done()
+
+    def _store(
+        self, connection: sqlite3.Connection, batch: list[PageRecord | Skip | Unskip]
+    ) -> None:
+        write_batch(connection, batch)
+        self._written += len(batch)
+        self._unindexed += sum(
+            isinstance(record, PageRecord) and keeps_text(record) for record in batch
+        )
 
     def _write_through_process(self) -> None:
         """Hands each batch to the writer process (crawler.output.index_writer) and counts it
@@ -255,14 +265,27 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         try:
             send(source, (str(self.path), self._stemming, self._purpose))
             self._answer(receive(answers))
+
+            def store(batch: list[PageRecord | Skip | Unskip]) -> None:
+                send(source, batch)
+                if not self._answer(receive(answers)):
+                    raise OutputError("not stored")
+                self._written += len(batch)
+
             while not ended:
                 item = self._queue.get()
                 try:
                     ended = item is None
-                    if self._error is None:
+                    if ended:
+                        self._kept_written(store)  # the writer tries a batch after a full disk
+                    if isinstance(item, list) and self._keep(item):
+                        pass
+                    elif self._error is None:
                         message = item if isinstance(item, list) else None if ended else SEARCHABLE
                         send(source, message)
-                        if self._answer(receive(answers)) and isinstance(item, list):
+                        if not self._answer(receive(answers)) and isinstance(item, list):
+                            self._keep(item)
+                        elif isinstance(item, list):
                             self._written += len(item)
                     if isinstance(item, threading.Event):
                         item.set()

@@ -14,9 +14,11 @@ answered `("ready", unindexed)`; then batches (lists of PageRecord, Skip and Uns
 answered `("stored", count)` once committed; `SEARCHABLE`, answered `(SEARCHABLE,)` once every
 stored page is searchable; None at the end, answered `("closed",)` once every page is searchable.
 After a failure every answer is `("error", message)` and nothing more is written, so the crawl
-marks none of the URLs of a batch it sends after it done. Between messages, while stored
-pages wait for their entries, a chunk of them is made searchable. It dies with the crawl (Linux:
-PR_SET_PDEATHSIG): a kill loses the batch in flight, whose URLs the crawl has not marked done.
+marks none of the URLs of a batch it sends after it done; but after a full disk, a batch is tried
+again: the crawl sends one then only at its close, when it has made room (crawler.output.handoff).
+Between messages, while stored pages wait for their entries, a chunk of them is made searchable.
+It dies with the crawl (Linux: PR_SET_PDEATHSIG): a kill loses the batch in
+flight, whose URLs the crawl has not marked done.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.child import Frames, die_with_parent, send
+from crawler.errors import no_room
 from crawler.output.index_open import open_for_writing
 from crawler.output.index_writes import (
     INDEX_CHUNK_PAGES,
@@ -57,15 +60,21 @@ class IndexWriter:
         """Pages stored and not yet searchable."""
         self.error: str | None = None
         """What failed; from then on nothing is written, and every answer says it."""
+        self.full = False
+        """The failure was for want of room: the next batch is tried again."""
 
-    def attempt(self, work: Callable[[], None]) -> None:
-        """`work`, unless something failed before; a failure kept as `error`."""
+    def attempt(self, work: Callable[[], None], *, batch: bool = False) -> None:
+        """`work`, unless something failed before (a `batch` after a full disk is tried); a
+        failure kept as `error`."""
+        if batch and self.full:
+            self.error, self.full = None, False
         if self.error is not None:
             return
         try:
             work()
         except Exception as error:  # whatever the cause, a lost batch must reach the crawl
             self.error = f"{type(error).__name__}: {error}"
+            self.full = no_room(error) is not None
 
     def store(self, batch: list[Any]) -> None:
         write_batch(self._connection, batch)
@@ -149,7 +158,7 @@ def main() -> int:
                 writer.attempt(writer.index_all)
                 answer: tuple[Any, ...] = ("closed",) if message is None else (SEARCHABLE,)
             else:
-                writer.attempt(functools.partial(writer.store, message))
+                writer.attempt(functools.partial(writer.store, message), batch=True)
                 answer = ("stored", len(message))
             send(answers, answer if writer.error is None else ("error", writer.error))
             if message is None:

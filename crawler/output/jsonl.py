@@ -3,8 +3,9 @@ fetched, with its reason) into the data directory. Files are appended to, never 
 earlier run's output is not lost. Lines wait in memory (written out every `BUFFER_BYTES`) until
 the crawl flushes at each commit of its state and at the end; a record counts as stored once
 flushed (a killed process loses nothing the operating system has been given). A write that fails
-(a full disk) cuts the file back to its length at the last flush: no half line is left, and no
-line of a record the crawl does not count as stored, so the state and the files agree.
+(a full disk) cuts the file back to its length before it, no half line left; the records whose
+lines were written before it count as stored, and its lines wait for the close, which writes them
+once the crawl has made room (crawler.output.reserve). So the state and the files agree.
 """
 
 from __future__ import annotations
@@ -34,9 +35,15 @@ class _AppendLog:
         self._lines: list[bytes] = []
         self._bytes = 0
         self._flushed = os.fstat(self._fd).st_size
+        self._end = self._flushed
+        """Its length after the last write that did not fail."""
         self.failed: OSError | None = None
+        self.first_waiting: int | None = None
+        """The number (in the sink's order) of the first record whose line is not written."""
 
-    def add(self, line: str) -> None:
+    def add(self, line: str, number: int) -> None:
+        if not self._lines:
+            self.first_waiting = number
         data = line.encode("utf-8") + b"\n"
         self._lines.append(data)
         self._bytes += len(data)
@@ -53,16 +60,25 @@ class _AppendLog:
     def _write(self) -> None:
         if self.failed is not None:
             raise self.failed
-        out = memoryview(b"".join(self._lines))
-        self._lines, self._bytes = [], 0
+        data = b"".join(self._lines)
+        out = memoryview(data)
         try:
             while out:
                 out = out[os.write(self._fd, out) :]
         except OSError as error:
             self.failed = error
-            # What was written since the last flush goes: its records are not stored.
-            os.ftruncate(self._fd, self._flushed)
+            # Half a line goes; the lines stay for `retry`.
+            os.ftruncate(self._fd, self._end)
+            self._lines, self._bytes = [data], len(data)
             raise
+        self._lines, self._bytes = [], 0
+        self._end += len(data)
+        self.first_waiting = None
+
+    def retry(self) -> None:
+        """Write again after a full disk (flush raises its error until then)."""
+        if self.failed is not None and no_room(self.failed) is not None:
+            self.failed = None
 
     def close(self) -> None:
         if self._fd < 0:
@@ -95,6 +111,10 @@ class JsonlSink:
     def stored(self) -> int:
         return self._stored
 
+    @property
+    def failed(self) -> bool:
+        return self._pages.failed is not None or self._skips.failed is not None
+
     def page(self, record: PageRecord) -> None:
         self._write(self._pages, compact_json(record.to_json()))
 
@@ -111,12 +131,17 @@ class JsonlSink:
             try:
                 log.flush()
             except OSError as error:
+                # Stored: the records before the first whose line waits in memory.
+                waiting = [log.first_waiting for log in (self._pages, self._skips)]
+                self._stored = min([self._written, *(n for n in waiting if n is not None)])
                 raise self._failed(error, log) from error
         self._stored = self._written
 
     def close(self) -> None:
         if self._pages.closed:
             return
+        for log in (self._pages, self._skips):
+            log.retry()  # the crawl has made room for the lines a full disk left in memory
         try:
             self.flush()
         finally:
@@ -127,7 +152,7 @@ class JsonlSink:
 
     def _write(self, log: _AppendLog, line: str) -> None:
         try:
-            log.add(line)
+            log.add(line, self._written)
         except OSError as error:
             raise self._failed(error, log) from error
         self._written += 1

@@ -3,9 +3,10 @@
 A full disk fails a write of whichever file comes first; what the crawl then holds in memory
 (the sinks' last batches, the state's last commit, summary.json) has nowhere to go, and a
 resumed crawl would fetch those pages again. So a crawl holds `DiskReserve`: a file of
-`output.disk_reserve` bytes, allocated at the start and deleted when a write finds the disk
-full, which gives that room back for the writes of the stop. `free_space_problem` is the check
-before a crawl starts (`output.min_free_space`).
+`output.disk_reserve` bytes, allocated at the start and given back as the crawl ends, for the
+writes of the stop: half for the batches the sinks kept in memory when the disk filled
+(crawler.output.handoff), then the rest for the state's last commit, which marks their URLs
+done. `free_space_problem` is the check before a crawl starts (`output.min_free_space`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ class DiskReserve:
             self.release()
         finally:
             os.close(fd)
+
+    def give_half(self) -> None:
+        """Give half the room back, the rest kept for the writes after: the sinks' kept batches
+        take the first half, the state's last commit the second (crawler.crawl.crawler)."""
+        if not self.held:
+            return
+        with contextlib.suppress(OSError):
+            os.truncate(self.path, self.size // 2)
 
     def release(self) -> bool:
         """Give the room back; True when there was some to give (once)."""

@@ -30,6 +30,12 @@ class PageSink(Protocol):
 
     def flush(self) -> None: ...
 
+    @property
+    def failed(self) -> bool:
+        """A write failed: `flush` raises it. The crawl asks at each wake, so that a full disk
+        stops it at once, with little in memory, not at its next checkpoint."""
+        ...
+
     def close(self) -> None: ...
 
     @property

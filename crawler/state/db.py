@@ -248,6 +248,9 @@ class StateDb:
     def __init__(self, path: Path, *, cache_kib: int = CACHE_KIB) -> None:
         self.path = path
         self._writers: list[Writer] = []
+        self.held_at_last_commit = False
+        """A write found the disk full: the file stays as the last commit left it, as after a
+        kill then, and nothing more is written (see `failed`)."""
         if path.exists():
             check_state_file(path)
         try:
@@ -301,6 +304,8 @@ class StateDb:
     def write(self) -> None:
         """Run every store's buffered statements in the open transaction, not committed yet."""
         connection = self.connection
+        if self.held_at_last_commit:
+            return
         try:
             if not connection.in_transaction:
                 connection.execute("BEGIN IMMEDIATE")
@@ -311,6 +316,8 @@ class StateDb:
 
     def commit(self) -> None:
         self.write()
+        if self.held_at_last_commit:
+            return
         try:
             self.connection.execute("COMMIT")
         except sqlite3.Error as error:
@@ -318,11 +325,18 @@ class StateDb:
 
     def failed(self, error: Exception) -> StateError:
         """The error to raise for `error`; the transaction since the last commit is dropped, so
-        the file stays as it was then. Not after a full disk: SQLite undid the statement that
-        failed, and the crawl's last commit, once the disk has room (crawler.output.reserve),
-        keeps the rest."""
+        the file stays as it was then. After a full disk, nothing more is written either: SQLite
+        may have undone the statement that failed, or the whole transaction (a failed COMMIT),
+        and what the stores had buffered for it is gone; a later commit would mark done pages
+        whose links were in it, or save figures that count URLs the file lacks. As it stands,
+        the file is what a kill at the last commit leaves, which a resumed crawl goes on from
+        with its books balanced."""
         reason = no_room(error)
         if reason is not None:
+            self.held_at_last_commit = True
+            with contextlib.suppress(sqlite3.Error):
+                if self.connection.in_transaction:
+                    self.connection.execute("ROLLBACK")
             return StateDiskFullError(self.path, reason)
         try:
             if self.connection.in_transaction:

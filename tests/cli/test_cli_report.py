@@ -214,7 +214,7 @@ async def test_summary_json_is_current_while_a_crawl_runs_and_final_after_ctrl_c
     assert final["figures"]["pages"] >= live["figures"]["pages"]
     status, out, status_err = crawl_command("status", "--data", str(data))
     assert status == EXIT_OK, status_err
-    assert out.splitlines()[0].endswith(", stopped by SIGINT")
+    assert out.splitlines()[0].endswith("; it was stopped by SIGINT")
     assert out.splitlines()[1].startswith("crawl stopped after")
     assert "resume: the same command goes on from here (--fresh starts over)" in out
     assert json.loads(crawl_command("status", "--data", str(data), "--json")[1])["running"] is False

@@ -194,7 +194,7 @@ async def test_sigint_stops_gracefully_and_the_next_run_fetches_nothing_twice(
         assert not set(fetched(net.hits, net)) & queued
         status, out, err = await crawl_command(str(seeds), "--data", str(data), *OPTIONS)
         assert status == EXIT_OK, err
-        assert "resuming the crawl" in err and "the last run ended cleanly" in err
+        assert "resuming the crawl" in err and "the last run was stopped by SIGINT" in err
         urls = "1 URL" if len(queued) == 1 else f"{len(queued)} URLs"
         assert f"{urls} pending on" in err
     pages = fetched(net.hits, net)

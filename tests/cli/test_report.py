@@ -22,7 +22,7 @@ from crawler.cli.report import (
     run_stats,
     summary,
 )
-from crawler.cli.resuming import resume_advice, resume_note
+from crawler.cli.resuming import how_it_ended, last_ended, resume_advice, resume_note
 from crawler.cli.summary_document import robots_dated
 from crawler.config import LimitsConfig
 from crawler.frontier import QueuedUrl
@@ -597,3 +597,19 @@ def test_a_robots_txt_this_run_did_not_ask_for_says_when_it_was_fetched() -> Non
     assert robots_dated(host(robots="status 200"), kept, kept.fetched_at).robots == "status 200"
     assert robots_dated(host(robots="not fetched"), None, began).robots == "not fetched"
     assert robots_dated(host(robots="status 404"), kept, began).robots == "status 404"
+
+
+def test_how_the_last_run_ended_comes_from_its_summary_then_the_state() -> None:
+    disk_full = {"clean": False, "reason": "disk full"}
+    assert how_it_ended(disk_full, clean=True) == "stopped because the disk was full"
+    assert how_it_ended({"clean": False, "reason": "SIGTERM"}, clean=True) == (
+        "was stopped by SIGTERM"
+    )
+    assert how_it_ended({"clean": True, "reason": "finished"}, clean=False) == "ended cleanly"
+    assert how_it_ended(None, clean=True) == "ended cleanly"
+    assert how_it_ended(None, clean=False) == "did not end cleanly (killed?)"
+    # A summary of another run (a killed run wrote none of its own) says nothing of the last.
+    document = {"run": {"number": 3, "ended": disk_full}}
+    assert last_ended(document, 3) == disk_full
+    assert last_ended(document, 4) is None
+    assert last_ended({"run": {"number": 4, "ended": None}}, 4) is None

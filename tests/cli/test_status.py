@@ -263,8 +263,8 @@ def test_status_of_a_run_that_ended_names_it_its_times_and_what_comes_next() -> 
     text = status_text(Status(written, Path("d/summary.json"), False), Path("d"), NOW + 5)
     lines = text.splitlines()
     assert lines[0] == (
-        "the last run in d: run 2, 2024-01-01 00:00:40 UTC to 00:01:40 UTC (1.0 min), "
-        "stopped by SIGINT"
+        "the last run in d: run 2, 2024-01-01 00:00:40 UTC to 00:01:40 UTC (1.0 min); "
+        "it was stopped by SIGINT"
     )
     assert lines[1].startswith("crawl finished after 90.0 s (2 runs): 20 pages")
     assert lines[-1] == "resume: the same command goes on"

@@ -24,6 +24,7 @@ class CountingSink:
     def __init__(self) -> None:
         self.stored = 0
         self.flushes = 0
+        self.failed = False
 
     def page(self, record: PageRecord) -> None:
         pass
@@ -153,3 +154,42 @@ def test_a_robots_event_is_committed_before_the_requests_after_it() -> None:
     checkpoints.before_requests()
     checkpoints.before_requests()
     assert state.commits == 1
+
+
+def skipped(stats: CrawlStats) -> int:
+    return sum(stats.skips.values())
+
+
+def test_the_books_balance_with_a_skip_of_a_queued_url_not_yet_stored() -> None:
+    """A queued URL skipped at its turn (robots.txt): until its skip is stored, the state still
+    queues it and a resumed crawl skips it again, so the books count it queued, not skipped."""
+    state = CountingState()
+    index = CountingSink()
+    checkpoints = Checkpointer(state, [index], interval=60.0)
+    stats = CrawlStats(met=2, queued=2)
+    checkpoints.start(stats)
+    fetched_one, skipped_one = leased(state, "1", "2")
+    stats.fetched += 1
+    stats.pages += 1
+    stats.queued -= 1
+    checkpoints.handed()
+    checkpoints.finished(fetched_one)
+    stats.skips["disallowed by robots.txt"] += 1
+    stats.queued -= 1
+    checkpoints.handed()
+    checkpoints.finished(skipped_one, skipped="disallowed by robots.txt")
+
+    def balanced(books: CrawlStats) -> bool:
+        return books.met == books.fetched + skipped(books) + books.queued
+
+    index.stored = 1  # the page's record stored, the skip's not yet
+    checkpoints.tick(0.0, stats)
+    books = checkpoints.books(stats)
+    assert (books.fetched, skipped(books)) == (1, 0)
+    assert skipped(stats) == 1  # the live figures are left as they are
+    books.queued += checkpoints.unsettled  # as the last commit counts them
+    assert balanced(books)
+    # A stop now: the state queues the skipped URL again, and the figures say so.
+    checkpoints.close(stats, [], clean=True)
+    assert (stats.fetched, skipped(stats), stats.queued) == (1, 0, 1) and balanced(stats)
+    assert state.frontier.leased() == 1
