@@ -39,6 +39,29 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@contextlib.contextmanager
+def listening(process: subprocess.Popen[bytes], port: int, name: str, log: Path) -> Iterator[None]:
+    """While `process` (a proxy started on 127.0.0.1:`port`) runs: entered once it accepts
+    connections (its `log` in the error if it never does), and stopped on the way out."""
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start: {log.read_text(errors='replace')}")
+            time.sleep(0.02)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @dataclass
 class ForwardProxy:
     port: int
@@ -79,20 +102,5 @@ def forward_proxy(directory: Path, username: str, password: str) -> Iterator[For
         stderr=subprocess.DEVNULL,
         preexec_fn=_die_with_parent,
     )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"tinyproxy did not start: {log.read_text(errors='replace')}")
-            time.sleep(0.02)
+    with listening(process, port, "tinyproxy", log):
         yield ForwardProxy(port, log)
-    finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

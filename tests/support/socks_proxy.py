@@ -13,14 +13,12 @@ from __future__ import annotations
 import contextlib
 import re
 import shutil
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from support.forward_proxy import _die_with_parent, _free_port
+from support.forward_proxy import _die_with_parent, _free_port, listening
 
 __all__ = ["MICROSOCKS", "SocksProxy", "socks_proxy"]
 
@@ -73,20 +71,5 @@ def socks_proxy(
             stderr=subprocess.STDOUT,
             preexec_fn=_die_with_parent,
         )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"microsocks did not start: {log.read_text(errors='replace')}")
-            time.sleep(0.02)
+    with listening(process, port, "microsocks", log):
         yield SocksProxy(port, log, source)
-    finally:
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
