@@ -287,7 +287,8 @@ async def _crawl_state(
             if signalled is not None
             else None
         )
-        summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
+        if full is None:  # else once the crawler has closed, in the room it kept
+            summary_json.write(ended=True, stopped_by=stopped_by, resume=advice)
         report = functools.partial(
             summary,
             crawler.stats,

@@ -39,7 +39,7 @@ from crawler.cli.summary_document import (
     summary_document,
 )
 from crawler.crawl.crawler import Crawler
-from crawler.errors import StateError
+from crawler.errors import StateError, no_room
 from crawler.stats import CrawlStats, HostReport
 
 __all__ = [
@@ -192,12 +192,16 @@ class SummaryWriter:
         self, *, ended: bool = False, stopped_by: str | None = None, resume: Sequence[str] = ()
     ) -> bool:
         """Write the summary as of now; False (and a warning, once) when it cannot be written:
-        the crawl goes on without it."""
+        the crawl goes on without it. A refresh that finds the disk full says nothing: the
+        crawl's own writes find it too and stop the crawl, which then writes the last summary
+        in the room it kept (crawler.output.reserve)."""
         try:
             write_summary(
                 self.path, self.document(ended=ended, stopped_by=stopped_by, resume=resume)
             )
         except OSError as error:
+            if not ended and no_room(error) is not None:
+                return False
             if not self._warned:
                 self._warned = True
                 log.warning("cannot write %s: %s", self.path, error.strerror or error)

@@ -242,7 +242,7 @@ class OutputConfig:
     min_free_space: int = _spec(100_000_000, minimum=0)
     """Bytes free in the data directory's filesystem below which a crawl refuses to start (0:
     no check), rather than meeting a full disk an hour in."""
-    disk_reserve: int = _spec(4_000_000, minimum=0)
+    disk_reserve: int = _spec(32_000_000, minimum=0)
     """Bytes a crawl holds in DIR/disk-reserve while it runs and gives back as it stops, so that
     what it holds in memory when the disk fills (half for the sinks' last batches, then the
     state's last commit and summary.json) still has room. 0: none."""

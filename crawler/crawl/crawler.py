@@ -242,16 +242,17 @@ class Crawler:
                 # Room for what the sinks kept when the disk filled; the rest waits for the state.
                 self._reserve.give_half()
             for sink in self._sinks:
-                # Every sink gets closed, even after one fails; the first failure is raised after.
-                # The index's close waits for its writer thread to commit the last batch.
+                # Every sink gets closed, even after one fails; the first failure raised after.
                 try:
                     await asyncio.to_thread(sink.close)
                 except OutputError as closing:
                     failure = failure or closing
             if self._reserve is not None:
-                # Given back once the sinks are closed (a full disk: they stored all they could),
-                # so the state's last commit, which marks done what they stored, has room.
+                # Given back once the sinks are closed (a full disk: they stored all they could):
+                # room for the state's last commit, which marks done what they stored, with what
+                # a commit that found the disk full lost.
                 self._reserve.release()
+                self._state.write_again()
             if self._clock.started:  # a run began
                 # What the sinks stored is settled; a URL whose record they lost stays queued.
                 scheduler = self._parts.scheduler

@@ -19,15 +19,17 @@ from pathlib import Path
 __all__ = ["RESERVE_NAME", "DiskReserve", "free_space_problem"]
 
 RESERVE_NAME = "disk-reserve"
+_BLOCK = 4096
 
 
 class DiskReserve:
     """DIR/disk-reserve, `size` bytes really allocated (a sparse file would give nothing back).
-    Best effort: a disk without that much room holds what it could."""
+    Best effort: a disk without that much room holds half of what it has free (a crawl resumed
+    on a disk it filled before, with little freed), the other half for the crawl."""
 
     def __init__(self, directory: Path, size: int) -> None:
         self.path = directory / RESERVE_NAME
-        self.size = size
+        self.size = 0
         self.held = False
         if size <= 0:
             return
@@ -36,14 +38,25 @@ class DiskReserve:
         except OSError:
             return
         try:
-            os.posix_fallocate(fd, 0, size)
-            self.held = True
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
-            self.release()
+            self._allocate(fd, size)
         finally:
             os.close(fd)
+        if not self.held:
+            self.release()
+
+    def _allocate(self, fd: int, size: int) -> None:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # what an earlier crawl left counts as free
+                room = os.fstatvfs(fd)
+                size = min(size, room.f_bavail * room.f_frsize // 2) // _BLOCK * _BLOCK
+                if size > 0:
+                    os.posix_fallocate(fd, 0, size)
+                    self.size, self.held = size, True
+            return
+        self.size, self.held = size, True
 
     def give_half(self) -> None:
         """Give half the room back, the rest kept for the writes after: the sinks' kept batches

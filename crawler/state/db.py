@@ -52,6 +52,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from crawler.errors import StateDiskFullError, StateError, no_room
 from crawler.runtime import background_thread
@@ -62,6 +63,9 @@ SCHEMA_VERSION = 7
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
+KEPT_VALUES = 4_000_000
+"""Most values of an uncommitted transaction kept to run again after a full disk (about 100 MB
+at most; half a second of a fast crawl keeps a few thousand)."""
 
 _HELD_TABLE = ("CREATE TABLE held (url TEXT PRIMARY KEY, depth INTEGER NOT NULL)",)
 _FETCHES_TABLE = (
@@ -242,6 +246,32 @@ def check_state_file(path: Path) -> None:
         raise damaged_state(path, " ".join(str(verdict).split()))
 
 
+class _RecordingConnection(sqlite3.Connection):
+    """A connection that keeps, while `since_commit` is a list, every statement run through it
+    with its values: those of the transaction not committed yet, which a full disk may undo
+    (`StateDb.failed`) and the crawl runs again once it has made room."""
+
+    since_commit: list[tuple[str, Any, bool]] | None = None
+    values_kept = 0
+    """Values (or rows) in `since_commit`: a bound on the memory it takes."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        if self.since_commit is not None:
+            # A copy: a store clears its buffers once written.
+            values = tuple(parameters)
+            self.since_commit.append((sql, values, False))
+            self.values_kept += len(values)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        if self.since_commit is not None:
+            rows = list(parameters)
+            self.since_commit.append((sql, rows, True))
+            self.values_kept += len(rows)
+            return super().executemany(sql, rows)
+        return super().executemany(sql, parameters)
+
+
 class StateDb:
     """The connection, the schema, and the commit that writes every store's buffer."""
 
@@ -250,13 +280,19 @@ class StateDb:
         self._writers: list[Writer] = []
         self.held_at_last_commit = False
         """A write found the disk full: the file stays as the last commit left it, as after a
-        kill then, and nothing more is written (see `failed`)."""
+        kill then, and nothing more is written until the crawl has made room (see `failed`)."""
+        self._since_commit: list[tuple[str, Any, bool]] | None = []
+        """The statements of the transaction not committed yet (`_RecordingConnection`); None
+        once they passed `KEPT_VALUES` (a first commit of a million seeds, say), until the
+        commit: a full disk then holds the file at the last commit."""
         if path.exists():
             check_state_file(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Autocommit mode: transactions are begun and ended explicitly below.
-            self.connection = sqlite3.connect(path, isolation_level=None)
+            self.connection = sqlite3.connect(
+                path, isolation_level=None, factory=_RecordingConnection
+            )
         except (OSError, sqlite3.Error) as error:
             raise StateError(f"cannot open crawl state {path}: {error}") from error
         try:
@@ -306,11 +342,26 @@ class StateDb:
         connection = self.connection
         if self.held_at_last_commit:
             return
+        assert isinstance(connection, _RecordingConnection)
         try:
             if not connection.in_transaction:
                 connection.execute("BEGIN IMMEDIATE")
-            for writer in self._writers:
-                writer(connection)
+            since_commit = connection.since_commit = self._since_commit
+            try:
+                for writer in self._writers:
+                    mark = len(since_commit) if since_commit is not None else 0
+                    try:
+                        writer(connection)
+                    except sqlite3.Error:
+                        # A writer clears its buffers once all its statements ran: those it
+                        # ran hold them still, and are to run again from there.
+                        if since_commit is not None:
+                            del since_commit[mark:]
+                        raise
+            finally:
+                connection.since_commit = None
+                if connection.values_kept > KEPT_VALUES:
+                    self._since_commit = None
         except sqlite3.Error as error:
             raise self.failed(error) from error
 
@@ -322,6 +373,33 @@ class StateDb:
             self.connection.execute("COMMIT")
         except sqlite3.Error as error:
             raise self.failed(error) from error
+        self._forget_since_commit()
+
+    def _forget_since_commit(self) -> None:
+        self._since_commit = []
+        assert isinstance(self.connection, _RecordingConnection)
+        self.connection.values_kept = 0
+
+    def write_again(self) -> None:
+        """After a full disk, once the crawl has made room (crawler.output.reserve): run again
+        the statements of the transaction the full disk undid, so the next commit stores them
+        with what the stores buffered since. A disk still full holds the file at the last commit,
+        as before (the crawl has said the disk is full already)."""
+        if not self.held_at_last_commit or self._since_commit is None:
+            return
+        self.held_at_last_commit = False
+        connection = self.connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            for sql, parameters, many in self._since_commit:
+                if many:
+                    connection.executemany(sql, parameters)
+                else:
+                    connection.execute(sql, parameters)
+        except sqlite3.Error as error:
+            failure = self.failed(error)
+            if not isinstance(failure, StateDiskFullError):
+                raise failure from error
 
     def failed(self, error: Exception) -> StateError:
         """The error to raise for `error`; the transaction since the last commit is dropped, so
@@ -330,7 +408,8 @@ class StateDb:
         and what the stores had buffered for it is gone; a later commit would mark done pages
         whose links were in it, or save figures that count URLs the file lacks. As it stands,
         the file is what a kill at the last commit leaves, which a resumed crawl goes on from
-        with its books balanced."""
+        with its books balanced, unless `write_again` stores the lost transaction once the crawl
+        has made room."""
         reason = no_room(error)
         if reason is not None:
             self.held_at_last_commit = True
@@ -338,6 +417,7 @@ class StateDb:
                 if self.connection.in_transaction:
                     self.connection.execute("ROLLBACK")
             return StateDiskFullError(self.path, reason)
+        self._forget_since_commit()
         try:
             if self.connection.in_transaction:
                 self.connection.execute("ROLLBACK")

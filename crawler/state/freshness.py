@@ -133,8 +133,8 @@ class SqliteFreshnessStore:
 
     def histories(self) -> Iterator[PageHistory]:
         connection = self._db.connection
+        self._db.write()
         try:
-            self._write(connection)
             rows = connection.execute(
                 "SELECT url, visits, changes, observed, observed_changed, changefreq, priority "
                 "FROM page_history"
@@ -158,19 +158,20 @@ class SqliteFreshnessStore:
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._revisits:
             connection.executemany(_REVISIT, self._revisits)
-            self._revisits.clear()
         if self._listed:
             connection.executemany(
                 _LISTED, [(url, freq, priority) for url, (freq, priority) in self._listed.items()]
             )
-            self._listed.clear()
         if self._dirty_trust:
             rows = []
             for origin in sorted(self._dirty_trust):
                 trust = self._trust[origin]
                 rows.append((origin, trust.level, trust.right, trust.since, trust.reason))
             connection.executemany(_TRUST, rows)
-            self._dirty_trust.clear()
+        # Cleared once all ran (crawler.state.db: a failed write runs again from them).
+        self._revisits.clear()
+        self._listed.clear()
+        self._dirty_trust.clear()
 
     def __repr__(self) -> str:
         return f"SqliteFreshnessStore({len(self._trust)} origins judged)"

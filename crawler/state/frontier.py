@@ -234,21 +234,23 @@ class SqliteFrontier:
         # kind in turn keeps every row's history.
         # A few statements per kind, rows bound (crawler._sqlite). An id updated twice keeps
         # its last update: within one statement the order of its rows is not the order applied.
+        # The buffers are cleared once every statement ran (crawler.state.db: a failed write
+        # runs again from them).
         if self._new_origins:
             write_rows(
                 connection, "INSERT INTO origins (id, origin) {values}", self._new_origins, 2
             )
-            self._new_origins.clear()
         if self._inserts:
             write_rows(connection, _INSERT, self._inserts, 8)
-            self._inserts.clear()
         if self._updates:
             last = {row[-1]: row for row in self._updates}
             write_rows(connection, _UPDATE, list(last.values()), 7)
-            self._updates.clear()
         if self._deletes:
             write_rows(connection, _DELETE, self._deletes, 1)
-            self._deletes.clear()
+        self._new_origins.clear()
+        self._inserts.clear()
+        self._updates.clear()
+        self._deletes.clear()
 
     def __repr__(self) -> str:
         return (

@@ -201,6 +201,10 @@ class CrawlState(Protocol):
     def commit(self) -> None:
         """Make everything put so far durable, at once: a kill loses none of it."""
 
+    def write_again(self) -> None:
+        """After a commit found the disk full, once the crawl has made room: the next commit
+        stores what that one could not (a disk still full keeps the state at its last commit)."""
+
     def close(self) -> None:
         """Commit, then let go of what the state holds. Idempotent."""
 
@@ -283,6 +287,9 @@ class MemoryCrawlState:
         return False
 
     def commit(self) -> None:
+        pass
+
+    def write_again(self) -> None:
         pass
 
     def close(self) -> None:

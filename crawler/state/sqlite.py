@@ -106,6 +106,10 @@ class SqliteCrawlState:
             raise StateError(f"crawl state {self.path} is closed")
         self._db.commit()
 
+    def write_again(self) -> None:
+        if not self._closed:
+            self._db.write_again()
+
     def close(self) -> None:
         if self._closed:
             return

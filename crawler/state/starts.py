@@ -89,9 +89,10 @@ class SqliteStartLog:
             write_rows(
                 connection, "INSERT INTO start_origins (id, origin) {values}", self._new_origins, 2
             )
-            self._new_origins.clear()
         rows = [(origin_id, _packed(starts)) for origin_id, starts in self._pending.items()]
         write_rows(connection, "INSERT INTO starts (origin_id, data) {values}", rows, 2)
+        # Cleared once both ran (crawler.state.db: a failed write runs again from them).
+        self._new_origins.clear()
         self._pending.clear()
         self._waiting = 0
         self._flushed_at = now

@@ -283,12 +283,13 @@ class SqliteRunStore:
     def _write(self, connection: sqlite3.Connection) -> None:
         if self._new_seeds:
             connection.executemany("INSERT INTO seeds (url) VALUES (?)", self._new_seeds)
-            self._new_seeds.clear()
         if self._values:
             connection.executemany(
                 "INSERT OR REPLACE INTO run (key, value) VALUES (?, ?)", self._values.items()
             )
-            self._values.clear()
+        # Cleared once both ran (crawler.state.db: a failed write runs again from them).
+        self._new_seeds.clear()
+        self._values.clear()
 
 
 class SqliteHeldUrls(MemoryHeldUrls):
@@ -373,8 +374,8 @@ class SqliteFetchLog:
 
     def latest(self) -> Iterator[QueuedUrl]:
         connection = self._db.connection
+        self._db.write()
         try:
-            self._write(connection)
             connection.execute(_DROP_SUPERSEDED)
             # A cursor, not a list: a million URLs' rows need not all be in memory at once.
             rows = connection.execute(_LATEST_FETCHES)
@@ -387,7 +388,7 @@ class SqliteFetchLog:
 
     def __len__(self) -> int:
         if self._count is None:
-            self._write(self._db.connection)
+            self._db.write()
             row = self._db.connection.execute("SELECT count(DISTINCT url) FROM fetches").fetchone()
             self._count = int(row[0])
         return self._count
