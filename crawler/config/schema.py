@@ -244,7 +244,7 @@ class OutputConfig:
     no check), rather than meeting a full disk an hour in."""
     disk_reserve: int = _spec(32_000_000, minimum=0)
     """Bytes a crawl holds in DIR/disk-reserve while it runs and gives back as it stops, so that
-    what it holds in memory when the disk fills (half for the sinks' last batches, then the
+    what it holds in memory when the disk fills (3/4 for the sinks' last records, then the
     state's last commit and summary.json) still has room. 0: none."""
 
 

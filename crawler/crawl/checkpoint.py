@@ -23,14 +23,20 @@ commit); in between, as soon as a sink has stored more (the index's writer threa
 a moment after the flush handed it over), mark those URLs done and commit. So a URL is marked
 done about one interval after it finished, at most two. `close()` settles once the sinks are
 closed, and records whether the run ended cleanly.
+
+A full disk met by a sink or the state is kept as `full`, not raised: the crawl then stops as on
+SIGTERM (crawler.crawl.scheduler), its requests in flight finishing, their records kept in memory
+by the sinks and the state, which write them at the close, once the crawl has made room
+(crawler.output.reserve).
 """
 
 from __future__ import annotations
 
 import copy
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from crawler.errors import DiskFullError
 from crawler.frontier import QueuedUrl
 from crawler.http.cookies import CookieJar
 from crawler.output.sinks import ArchiveSink, PageSink
@@ -72,6 +78,8 @@ class Checkpointer:
         self._pace_moved = False
         self.next_at = 0.0
         """When the next checkpoint is due (epoch seconds on the crawl's clock)."""
+        self.full: DiskFullError | None = None
+        """The first full disk met (see the module doc)."""
 
     def start(self, stats: CrawlStats) -> None:
         """The run begins with `stats` (the runs' before carried over)."""
@@ -104,14 +112,25 @@ class Checkpointer:
         wave of robots.txt answers waits for `before_requests`)."""
         if self._pace_moved:
             self._pace_moved = self._robots_moved = False
-            self._commit()
+            self._keeping_full(self._commit)
 
     def before_requests(self) -> None:
         if self._robots_moved or self._pace_moved:
             self._robots_moved = self._pace_moved = False
-            self._commit()
+            self._keeping_full(self._commit)
 
     def tick(self, now: float, stats: CrawlStats) -> None:
+        self._keeping_full(lambda: self._tick(now, stats))
+
+    def _keeping_full(self, work: Callable[[], None]) -> None:
+        if self.full is not None:
+            return  # the crawl is stopping: what is in memory waits for the close
+        try:
+            work()
+        except DiskFullError as full:
+            self.full = full
+
+    def _tick(self, now: float, stats: CrawlStats) -> None:
         if now >= self.next_at:
             self._settle()
             for sink in self._sinks:

@@ -240,7 +240,7 @@ class Crawler:
             await self._fetcher.close()
             if self._reserve is not None:
                 # Room for what the sinks kept when the disk filled; the rest waits for the state.
-                self._reserve.give_half()
+                self._reserve.give_sinks_share()
             for sink in self._sinks:
                 # Every sink gets closed, even after one fails; the first failure raised after.
                 try:

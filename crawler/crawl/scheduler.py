@@ -147,6 +147,8 @@ class Scheduler:
                     self._launch_due(launcher, now)
                 self.update_stats(now)
                 self._checkpoints.tick(now, self._stats)
+                if self._checkpoints.full is not None and not self.stopping:
+                    self.stop()  # a full disk: what is in flight finishes, its records kept
                 if self._background is not None and self._background.done():
                     self._background.result()  # a lost state server ends the crawl here
                 if not self._tasks:
@@ -181,6 +183,8 @@ class Scheduler:
                     handle.cancel()
             self.ended_cleanly = all(task.done() for task in self._tasks)
             self.update_stats(self._clock.now())
+        if self._checkpoints.full is not None:
+            raise self._checkpoints.full
 
     def _launch_due(self, launcher: Launcher, now: float) -> None:
         if not self._coordination.may_launch():
@@ -343,15 +347,13 @@ class Scheduler:
             self._schedule.put(host.origin, at)
 
     def claimed(self, host: Host, at: float) -> None:
-        """The coordination handed `host` to this process (a shared crawl's worker claimed it):
-        it is due at `at`."""
+        """The coordination handed `host` to this process (a shared crawl's claim), due at `at`."""
         self._schedule.put(host.origin, at)
         self._wake.set()
 
     def _room_to_claim(self) -> int:
-        if self.stopping:
-            return 0
-        return max(0, self._concurrency - self.requests_in_flight - len(self.turns))
+        in_use = self.requests_in_flight + len(self.turns)
+        return 0 if self.stopping else max(0, self._concurrency - in_use)
 
     def start(self, host: Host, now: float) -> Slot:
         """A request to `host` starts at `now`: its hold on the host."""
@@ -371,9 +373,8 @@ class Scheduler:
         slot = Slot(host, self._politeness, ended)
         starts = self._starts
         if len(starts) > 4 * self.requests_in_flight + 1024:
-            # Ended requests behind a straggler stay until it ends: drop them now and then, so
-            # the deque keeps to a few times the requests in flight (amortised: one pass per
-            # thousand starts or more).
+            # Ended requests behind a straggler stay until it ends: dropped now and then (one
+            # pass per thousand starts or more), the deque a few times the requests in flight.
             starts = self._starts = deque(entry for entry in starts if not entry[1].released)
         starts.append((now, slot))
         return slot
@@ -383,8 +384,7 @@ class Scheduler:
         self._slow_count -= slot.slow
 
     def _server_request_ended(self, host: Host, slot: Slot) -> None:
-        """A request to a server paced by politeness.per_server ended: the hosts parked while it
-        was at its cap are scheduled again."""
+        """A request to a server paced by politeness.per_server ended: its parked hosts go on."""
         self._request_ended(slot)
         assert self.servers is not None and host.server is not None
         self.servers.ended(host.server)

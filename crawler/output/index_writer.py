@@ -81,9 +81,6 @@ class IndexWriter:
         self.unindexed += sum(
             isinstance(record, PageRecord) and keeps_text(record) for record in batch
         )
-        if self.unindexed >= INDEX_CHUNK_PAGES:
-            # Batches come faster than the lulls between them: the entries are made meanwhile.
-            self.index_some()
 
     def index_some(self) -> None:
         """One chunk of the stored pages made searchable."""
@@ -163,6 +160,11 @@ def main() -> int:
             send(answers, answer if writer.error is None else ("error", writer.error))
             if message is None:
                 return 0
+            if writer.unindexed >= INDEX_CHUNK_PAGES:
+                # Batches come faster than the lulls between them: the entries are made
+                # meanwhile, once the batch is answered: a chunk that fails (a full disk) is the
+                # next answer's error, and the batch stays stored.
+                writer.attempt(writer.index_some)
     finally:
         writer.close()
 

@@ -4,9 +4,11 @@ A full disk fails a write of whichever file comes first; what the crawl then hol
 (the sinks' last batches, the state's last commit, summary.json) has nowhere to go, and a
 resumed crawl would fetch those pages again. So a crawl holds `DiskReserve`: a file of
 `output.disk_reserve` bytes, allocated at the start and given back as the crawl ends, for the
-writes of the stop: half for the batches the sinks kept in memory when the disk filled
-(crawler.output.handoff), then the rest for the state's last commit, which marks their URLs
-done. `free_space_problem` is the check before a crawl starts (`output.min_free_space`).
+writes of the stop: three quarters for the records the sinks kept in memory when the disk
+filled (crawler.output.handoff: up to the batches waiting for the writer and the pages in flight
+at the fault, some 800 records, 8 MB of index at 3 KB of text a page), then the rest for the
+state's last commit, which marks their URLs done, and summary.json. `free_space_problem` is
+the check before a crawl starts (`output.min_free_space`).
 """
 
 from __future__ import annotations
@@ -58,13 +60,13 @@ class DiskReserve:
             return
         self.size, self.held = size, True
 
-    def give_half(self) -> None:
-        """Give half the room back, the rest kept for the writes after: the sinks' kept batches
-        take the first half, the state's last commit the second (crawler.crawl.crawler)."""
+    def give_sinks_share(self) -> None:
+        """Give the sinks' share of the room back, the rest kept for the writes after: the
+        state's last commit (crawler.crawl.crawler)."""
         if not self.held:
             return
         with contextlib.suppress(OSError):
-            os.truncate(self.path, self.size // 2)
+            os.truncate(self.path, self.size // 4)
 
     def release(self) -> bool:
         """Give the room back; True when there was some to give (once)."""

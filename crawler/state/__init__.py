@@ -3,6 +3,7 @@ where it was, fetching nothing twice beyond what was in flight.
 
     interface.py  CrawlState (the stores and `commit`), RunStore, the memory versions
     db.py         DIR/state.sqlite: the schema, the connection and the commit (StateDb)
+    uncommitted.py  the statements since the last commit, run again after a full disk
     sqlite.py     the same stores on it (SqliteCrawlState), open_state
     frontier.py   the SQLite frontier (pending URLs on disk, a working set per host)
     seen.py       the SQLite seen set

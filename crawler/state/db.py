@@ -52,10 +52,10 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from crawler.errors import StateDiskFullError, StateError, no_room
 from crawler.runtime import background_thread
+from crawler.state.uncommitted import KEPT_VALUES, RecordingConnection, Statement
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
 
@@ -63,9 +63,6 @@ SCHEMA_VERSION = 7
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
-KEPT_VALUES = 4_000_000
-"""Most values of an uncommitted transaction kept to run again after a full disk (about 100 MB
-at most; half a second of a fast crawl keeps a few thousand)."""
 
 _HELD_TABLE = ("CREATE TABLE held (url TEXT PRIMARY KEY, depth INTEGER NOT NULL)",)
 _FETCHES_TABLE = (
@@ -246,32 +243,6 @@ def check_state_file(path: Path) -> None:
         raise damaged_state(path, " ".join(str(verdict).split()))
 
 
-class _RecordingConnection(sqlite3.Connection):
-    """A connection that keeps, while `since_commit` is a list, every statement run through it
-    with its values: those of the transaction not committed yet, which a full disk may undo
-    (`StateDb.failed`) and the crawl runs again once it has made room."""
-
-    since_commit: list[tuple[str, Any, bool]] | None = None
-    values_kept = 0
-    """Values (or rows) in `since_commit`: a bound on the memory it takes."""
-
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
-        if self.since_commit is not None:
-            # A copy: a store clears its buffers once written.
-            values = tuple(parameters)
-            self.since_commit.append((sql, values, False))
-            self.values_kept += len(values)
-        return super().execute(sql, parameters)
-
-    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
-        if self.since_commit is not None:
-            rows = list(parameters)
-            self.since_commit.append((sql, rows, True))
-            self.values_kept += len(rows)
-            return super().executemany(sql, rows)
-        return super().executemany(sql, parameters)
-
-
 class StateDb:
     """The connection, the schema, and the commit that writes every store's buffer."""
 
@@ -281,8 +252,10 @@ class StateDb:
         self.held_at_last_commit = False
         """A write found the disk full: the file stays as the last commit left it, as after a
         kill then, and nothing more is written until the crawl has made room (see `failed`)."""
-        self._since_commit: list[tuple[str, Any, bool]] | None = []
-        """The statements of the transaction not committed yet (`_RecordingConnection`); None
+        self._unreported: StateDiskFullError | None = None
+        """A full disk a `spill` met, for the next commit to raise."""
+        self._since_commit: list[Statement] | None = []
+        """The statements of the transaction not committed yet (`RecordingConnection`); None
         once they passed `KEPT_VALUES` (a first commit of a million seeds, say), until the
         commit: a full disk then holds the file at the last commit."""
         if path.exists():
@@ -291,7 +264,7 @@ class StateDb:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Autocommit mode: transactions are begun and ended explicitly below.
             self.connection = sqlite3.connect(
-                path, isolation_level=None, factory=_RecordingConnection
+                path, isolation_level=None, factory=RecordingConnection
             )
         except (OSError, sqlite3.Error) as error:
             raise StateError(f"cannot open crawl state {path}: {error}") from error
@@ -342,7 +315,7 @@ class StateDb:
         connection = self.connection
         if self.held_at_last_commit:
             return
-        assert isinstance(connection, _RecordingConnection)
+        assert isinstance(connection, RecordingConnection)
         try:
             if not connection.in_transaction:
                 connection.execute("BEGIN IMMEDIATE")
@@ -365,9 +338,20 @@ class StateDb:
         except sqlite3.Error as error:
             raise self.failed(error) from error
 
+    def spill(self) -> None:
+        """`write`, for a store whose buffer filled in the middle of the crawl's work (a page's
+        links): a full disk is not raised there but by the next commit, where the crawl stops."""
+        try:
+            self.write()
+        except StateDiskFullError as full:
+            self._unreported = full
+
     def commit(self) -> None:
         self.write()
         if self.held_at_last_commit:
+            unreported, self._unreported = self._unreported, None
+            if unreported is not None:
+                raise unreported
             return
         try:
             self.connection.execute("COMMIT")
@@ -377,7 +361,7 @@ class StateDb:
 
     def _forget_since_commit(self) -> None:
         self._since_commit = []
-        assert isinstance(self.connection, _RecordingConnection)
+        assert isinstance(self.connection, RecordingConnection)
         self.connection.values_kept = 0
 
     def write_again(self) -> None:

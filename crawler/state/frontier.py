@@ -175,7 +175,7 @@ class SqliteFrontier:
         queue.leased -= 1
         self._deletes.append((row_id,))
         if len(self._deletes) >= BUFFER_ROWS:
-            self._db.write()
+            self._db.spill()
         if not queue.pending and not queue.leased:
             # Safe to forget `loaded_to`: the origin has no row left that was read.
             del self._origins[queue.name]
@@ -209,7 +209,7 @@ class SqliteFrontier:
     def _insert(self, queue: _Origin, row_id: int, item: QueuedUrl) -> None:
         self._inserts.append((queue.id, row_id, *item_row(item)))
         if len(self._inserts) >= BUFFER_ROWS:
-            self._db.write()
+            self._db.spill()
 
     def _refill(self, queue: _Origin) -> None:
         if self._inserts or self._updates or self._deletes:

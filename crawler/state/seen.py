@@ -77,7 +77,7 @@ class SqliteSeenSet:
         self._filter.add(digest)
         self._size += 1
         if len(self._new) >= BUFFER_ROWS:
-            self._db.write()
+            self._db.spill()
         return True
 
     def __contains__(self, url: str) -> bool:
