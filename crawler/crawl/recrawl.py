@@ -15,6 +15,7 @@ from crawler.config import RecrawlConfig
 from crawler.crawl.admission import Admission
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
+from crawler.crawl.coordination import HostCoordination
 from crawler.crawl.decide import PASS_GAP, due_again, next_due, unchanged_by_lastmod
 from crawler.crawl.freshness import FreshnessLedger
 from crawler.crawl.revisits import revisit_intervals
@@ -39,6 +40,7 @@ class RecrawlPlan:
         "_clock",
         "_config",
         "_considered",
+        "_coordination",
         "_fresh_lastmods",
         "_ledger",
         "_state",
@@ -58,8 +60,10 @@ class RecrawlPlan:
         stats: CrawlStats,
         budget: PageBudget,
         ledger: FreshnessLedger,
+        coordination: HostCoordination,
     ) -> None:
         self._config = config
+        self._coordination = coordination
         self._ledger = ledger
         self._state = state
         self._admission = admission
@@ -79,12 +83,15 @@ class RecrawlPlan:
         """Pages not due in this pass whose host's sitemap lastmod is trusted: one it dates
         after the page's last fetch brings the page forward."""
 
-    def begin(self, pending: bool) -> int:
+    async def begin(self, pending: bool) -> int:
         """With recrawl.enabled, a recrawl pass: URLs due again are queued; unless the pass an
-        earlier run began still has URLs queued (`pending`: then this run goes on with it). How
-        many were queued again."""
+        earlier run began still has URLs queued (`pending`: then this run goes on with it). In a
+        shared crawl, the crawl's pass: those due when it began. How many were queued again."""
         if not self._config.enabled:
             return 0
+        shared = await self._coordination.recrawl_pass(self._clock.epoch0)
+        if shared is not None:
+            return self.begin_pass(shared)
         began = self._state.run.recrawl_began()
         if pending and began is not None:
             at, pages_before = began
@@ -138,6 +145,10 @@ class RecrawlPlan:
                 len(state.fetches),
             )
         return queued
+
+    async def refresh(self) -> None:
+        """Read again what was fetched (in a shared crawl, the other workers' fetches too)."""
+        await self._coordination.refresh_fetches()
 
     def _intervals(self) -> dict[str, float]:
         """Each page's revisit interval (none with recrawl.schedule uniform: recrawl.after)."""
