@@ -41,7 +41,6 @@ class RecrawlPlan:
         "_config",
         "_considered",
         "_coordination",
-        "_fresh_lastmods",
         "_ledger",
         "_state",
         "_stats",
@@ -73,9 +72,6 @@ class RecrawlPlan:
         self._budget = budget
         self.recrawling = False
         """This run makes or goes on with a recrawl pass."""
-        self._fresh_lastmods: dict[str, float] = {}
-        """In a recrawl: the lastmod of each URL fetched before, as the sitemaps read again in
-        this run give it."""
         self._considered: float | None = None
         """When this run last queued the URLs due (None: it has not): a URL due then and not
         fetched since was considered then."""
@@ -111,7 +107,8 @@ class RecrawlPlan:
         self._budget.started = 0
         stats.changes.clear()
         stats.lastmod_wrong.clear()
-        self._fresh_lastmods.clear()
+        # The lastmods the sitemaps read again in the pass give URLs fetched before.
+        state.freshness.forget_heard()
         return self.go_on(now)
 
     def go_on(self, now: float) -> int:
@@ -209,7 +206,7 @@ class RecrawlPlan:
         not due whose host's lastmod is trusted, dated after its last fetch, is due now."""
         waiting = self._waiting.pop(url, None)
         if waiting is None:
-            self._fresh_lastmods[url] = lastmod
+            self._state.freshness.heard(url, lastmod)
             return
         assert waiting.earlier is not None
         if lastmod > waiting.earlier.fetched_at and self._admission.queue_again(waiting):
@@ -226,7 +223,7 @@ class RecrawlPlan:
     def spares(self, item: QueuedUrl) -> bool:
         """Whether a sitemap read again in this pass says `item` has not changed since its last
         fetch: then it is done without a request (and not counted as met again)."""
-        lastmod = self._fresh_lastmods.pop(item.url, None)
+        lastmod = self._state.freshness.lastmod_heard(item.url)
         assert item.earlier is not None
         if lastmod is None or not unchanged_by_lastmod(lastmod, item.earlier):
             return False
@@ -239,7 +236,7 @@ class RecrawlPlan:
 
     def __repr__(self) -> str:
         state = "recrawling" if self.recrawling else "not recrawling"
-        return f"RecrawlPlan({state}, {len(self._fresh_lastmods)} lastmods heard)"
+        return f"RecrawlPlan({state}, {len(self._waiting)} pages a lastmod may bring forward)"
 
 
 def utc(epoch: float) -> str:

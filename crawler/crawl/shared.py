@@ -110,10 +110,10 @@ async def join_shared_crawl(
         except BaseException:
             await schedule.close()
             raise
-    fresh = schedule.fresh = SharedFreshness()
+    fresh = schedule.fresh = SharedFreshness(schedule.crawl.worker)
     frontier = ClaimedFrontier(schedule)
     state = SharedWorkerState(frontier=frontier, fetches=fresh.fetches, freshness=fresh.store)
-    recrawls = SharedRecrawls(schedule, fresh, config.recrawl.keep_fresh)
+    recrawls = SharedRecrawls(schedule, fresh, state.seen, config.recrawl.keep_fresh)
 
     def coordinate(hosts: HostTable) -> SharedHosts:
         return SharedHosts(

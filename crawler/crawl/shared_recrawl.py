@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 
 from crawler.crawl.recrawl import utc
+from crawler.frontier import SeenSet
 from crawler.state.shared.fresh import SharedFreshness
 from crawler.state.shared.schedule import SharedSchedule
 
@@ -28,11 +29,14 @@ log = logging.getLogger(__name__)
 class SharedRecrawls:
     """The recrawl pass this worker takes part in, and what it reads for it."""
 
-    __slots__ = ("_began", "_fresh", "_keep_fresh", "_schedule")
+    __slots__ = ("_began", "_fresh", "_keep_fresh", "_schedule", "_seen")
 
-    def __init__(self, schedule: SharedSchedule, fresh: SharedFreshness, keep_fresh: bool) -> None:
+    def __init__(
+        self, schedule: SharedSchedule, fresh: SharedFreshness, seen: SeenSet, keep_fresh: bool
+    ) -> None:
         self._schedule = schedule
         self._fresh = fresh
+        self._seen = seen
         self._keep_fresh = keep_fresh
         self._began: float | None = None
 
@@ -50,6 +54,10 @@ class SharedRecrawls:
         if self._schedule.buffered:
             await self._schedule.tick(0)
         await self._fresh.load(self._schedule.crawl)
+        # Known before, as in one process: what a sitemap lists of them may spare a revisit
+        # (crawler.crawl.sitemaps), and links to them are not offered in vain.
+        for url in self._fresh.fetches.rows:
+            self._seen.add(url)
 
     async def over(self) -> None:
         """The whole crawl has nothing left: the pass is over, unless it is kept fresh."""

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import valkey
 from aiohttp import web
 from support.commands import run_crawl
 from support.keyvalue import StateServer
@@ -25,6 +26,7 @@ HOSTS = ("127.0.1.81", "127.0.1.82", "127.0.1.83", "127.0.1.84")
 PAGES = tuple(f"/p{n}" for n in range(6))
 DELAY = 0.2
 DEADLINE = 60.0
+PREFIX = "cli-recrawl-kill/"
 
 
 class ChangingSite:
@@ -56,7 +58,7 @@ def worker_args(server: StateServer, seeds: Path, data: Path, *extra: str) -> li
         "--data",
         str(data),
         "-s",
-        "state.key_prefix=cli-recrawl-kill/",
+        f"state.key_prefix={PREFIX}",
         "-s",
         "state.heartbeat=1",
         "-s",
@@ -131,3 +133,15 @@ async def test_a_worker_killed_mid_pass_loses_no_revisit(
         )
         times = [hit.at for hit in asked if hit.host == ip]
         assert all(b - a >= DELAY - EPSILON for a, b in itertools.pairwise(times))
+    # What the recrawl keeps in the server goes with the rest at `crawl reset`.
+    client = valkey.Valkey(port=server.port)
+    try:
+        kept = {key.decode() for key in client.keys(f"{PREFIX}*")}
+        assert {f"{PREFIX}fetched", f"{PREFIX}changes"} <= kept, kept
+        status, _, err = await run_crawl(
+            "reset", "--state", server.url, "-s", f"state.key_prefix={PREFIX}", "--yes"
+        )
+        assert status == EXIT_OK, err
+        assert client.keys(f"{PREFIX}*") == []
+    finally:
+        client.close()

@@ -7,10 +7,12 @@ answered 304; a crawl kept fresh by two workers finds a change."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import itertools
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -78,20 +80,23 @@ def shared_config(server: StateServer, prefix: str, **recrawl: object) -> Config
     )
 
 
-async def work(config: Config, seeds: list[str], data: Path) -> list[PageRecord]:
-    async with Crawler(config, data_dir=data) as crawler:
-        return [record async for record in crawler.crawl(seeds)]
-
-
 async def two_workers(config: Config, seeds: list[str], tmp_path: Path) -> list[list[PageRecord]]:
-    return list(
-        await asyncio.wait_for(
-            asyncio.gather(
-                work(config, seeds[:1], tmp_path / "w0"), work(config, seeds[1:], tmp_path / "w1")
-            ),
-            timeout=DEADLINE,
+    """Two workers, both joined before either claims (the first would take every host)."""
+    async with contextlib.AsyncExitStack() as stack:
+        workers = [
+            await stack.enter_async_context(Crawler(config, data_dir=tmp_path / f"w{index}"))
+            for index in (0, 1)
+        ]
+
+        async def work(crawler: Crawler, seeds: list[str]) -> list[PageRecord]:
+            return [record async for record in crawler.crawl(seeds)]
+
+        return list(
+            await asyncio.wait_for(
+                asyncio.gather(work(workers[0], seeds[:1]), work(workers[1], seeds[1:])),
+                timeout=DEADLINE,
+            )
         )
-    )
 
 
 async def test_two_workers_recrawl_a_site_each_page_once_a_pass_conditionally(
@@ -153,13 +158,16 @@ async def test_two_workers_keep_a_changing_page_fresh(server: StateServer, tmp_p
         sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
         seeds = [net[ip].url("/") for ip in HOSTS]
         records: list[list[PageRecord]] = [[], []]
-        crawlers: list[Crawler] = []
+        stack = contextlib.AsyncExitStack()
+        # Both joined before either claims (the first would take every host).
+        crawlers = [
+            await stack.enter_async_context(Crawler(config, data_dir=tmp_path / f"w{index}"))
+            for index in (0, 1)
+        ]
 
         async def keep(index: int) -> None:
-            async with Crawler(config, data_dir=tmp_path / f"w{index}") as crawler:
-                crawlers.append(crawler)
-                async for record in crawler.crawl(seeds[index : index + 2]):
-                    records[index].append(record)
+            async for record in crawlers[index].crawl(seeds[index : index + 2]):
+                records[index].append(record)
 
         def asked(path: str, since: int = 0) -> int:
             return sum(1 for hit in net.hits[since:] if hit.path == path)
@@ -188,7 +196,10 @@ async def test_two_workers_keep_a_changing_page_fresh(server: StateServer, tmp_p
         finally:
             for crawler in crawlers:
                 crawler.stop()
-            await asyncio.wait_for(asyncio.gather(*tasks), timeout=DEADLINE)
+            try:
+                await asyncio.wait_for(asyncio.gather(*tasks), timeout=DEADLINE)
+            finally:
+                await stack.aclose()
     assert all(records), "both workers took part"
     visits = sorted(
         (record for record in records[0] + records[1] if record.url == changed),
@@ -206,3 +217,49 @@ async def test_two_workers_keep_a_changing_page_fresh(server: StateServer, tmp_p
             times = [hit.at for hit in net.hits if hit.host == ip and hit.path == path]
             gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
             assert min(gaps) >= 0.2 - EPSILON, (ip, path, gaps)
+
+
+async def test_a_sitemap_lastmod_spares_requests_whichever_worker_reads_the_pages(
+    server: StateServer, tmp_path: Path
+) -> None:
+    prefix = f"lastmod{next(_prefixes)}:"
+    ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    async with LoopbackWeb(*HOSTS) as net:
+        sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
+
+        def sitemaps(changed: str) -> None:
+            for ip in HOSTS:
+                site = net[ip]
+                site.robots(f"User-agent: *\nCrawl-delay: {DELAY}\nSitemap: /sitemap.xml\n")
+                entries = "".join(
+                    f"<url><loc>{site.url(path)}</loc><lastmod>"
+                    f"{'2100-01-01' if path == changed else '2020-01-01'}</lastmod></url>"
+                    for path in PAGES
+                )
+                site.text(
+                    "/sitemap.xml", f"<urlset {ns}>{entries}</urlset>", content_type="text/xml"
+                )
+
+        sitemaps("")
+        seeds = [net[ip].url("/") for ip in HOSTS]
+        config = replace(shared_config(server, prefix), sitemaps=make_config().sitemaps)
+        await two_workers(config, seeds, tmp_path)
+        sitemaps("/p1")  # the sitemaps say /p1 changed since (the future, for the test)
+        for site in sites.values():
+            site.change("/p1", "p1second")
+        net.hits.clear()
+        # recrawl.lastmod_trust always: every host's lastmod trusted.
+        recrawl = shared_config(server, prefix, enabled=True, after=0.0, lastmod_trust="always")
+        recrawl = replace(recrawl, sitemaps=make_config().sitemaps)
+        passes = await two_workers(recrawl, seeds, tmp_path)
+    assert all(passes), "both workers took part"
+    for ip in HOSTS:
+        paths = [path for path in net.paths(ip) if path != "/robots.txt"]
+        assert sorted(paths) == ["/", "/p1", "/sitemap.xml"], (ip, paths)
+    changed = [
+        record.url
+        for records in passes
+        for record in records
+        if record.change == "changed" and not record.url.endswith("/sitemap.xml")
+    ]
+    assert sorted(changed) == sorted(net[ip].url("/p1") for ip in HOSTS)

@@ -94,6 +94,7 @@ local function recrawl_pass(keys, args)
   at = num(now_us())
   redis.call('HSET', run, 'recrawl_at', at, 'recrawl_open', '1')
   redis.call('SET', p .. 'pages_started', 0)
+  redis.call('DEL', p .. 'lastmods', p .. 'lastmods_at')
   return {at, '1'}
 end
 
@@ -108,6 +109,45 @@ local function pass_over(keys, args)
   return 1
 end
 
+-- The lastmods the sitemaps read again in the pass give URLs fetched before, heard by every
+-- worker (whichever reads a page may be spared its request): `lastmods` maps a URL to its
+-- lastmod, `lastmods_at` scores it with its change number (run's lastmods_seq), as the cookies.
+
+-- crawler_heard(prefix, wid, url1, lastmod1, ...): `lastmods` keeps the worker that heard it, a
+-- newline, and the lastmod.
+local function heard(keys, args)
+  local p, wid = args[1], args[2]
+  for i = 3, #args - 1, 2 do
+    local seq = redis.call('HINCRBY', p .. 'run', 'lastmods_seq', 1)
+    redis.call('HSET', p .. 'lastmods', args[i], wid .. '\n' .. args[i + 1])
+    redis.call('ZADD', p .. 'lastmods_at', seq, args[i])
+  end
+  return 1
+end
+
+-- crawler_heard_since(prefix, seq): {the last change number, url1, lastmod1, ...}: those heard
+-- after change `seq`.
+local function heard_since(keys, args)
+  local p, since = args[1], tonumber(args[2])
+  local last = tonumber(redis.call('HGET', p .. 'run', 'lastmods_seq') or '0')
+  local out = {last}
+  if last <= since then
+    return out
+  end
+  for _, url in ipairs(redis.call('ZRANGE', p .. 'lastmods_at', '(' .. since, '+inf', 'BYSCORE')) do
+    local lastmod = redis.call('HGET', p .. 'lastmods', url)
+    if lastmod then
+      out[#out + 1] = url
+      out[#out + 1] = lastmod
+    end
+  end
+  return out
+end
+
+redis.register_function('crawler_heard', heard)
+redis.register_function{
+  function_name = 'crawler_heard_since', callback = heard_since, flags = {'no-writes'}
+}
 redis.register_function('crawler_revisit', revisit)
 redis.register_function('crawler_changes', changes)
 redis.register_function('crawler_pass', recrawl_pass)

@@ -91,6 +91,8 @@ class SharedFreshnessStore:
         self._fresh = fresh
         self.pages: dict[str, PageHistory] = {}
         self.trusted: dict[str, LastmodTrust] = {}
+        self.lastmods: dict[str, float] = {}
+        """The lastmods heard in this pass, by any worker (`SharedFreshness.read`)."""
 
     def revisited(self, url: str, interval: float, changed: bool) -> None:
         interval = max(0.0, interval)
@@ -120,6 +122,18 @@ class SharedFreshnessStore:
     def trusts(self) -> dict[str, LastmodTrust]:
         return dict(self.trusted)
 
+    def heard(self, url: str, lastmod: float) -> None:
+        self._fresh.heard[url] = repr(lastmod)
+        self.lastmods[url] = lastmod
+
+    def lastmod_heard(self, url: str) -> float | None:
+        return self.lastmods.pop(url, None)
+
+    def forget_heard(self) -> None:
+        """The pass's are read again, all of them (the server forgets the last pass's)."""
+        self.lastmods.clear()
+        self._fresh.heard_seen = 0
+
     def __repr__(self) -> str:
         return f"SharedFreshnessStore({len(self.pages)} pages, {len(self.trusted)} origins)"
 
@@ -128,13 +142,17 @@ class SharedFreshness:
     """This worker's buffers of what a recrawl learns, the commands that carry them, and the
     reads and calls of a recrawl pass (see the module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, worker: str) -> None:
+        self.worker = worker
         self.fetched: dict[str, str] = {}
         """URL -> its version and record, to write into `fetched`."""
         self.changes: list[object] = []
         self.hints: dict[str, str] = {}
         self.trust: dict[str, str] = {}
         self.revisits: list[object] = []
+        self.heard: dict[str, str] = {}
+        self.heard_seen = 0
+        """The server's last change number of `lastmods` this worker has read up to."""
         self.ended: set[str] = set()
         """URLs whose revisit's lease ended: their `revisits` mark goes."""
         self.loaded = False
@@ -154,7 +172,13 @@ class SharedFreshness:
     @property
     def buffered(self) -> bool:
         return bool(
-            self.fetched or self.changes or self.hints or self.trust or self.revisits or self.ended
+            self.fetched
+            or self.changes
+            or self.hints
+            or self.trust
+            or self.revisits
+            or self.heard
+            or self.ended
         )
 
     def take(self, prefix: str) -> tuple[Commands, Commands, Commands]:
@@ -170,15 +194,26 @@ class SharedFreshness:
             before.append(["HSET", f"{prefix}hints", *(p for kv in self.hints.items() for p in kv)])
         if self.trust:
             before.append(["HSET", f"{prefix}trust", *(p for kv in self.trust.items() for p in kv)])
+        if self.heard:
+            heard = (part for pair in self.heard.items() for part in pair)
+            before.append(["FCALL", "crawler_heard", 0, prefix, self.worker, *heard])
         offers: Commands = []
         if self.revisits:
             offers.append(["FCALL", "crawler_revisit", 0, prefix, *self.revisits])
         after: Commands = []
         if self.ended:
             after.append(["HDEL", f"{prefix}revisits", *sorted(self.ended)])
-        self._sent = (self.fetched, self.changes, self.hints, self.trust, self.revisits, self.ended)
+        self._sent = (
+            self.fetched,
+            self.changes,
+            self.hints,
+            self.trust,
+            self.revisits,
+            self.heard,
+            self.ended,
+        )
         self.fetched, self.changes, self.hints, self.trust = {}, [], {}, {}
-        self.revisits, self.ended = [], set()
+        self.revisits, self.heard, self.ended = [], {}, set()
         return before, offers, after
 
     def unsent(self) -> None:
@@ -186,14 +221,32 @@ class SharedFreshness:
         command is idempotent but the change counts, which may count a revisit twice)."""
         if not self._sent:
             return
-        fetched, changes, hints, trust, revisits, ended = self._sent
+        fetched, changes, hints, trust, revisits, heard, ended = self._sent
         self.fetched = {**fetched, **self.fetched}
         self.changes = changes + self.changes
         self.hints = {**hints, **self.hints}
         self.trust = {**trust, **self.trust}
         self.revisits = revisits + self.revisits
+        self.heard = {**heard, **self.heard}
         self.ended = ended | self.ended
         self._sent = ()
+
+    def read(self, prefix: str) -> list[object] | None:
+        """The command reading the lastmods the others heard since the last read; None before
+        a recrawl pass read the fetch log (no pass: nothing to hear)."""
+        if not self.loaded:
+            return None
+        return ["FCALL", "crawler_heard_since", 0, prefix, self.heard_seen]
+
+    def take_heard(self, reply: Any) -> None:
+        """Take what `read` brought back but this worker's own (which it holds already, or
+        has used: a lastmod is used once)."""
+        self.heard_seen = int(reply[0])
+        lastmods = self.store.lastmods
+        for url, value in zip(reply[1::2], reply[2::2], strict=True):
+            worker, _, lastmod = value.decode().partition("\n")
+            if worker != self.worker:
+                lastmods[url.decode()] = float(lastmod)
 
     # --- a recrawl pass's reads and calls ----------------------------------------------------
 

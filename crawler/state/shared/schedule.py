@@ -217,6 +217,10 @@ class SharedSchedule:
         self._holds = []
         if not commands:
             return None
+        hearing = fresh.read(prefix) if fresh is not None else None
+        if hearing is not None:  # after the claim: the lastmods heard of its URLs (as cookies)
+            commands.append(hearing)
+        heard_at = len(commands) - 1
         if cookies is not None:  # after the claim: the cookies its URLs' finders stored
             commands.append(cookies.read(prefix))
         self.ticks += 1
@@ -240,6 +244,8 @@ class SharedSchedule:
                 raise SharedStateError(f"state server {crawl.connection.address}: {reply}")
         if cookies is not None:
             cookies.take(replies[-1])
+        if fresh is not None and hearing is not None:
+            fresh.take_heard(replies[heard_at])
         return claim_from_reply(replies[claim_at]) if claiming else None
 
     async def read_cookies(self) -> None:
