@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from support.commands import run_crawl
 from support.crawling import make_config
 from support.keyvalue import StateServer
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb, Site
 
 from crawler import Crawler
+from crawler.cli.exits import EXIT_OK
 from crawler.config import Config
 from crawler.output.records import PageRecord
 
@@ -219,43 +221,55 @@ async def test_two_workers_keep_a_changing_page_fresh(server: StateServer, tmp_p
             assert min(gaps) >= 0.2 - EPSILON, (ip, path, gaps)
 
 
+def sitemaps(net: LoopbackWeb, changed: str = "") -> None:
+    """Each host's robots.txt names its sitemap, which dates every page in 2020 but `changed`,
+    dated in the future (a change since any fetch, for the test). Made afresh on each request, as
+    generated sitemaps are: never the same bytes (an unchanged sitemap is not read again)."""
+    ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    made = itertools.count()
+    for ip in HOSTS:
+        site = net[ip]
+        site.robots(f"User-agent: *\nCrawl-delay: {DELAY}\nSitemap: /sitemap.xml\n")
+        entries = "".join(
+            f"<url><loc>{site.url(path)}</loc><lastmod>"
+            f"{'2100-01-01' if path == changed else '2020-01-01'}</lastmod></url>"
+            for path in PAGES
+        )
+
+        def sitemap(request: web.Request, entries: str = entries) -> web.Response:
+            text = f"<urlset {ns}><!-- {next(made)} -->{entries}</urlset>"
+            return web.Response(text=text, content_type="text/xml")
+
+        site.routes["/sitemap.xml"] = sitemap
+
+
+def with_sitemaps(config: Config) -> Config:
+    return replace(config, sitemaps=make_config().sitemaps)
+
+
+def pages_asked(net: LoopbackWeb, ip: str) -> list[str]:
+    return sorted(path for path in net.paths(ip) if path != "/robots.txt")
+
+
 async def test_a_sitemap_lastmod_spares_requests_whichever_worker_reads_the_pages(
     server: StateServer, tmp_path: Path
 ) -> None:
     prefix = f"lastmod{next(_prefixes)}:"
-    ns = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
     async with LoopbackWeb(*HOSTS) as net:
         sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
-
-        def sitemaps(changed: str) -> None:
-            for ip in HOSTS:
-                site = net[ip]
-                site.robots(f"User-agent: *\nCrawl-delay: {DELAY}\nSitemap: /sitemap.xml\n")
-                entries = "".join(
-                    f"<url><loc>{site.url(path)}</loc><lastmod>"
-                    f"{'2100-01-01' if path == changed else '2020-01-01'}</lastmod></url>"
-                    for path in PAGES
-                )
-                site.text(
-                    "/sitemap.xml", f"<urlset {ns}>{entries}</urlset>", content_type="text/xml"
-                )
-
-        sitemaps("")
+        sitemaps(net)
         seeds = [net[ip].url("/") for ip in HOSTS]
-        config = replace(shared_config(server, prefix), sitemaps=make_config().sitemaps)
-        await two_workers(config, seeds, tmp_path)
-        sitemaps("/p1")  # the sitemaps say /p1 changed since (the future, for the test)
+        await two_workers(with_sitemaps(shared_config(server, prefix)), seeds, tmp_path)
+        sitemaps(net, "/p1")
         for site in sites.values():
             site.change("/p1", "p1second")
         net.hits.clear()
         # recrawl.lastmod_trust always: every host's lastmod trusted.
         recrawl = shared_config(server, prefix, enabled=True, after=0.0, lastmod_trust="always")
-        recrawl = replace(recrawl, sitemaps=make_config().sitemaps)
-        passes = await two_workers(recrawl, seeds, tmp_path)
+        passes = await two_workers(with_sitemaps(recrawl), seeds, tmp_path)
     assert all(passes), "both workers took part"
     for ip in HOSTS:
-        paths = [path for path in net.paths(ip) if path != "/robots.txt"]
-        assert sorted(paths) == ["/", "/p1", "/sitemap.xml"], (ip, paths)
+        assert pages_asked(net, ip) == ["/", "/p1", "/sitemap.xml"], ip
     changed = [
         record.url
         for records in passes
@@ -263,3 +277,44 @@ async def test_a_sitemap_lastmod_spares_requests_whichever_worker_reads_the_page
         if record.change == "changed" and not record.url.endswith("/sitemap.xml")
     ]
     assert sorted(changed) == sorted(net[ip].url("/p1") for ip in HOSTS)
+
+
+async def test_a_hosts_lastmod_trust_is_earned_for_the_crawl_and_shown_in_its_status(
+    server: StateServer, tmp_path: Path
+) -> None:
+    prefix = f"earned{next(_prefixes)}:"
+    async with LoopbackWeb(*HOSTS) as net:
+        sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
+        sitemaps(net)
+        seeds = [net[ip].url("/") for ip in HOSTS]
+        await two_workers(with_sitemaps(shared_config(server, prefix)), seeds, tmp_path)
+        earned = with_sitemaps(
+            shared_config(
+                server,
+                prefix,
+                enabled=True,
+                after=0.0,
+                lastmod_confirmations=len(PAGES),
+                lastmod_sample=0.0,
+            )
+        )
+        # Not trusted yet: every page the lastmod claims unchanged is asked for, and each 304
+        # proves it right.
+        net.hits.clear()
+        await two_workers(earned, seeds, tmp_path)
+        for ip in HOSTS:
+            assert pages_asked(net, ip) == sorted(["/", "/sitemap.xml", *PAGES]), ip
+        status, out, err = await run_crawl(
+            "status", "--state", server.url, "-s", f"state.key_prefix={prefix}"
+        )
+        assert status == EXIT_OK, err
+        for ip in HOSTS:
+            assert f"lastmod {net[ip].origin}: trusted" in out, out
+        # Trusted, whichever worker earned it: its claims spare the requests.
+        sitemaps(net, "/p1")
+        for site in sites.values():
+            site.change("/p1", "p1second")
+        net.hits.clear()
+        await two_workers(earned, seeds, tmp_path)
+        for ip in HOSTS:
+            assert pages_asked(net, ip) == ["/", "/p1", "/sitemap.xml"], ip

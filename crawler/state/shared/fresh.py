@@ -34,6 +34,7 @@ __all__ = [
     "SharedFreshness",
     "SharedFreshnessStore",
     "SharedWorkerState",
+    "trust_of",
     "version_of",
 ]
 
@@ -46,6 +47,12 @@ SCAN_COUNT = 1000
 def version_of(earlier: Earlier) -> str:
     """A fetch's version, as `fetched` keeps it: its time, exactly as written."""
     return repr(earlier.fetched_at)
+
+
+def trust_of(text: str) -> LastmodTrust:
+    """A host's lastmod trust as `trust` keeps it."""
+    level, right, since, reason = json.loads(text)
+    return LastmodTrust(cast(TrustLevel, level), right, since, reason)
 
 
 def _text(item: QueuedUrl) -> str:
@@ -268,10 +275,7 @@ class SharedFreshness:
                 int(visits), int(changes), float(observed), float(observed_changed)
             )
             pages[url] = PageHistory(url, history, changefreq, priority)
-        trusted = {}
-        for origin, text in await _scan(crawl, f"{prefix}trust"):
-            level, right, since, reason = json.loads(text)
-            trusted[origin] = LastmodTrust(cast(TrustLevel, level), right, since, reason)
+        trusted = {origin: trust_of(text) for origin, text in await _scan(crawl, f"{prefix}trust")}
         self.fetches.rows, self.store.pages, self.store.trusted = rows, pages, trusted
         self.loaded = True
 
