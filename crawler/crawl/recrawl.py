@@ -4,7 +4,8 @@ the interval its estimated change rate earns within its host's budget (crawler.f
 recrawl.schedule uniform, after recrawl.after too). A sitemap read again in the pass may spare
 one, when it lists the URL with a lastmod no later than that fetch and its host's lastmod is
 trusted (crawler.crawl.freshness). A pass is durable before its first request: a run stopped or
-killed in it goes on with it."""
+killed in it goes on with it. A shared crawl's pass is the crawl's (crawler.crawl.shared_recrawl):
+every worker decides what is due at the time it began."""
 
 from __future__ import annotations
 
@@ -107,8 +108,7 @@ class RecrawlPlan:
         self._budget.started = 0
         stats.changes.clear()
         stats.lastmod_wrong.clear()
-        # The lastmods the sitemaps read again in the pass give URLs fetched before.
-        state.freshness.forget_heard()
+        state.freshness.forget_heard()  # what the last pass's sitemaps said is old news
         return self.go_on(now)
 
     def go_on(self, now: float) -> int:
