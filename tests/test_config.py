@@ -648,10 +648,6 @@ def test_what_is_no_duration(text: str) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (
-            ["recrawl.enabled=true", "state.backend=redis", "state.url=redis://127.0.0.1:1/0"],
-            "a shared crawl \\(state.backend redis\\) cannot recrawl yet",
-        ),
         (["recrawl.enabled=true", "state.durable=false"], "needs state.durable true"),
         (
             ["politeness.per_server=true", "state.backend=redis", "state.url=redis://h:1/0"],
@@ -683,6 +679,19 @@ def test_what_is_no_duration(text: str) -> None:
 def test_what_a_crawl_cannot_do_yet_is_refused_at_load(overrides: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(None, overrides)
+
+
+def test_a_shared_crawl_may_recrawl_and_be_kept_fresh() -> None:
+    config = load_config(
+        None,
+        [
+            "recrawl.keep_fresh=true",
+            "recrawl.enabled=true",
+            "state.backend=redis",
+            "state.url=redis://127.0.0.1:1/0",
+        ],
+    )
+    assert config.recrawl.keep_fresh and config.state.backend == "redis"
 
 
 def test_a_refusal_recovery_of_one_or_more_is_refused_with_its_key() -> None:

@@ -1,6 +1,7 @@
 """What a shared crawl's server holds, for the commands that are not workers:
-- `crawl status --state URL`: what the crawl is doing. Reads only: it joins nothing, and takes
-  one second (two readings, for the pages per second).
+- `crawl status --state URL`: what the crawl is doing, and each host's lastmod trust (its
+  recrawls'). Reads only: it joins nothing, and takes one second (two readings, for the pages
+  per second).
 - `crawl reset --state URL`: the shared crawl's --fresh. It deletes the crawl's keys (those under
   state.key_prefix), after asking; it refuses while a worker is alive, since that worker would go
   on with a crawl half gone."""
@@ -13,11 +14,15 @@ import sys
 from dataclasses import asdict
 
 from crawler.cli.exits import EXIT_OK
+from crawler.cli.status_trust import lastmod_trust_lines, trust_document
 from crawler.cli.text import fit_for
 from crawler.config import Config
+from crawler.crawl.freshness import lastmod_policy
 from crawler.errors import ConfigError, SharedStateError
+from crawler.freshness import LastmodTrust
 from crawler.monitor import served_at
 from crawler.runtime import run
+from crawler.state.shared.fresh import trust_of
 from crawler.state.shared.library import ClusterStatus, SharedCrawl
 from crawler.state.shared.resp import ReplyError, RespConnection
 
@@ -44,9 +49,11 @@ async def read_serving(connection: RespConnection, prefix: str) -> dict[str, str
     return dict(sorted(serving.items()))
 
 
-async def read_cluster(config: Config) -> tuple[ClusterStatus, ClusterStatus, dict[str, str]]:
-    """Two readings of the crawl's status, SAMPLE_SECONDS apart, and where its live workers
-    serve their status."""
+async def read_cluster(
+    config: Config,
+) -> tuple[ClusterStatus, ClusterStatus, dict[str, str], dict[str, LastmodTrust]]:
+    """Two readings of the crawl's status, SAMPLE_SECONDS apart, where its live workers
+    serve their status, and each host's lastmod trust (its recrawls')."""
     connection = await RespConnection.open(config.state.url)
     try:
         crawl = SharedCrawl(connection, config.state.key_prefix, "status")
@@ -70,7 +77,16 @@ async def read_cluster(config: Config) -> tuple[ClusterStatus, ClusterStatus, di
             )
         await asyncio.sleep(SAMPLE_SECONDS)
         last = await crawl.status()
-        return first, last, await read_serving(connection, config.state.key_prefix)
+        serving = await read_serving(connection, config.state.key_prefix)
+        try:
+            found = await connection.execute("HGETALL", f"{config.state.key_prefix}trust")
+        except ReplyError as error:
+            raise SharedStateError(f"state server {connection.address}: {error}") from None
+        trusts = {
+            origin.decode(): trust_of(text.decode())
+            for origin, text in sorted(zip(found[::2], found[1::2], strict=True))
+        }
+        return first, last, serving, trusts
     finally:
         connection.close()
 
@@ -111,17 +127,20 @@ def cluster_text(
 
 
 def cluster_status_command(config: Config, *, as_json: bool) -> int:
-    first, last, serving = run(read_cluster(config))
+    first, last, serving, trusts = run(read_cluster(config))
     if as_json:
         elapsed = max(1e-6, (last.now_us - first.now_us) / 1e6)
         document = {
             **asdict(last),
             "pages_per_s": (last.pages_started - first.pages_started) / elapsed,
             "serving": serving,
+            "lastmod_trust": trust_document(trusts),
         }
         print(json.dumps(document, indent=2))
         return EXIT_OK
     text = cluster_text(str(config.state.url), config.state.key_prefix, first, last, serving)
+    trust = lastmod_trust_lines(trusts, lastmod_policy(config.recrawl))
+    text = "\n".join([text, *(f"  {line}" for line in trust)])
     print(fit_for(sys.stdout, text))
     return EXIT_OK
 

@@ -42,17 +42,12 @@ def check_config(config: Config, *, is_file: Callable[[str], bool]) -> None:
             f"{config.politeness.refusal_recovery!r}"
         )
     _check_recrawl(config)
-    if config.recrawl.enabled and config.state.backend != "sqlite":
-        raise ConfigError(
-            "recrawl.enabled (--recrawl) works on the SQLite state of one process; a shared crawl "
-            "(state.backend redis) cannot recrawl yet"
-        )
     if config.politeness.per_server and config.state.backend != "sqlite":
         raise ConfigError(
             "politeness.per_server paces the servers of one process; a shared crawl "
             "(state.backend redis) cannot group hosts by server yet"
         )
-    if config.recrawl.enabled and not config.state.durable:
+    if config.recrawl.enabled and config.state.backend == "sqlite" and not config.state.durable:
         raise ConfigError(
             "recrawl.enabled (--recrawl) needs state.durable true: a recrawl reads what the "
             "crawl's state kept of every fetch"

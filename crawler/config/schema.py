@@ -189,7 +189,8 @@ class RecrawlConfig:
 
     enabled: bool = False
     """Recrawl: queue again every URL fetched longer ago than `after` (the command line's
-    --recrawl sets it). Needs the durable SQLite state (the default)."""
+    --recrawl sets it). Needs a state that keeps every fetch: the durable SQLite state (the
+    default), or a shared crawl's (state.backend redis), whose workers share its passes."""
     keep_fresh: bool = False
     """Never end: once a pass has asked for everything due, wait for the next page to come due
     and begin another (the command line's --keep-fresh sets it, and recrawl.enabled)."""

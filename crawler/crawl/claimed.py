@@ -24,6 +24,7 @@ from crawler.state.codec import (
     rules_from_json,
     rules_json,
 )
+from crawler.state.shared.fresh import version_of
 from crawler.state.shared.schedule import SharedSchedule
 
 __all__ = [
@@ -99,6 +100,12 @@ class ClaimedFrontier:
             queue.appendleft(item)
 
     def push(self, origin: str, item: QueuedUrl) -> None:
+        fresh = self._schedule.fresh
+        if item.earlier is not None and not item.redirected_from and fresh is not None:
+            # A recrawl's revisit: queued despite the seen set, once per fetch across the
+            # workers (crawler.state.shared.fresh).
+            fresh.revisit(item.url, origin, item_text(item), version_of(item.earlier))
+            return
         self._schedule.offer(item.url, origin, item_text(item))
 
     def push_front(self, origin: str, item: QueuedUrl) -> None:
@@ -138,6 +145,9 @@ class ClaimedFrontier:
         lease = self._leases.pop(item.url, None)
         if lease is not None:
             self._schedule.done(lease)
+        fresh = self._schedule.fresh
+        if item.earlier is not None and fresh is not None:
+            fresh.revisit_ended(item.first_url)  # the next pass may queue it again
 
     def leased(self) -> int:
         return len(self._leases)

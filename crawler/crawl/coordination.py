@@ -37,6 +37,15 @@ class HostCoordination(Protocol):
     def scope_widened(self, url: str) -> None:
         """A seed's redirects led to `url`, whose host joined the scope."""
 
+    async def recrawl_pass(self, now: float) -> float | None:
+        """A recrawl (recrawl.enabled) is about to begin or go on with a pass at `now`: when the
+        pass the others take part in began (what is due is decided then), with the fetch log
+        read (`refresh_fetches`); None when the pass is this process's own."""
+        ...
+
+    async def refresh_fetches(self) -> None:
+        """Read the crawl's fetch log and change histories again (what the others fetched)."""
+
     def background(
         self,
         room: Callable[[], int],
@@ -93,6 +102,12 @@ class LocalHosts:
 
     def scope_widened(self, url: str) -> None:
         pass
+
+    async def recrawl_pass(self, now: float) -> None:
+        return None
+
+    async def refresh_fetches(self) -> None:
+        pass  # the state's own: read as it is used
 
     def background(
         self,

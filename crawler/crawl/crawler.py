@@ -303,7 +303,7 @@ class Crawler:
         recrawl_pending = run.recrawl_began() is not None and len(self._state.frontier) > 0
         admission.add_seeds(seeds)
         admission.release_held()
-        queued_again = parts.recrawl.begin(recrawl_pending)
+        queued_again = await parts.recrawl.begin(recrawl_pending)
         if self._finished_before and not queued_again and not self._config.recrawl.keep_fresh:
             self._say_finished_before()
         runner = asyncio.create_task(self._run())

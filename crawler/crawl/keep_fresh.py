@@ -63,6 +63,7 @@ class FreshKeeper:
             await scheduler.run(launcher)
             if not self._keep or scheduler.stopping or stats.outcome != "finished":
                 return  # stopped, or at limits.max_pages
+            await self._recrawl.refresh()  # what the other workers of a shared crawl fetched
             at = self._recrawl.next_due_at()
             if at is None:
                 log.warning("--keep-fresh: no page was fetched: nothing to keep fresh")
@@ -70,6 +71,7 @@ class FreshKeeper:
             stats.outcome = "running"  # a crawl kept fresh goes on while it waits
             if not await self._wait_until(at):
                 return
+            await self._recrawl.refresh()
             self._recrawl.go_on(self._clock.now())
 
     async def _wait_until(self, at: float) -> bool:

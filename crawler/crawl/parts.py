@@ -166,6 +166,7 @@ def assemble(
         stats=stats,
         budget=budget,
         ledger=freshness,
+        coordination=coordination,
     )
     answers = Answers(
         config.fetch,

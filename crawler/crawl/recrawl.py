@@ -4,7 +4,8 @@ the interval its estimated change rate earns within its host's budget (crawler.f
 recrawl.schedule uniform, after recrawl.after too). A sitemap read again in the pass may spare
 one, when it lists the URL with a lastmod no later than that fetch and its host's lastmod is
 trusted (crawler.crawl.freshness). A pass is durable before its first request: a run stopped or
-killed in it goes on with it."""
+killed in it goes on with it. A shared crawl's pass is the crawl's (crawler.crawl.shared_recrawl):
+every worker decides what is due at the time it began."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from crawler.config import RecrawlConfig
 from crawler.crawl.admission import Admission
 from crawler.crawl.checkpoint import Checkpointer
 from crawler.crawl.clock import CrawlClock
+from crawler.crawl.coordination import HostCoordination
 from crawler.crawl.decide import PASS_GAP, due_again, next_due, unchanged_by_lastmod
 from crawler.crawl.freshness import FreshnessLedger
 from crawler.crawl.revisits import revisit_intervals
@@ -39,7 +41,7 @@ class RecrawlPlan:
         "_clock",
         "_config",
         "_considered",
-        "_fresh_lastmods",
+        "_coordination",
         "_ledger",
         "_state",
         "_stats",
@@ -58,8 +60,10 @@ class RecrawlPlan:
         stats: CrawlStats,
         budget: PageBudget,
         ledger: FreshnessLedger,
+        coordination: HostCoordination,
     ) -> None:
         self._config = config
+        self._coordination = coordination
         self._ledger = ledger
         self._state = state
         self._admission = admission
@@ -69,9 +73,6 @@ class RecrawlPlan:
         self._budget = budget
         self.recrawling = False
         """This run makes or goes on with a recrawl pass."""
-        self._fresh_lastmods: dict[str, float] = {}
-        """In a recrawl: the lastmod of each URL fetched before, as the sitemaps read again in
-        this run give it."""
         self._considered: float | None = None
         """When this run last queued the URLs due (None: it has not): a URL due then and not
         fetched since was considered then."""
@@ -79,12 +80,15 @@ class RecrawlPlan:
         """Pages not due in this pass whose host's sitemap lastmod is trusted: one it dates
         after the page's last fetch brings the page forward."""
 
-    def begin(self, pending: bool) -> int:
+    async def begin(self, pending: bool) -> int:
         """With recrawl.enabled, a recrawl pass: URLs due again are queued; unless the pass an
-        earlier run began still has URLs queued (`pending`: then this run goes on with it). How
-        many were queued again."""
+        earlier run began still has URLs queued (`pending`: then this run goes on with it). In a
+        shared crawl, the crawl's pass: those due when it began. How many were queued again."""
         if not self._config.enabled:
             return 0
+        shared = await self._coordination.recrawl_pass(self._clock.epoch0)
+        if shared is not None:
+            return self.begin_pass(shared)
         began = self._state.run.recrawl_began()
         if pending and began is not None:
             at, pages_before = began
@@ -104,7 +108,7 @@ class RecrawlPlan:
         self._budget.started = 0
         stats.changes.clear()
         stats.lastmod_wrong.clear()
-        self._fresh_lastmods.clear()
+        state.freshness.forget_heard()  # what the last pass's sitemaps said is old news
         return self.go_on(now)
 
     def go_on(self, now: float) -> int:
@@ -138,6 +142,10 @@ class RecrawlPlan:
                 len(state.fetches),
             )
         return queued
+
+    async def refresh(self) -> None:
+        """Read again what was fetched (in a shared crawl, the other workers' fetches too)."""
+        await self._coordination.refresh_fetches()
 
     def _intervals(self) -> dict[str, float]:
         """Each page's revisit interval (none with recrawl.schedule uniform: recrawl.after)."""
@@ -198,7 +206,7 @@ class RecrawlPlan:
         not due whose host's lastmod is trusted, dated after its last fetch, is due now."""
         waiting = self._waiting.pop(url, None)
         if waiting is None:
-            self._fresh_lastmods[url] = lastmod
+            self._state.freshness.heard(url, lastmod)
             return
         assert waiting.earlier is not None
         if lastmod > waiting.earlier.fetched_at and self._admission.queue_again(waiting):
@@ -215,7 +223,7 @@ class RecrawlPlan:
     def spares(self, item: QueuedUrl) -> bool:
         """Whether a sitemap read again in this pass says `item` has not changed since its last
         fetch: then it is done without a request (and not counted as met again)."""
-        lastmod = self._fresh_lastmods.pop(item.url, None)
+        lastmod = self._state.freshness.lastmod_heard(item.url)
         assert item.earlier is not None
         if lastmod is None or not unchanged_by_lastmod(lastmod, item.earlier):
             return False
@@ -228,7 +236,7 @@ class RecrawlPlan:
 
     def __repr__(self) -> str:
         state = "recrawling" if self.recrawling else "not recrawling"
-        return f"RecrawlPlan({state}, {len(self._fresh_lastmods)} lastmods heard)"
+        return f"RecrawlPlan({state}, {len(self._waiting)} pages a lastmod may bring forward)"
 
 
 def utc(epoch: float) -> str:

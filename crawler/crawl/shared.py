@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
@@ -44,12 +45,13 @@ from crawler.crawl.claimed import (
 )
 from crawler.crawl.clock import CrawlClock
 from crawler.crawl.hosts import Host, HostTable
+from crawler.crawl.shared_recrawl import SharedRecrawls
 from crawler.errors import SharedStateError
 from crawler.http.cookies import CookieJar
 from crawler.politeness import Politeness
 from crawler.robots.entry import RobotsStore
-from crawler.state.interface import MemoryCrawlState
 from crawler.state.shared.cookies import SharedCookies
+from crawler.state.shared.fresh import SharedFreshness, SharedWorkerState
 from crawler.state.shared.library import Claim, ClusterStatus, Release
 from crawler.state.shared.schedule import SharedSchedule, WorkerLapsedError
 from crawler.stats import Outcome
@@ -85,9 +87,10 @@ released, as scrapy-redis does. Its short gaps show that the benchmark can see t
 
 async def join_shared_crawl(
     config: Config, clock: CrawlClock, politeness: Politeness, jar: CookieJar | None = None
-) -> tuple[MemoryCrawlState, Callable[[HostTable], SharedHosts]]:
+) -> tuple[SharedWorkerState, Callable[[HostTable], SharedHosts]]:
     """Become one worker of the shared crawl `state.url` names: the local state (in memory) holds
-    only what this worker has claimed, and the coordination to build on the crawl's hosts.
+    only what this worker has claimed (its frontier, fetch log and freshness are the server's:
+    crawler.state.shared.fresh), and the coordination to build on the crawl's hosts.
     `jar` (fetch.cookies) becomes the crawl's, shared with the other workers through the server
     (crawler.state.shared.cookies), filled with what it holds already."""
     polite = config.politeness
@@ -107,8 +110,10 @@ async def join_shared_crawl(
         except BaseException:
             await schedule.close()
             raise
+    fresh = schedule.fresh = SharedFreshness(schedule.crawl.worker)
     frontier = ClaimedFrontier(schedule)
-    state = MemoryCrawlState(frontier=frontier)
+    state = SharedWorkerState(frontier=frontier, fetches=fresh.fetches, freshness=fresh.store)
+    recrawls = SharedRecrawls(schedule, fresh, state.seen, config.recrawl.keep_fresh)
 
     def coordinate(hosts: HostTable) -> SharedHosts:
         return SharedHosts(
@@ -119,6 +124,7 @@ async def join_shared_crawl(
             hosts=hosts,
             robots_store=state.robots,
             clock=clock,
+            recrawls=recrawls,
         )
 
     return state, coordinate
@@ -137,8 +143,12 @@ class SharedHosts:
         hosts: HostTable,
         robots_store: RobotsStore,
         clock: CrawlClock,
+        recrawls: SharedRecrawls | None = None,
     ) -> None:
         self.schedule = schedule
+        self._recrawls = recrawls
+        # A crawl kept fresh defers no host: it waits as long as it takes.
+        self._max_wait = math.inf if config.recrawl.keep_fresh else config.politeness.max_wait
         self._frontier = frontier
         self._config = config
         self._politeness = politeness
@@ -173,12 +183,21 @@ class SharedHosts:
     def scope_widened(self, url: str) -> None:
         self.schedule.add_seed(url)
 
+    async def recrawl_pass(self, now: float) -> float | None:
+        """The crawl's recrawl pass: every worker's begins when the first one's did."""
+        return await self._recrawls.begin() if self._recrawls is not None else None
+
+    async def refresh_fetches(self) -> None:
+        if self._recrawls is not None:
+            await self._recrawls.refresh()
+
     def background(
         self,
         room: Callable[[], int],
         claimed: Callable[[Host, float], None],
         drop: Callable[[str], None],
     ) -> Coroutine[Any, Any, None]:
+        self.finished, self.outcome = False, "finished"  # a crawl kept fresh runs again
         return self.claim_loop(room, claimed, drop)
 
     def keep(self, host: Host, now: float | None) -> bool:
@@ -346,11 +365,11 @@ class SharedHosts:
             if not self._claimed and not schedule.buffered and want > 0:
                 status = await schedule.status()
                 self.pending, self.scheduled = status.pending, status.scheduled
-                ending = cluster_end(
-                    status, max_pages=limits.max_pages, max_wait=self._config.politeness.max_wait
-                )
+                ending = cluster_end(status, max_pages=limits.max_pages, max_wait=self._max_wait)
                 quiet = quiet + 1 if ending is not None else 0
                 if ending is not None and quiet >= FINISHED_CHECKS:
+                    if ending == "finished" and self._recrawls is not None:
+                        await self._recrawls.over()
                     self.outcome = ending
                     self.finished = True
                     return

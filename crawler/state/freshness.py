@@ -22,6 +22,7 @@ from crawler.state.db import StateDb
 
 __all__ = [
     "FreshnessStore",
+    "HeardLastmods",
     "MemoryFreshnessStore",
     "PageHistory",
     "SqliteFreshnessStore",
@@ -59,9 +60,41 @@ class FreshnessStore(Protocol):
         """Every origin judged."""
         ...
 
+    def heard(self, url: str, lastmod: float) -> None:
+        """A sitemap read again in this recrawl pass lists `url`, fetched before, with
+        `lastmod`: kept for the pass (in memory but for a shared crawl's, which every worker
+        hears)."""
 
-class MemoryFreshnessStore:
+    def lastmod_heard(self, url: str) -> float | None:
+        """The lastmod heard for `url` in this pass, forgotten once asked (None: none)."""
+        ...
+
+    def forget_heard(self) -> None:
+        """A new pass: the lastmods heard in the last are forgotten."""
+
+
+class HeardLastmods:
+    """The lastmods a recrawl pass heard, in memory: a store's `heard`, `lastmod_heard` and
+    `forget_heard`."""
+
+    __slots__ = ("_heard",)
+
     def __init__(self) -> None:
+        self._heard: dict[str, float] = {}
+
+    def heard(self, url: str, lastmod: float) -> None:
+        self._heard[url] = lastmod
+
+    def lastmod_heard(self, url: str) -> float | None:
+        return self._heard.pop(url, None)
+
+    def forget_heard(self) -> None:
+        self._heard.clear()
+
+
+class MemoryFreshnessStore(HeardLastmods):
+    def __init__(self) -> None:
+        super().__init__()
         self._pages: dict[str, PageHistory] = {}
         self._trust: dict[str, LastmodTrust] = {}
 
@@ -105,12 +138,14 @@ _TRUST = (
 )
 
 
-class SqliteFreshnessStore:
-    """A `FreshnessStore` in the state's database, written at its commit."""
+class SqliteFreshnessStore(HeardLastmods):
+    """A `FreshnessStore` in the state's database, written at its commit (but the lastmods a
+    pass heard: a pass resumed reads its sitemaps again)."""
 
     __slots__ = ("_db", "_dirty_trust", "_listed", "_revisits", "_trust")
 
     def __init__(self, db: StateDb) -> None:
+        super().__init__()
         self._db = db
         self._revisits: list[tuple[str, int, float, float]] = []
         self._listed: dict[str, tuple[str | None, float | None]] = {}

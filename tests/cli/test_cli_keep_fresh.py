@@ -166,14 +166,9 @@ async def test_a_crawl_kept_fresh_killed_mid_pass_goes_on_with_nothing_lost(
         assert [hit.url for hit in search(data, f"{path[1:]}first")] == [site.site.url(path)]
 
 
-def test_keep_fresh_needs_the_state_of_one_process(tmp_path: Path) -> None:
+def test_keep_fresh_needs_a_state_that_keeps_every_fetch(tmp_path: Path) -> None:
     status, _, err = crawl_command(
         "http://127.0.0.1:9/", "--data", str(tmp_path), "--keep-fresh", "-s", "state.durable=false"
     )
     assert status == EXIT_BAD_INPUT
     assert "needs state.durable true" in err
-    status, _, err = crawl_command(
-        "http://127.0.0.1:9/", "--keep-fresh", "--state", "redis://127.0.0.1:9/0"
-    )
-    assert status == EXIT_BAD_INPUT
-    assert "a shared crawl (state.backend redis) cannot recrawl yet" in err

@@ -64,7 +64,7 @@ def names_in(path: Path) -> set[str]:
 
 
 SHARED_NAMES = {"SharedHosts", "ClaimedFrontier", "SharedSchedule", "crawler.crawl.shared"}
-SHARED_MODULES = {"shared.py", "claimed.py"}
+SHARED_MODULES = {"shared.py", "shared_recrawl.py", "claimed.py"}
 
 
 def test_only_the_shared_crawl_names_its_parts() -> None:

@@ -41,8 +41,14 @@ DEFAULT_BUCKETS = 1 << 18
 many hold about 130 million URLs compactly (past that a bucket costs about 6 times more)."""
 
 
+LIBRARY_PARTS = ("library.lua", "fresh.lua")
+"""The library's source files, loaded as one library in this order (fresh.lua uses
+library.lua's helpers)."""
+
+
 def _library_source() -> str:
-    return resources.files(__package__).joinpath("library.lua").read_text(encoding="utf-8")
+    files = resources.files(__package__)
+    return "\n".join(files.joinpath(name).read_text(encoding="utf-8") for name in LIBRARY_PARTS)
 
 
 LIBRARY_VERSION = f"{FORMAT}-{hashlib.sha256(_library_source().encode()).hexdigest()[:16]}"

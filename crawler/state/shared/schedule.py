@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from crawler.errors import SharedStateError
 from crawler.state.shared.cookies import SharedCookies
+from crawler.state.shared.fresh import SharedFreshness
 from crawler.state.shared.library import (
     DEFAULT_BUCKETS,
     Claim,
@@ -97,6 +98,8 @@ class SharedSchedule:
         """What the heartbeat tells of this worker (crawler.monitor.workers), beside its id."""
         self.cookies: SharedCookies | None = None
         """The crawl's cookie jar, shared (fetch.cookies): sent and read at each tick."""
+        self.fresh: SharedFreshness | None = None
+        """What a recrawl reads and learns (crawler.state.shared.fresh): sent at each tick."""
 
     @classmethod
     async def open(
@@ -152,7 +155,10 @@ class SharedSchedule:
 
     @property
     def buffered(self) -> bool:
-        return bool(self._releases or self._holds or self._done or self._offers or self._seeds)
+        fresh = self.fresh is not None and self.fresh.buffered
+        return fresh or bool(
+            self._releases or self._holds or self._done or self._offers or self._seeds
+        )
 
     # --- round trips ---------------------------------------------------------------------------
 
@@ -174,15 +180,20 @@ class SharedSchedule:
         put = cookies.put(prefix) if cookies is not None else None
         if put is not None:  # before the offers of the pages whose answers set them
             commands.append(put)
+        fresh = self.fresh
+        recorded, revisits, ended = fresh.take(prefix) if fresh is not None else ([], [], [])
+        commands += recorded  # before the done-marks: a lease ends once its fetch is recorded
         if self._seeds:  # before the offers: no worker reads a page of the host out of scope
             commands.append(["SADD", f"{prefix}seeds", *self._seeds])
         if self._offers:
             commands.append(["FCALL", "crawler_offer", 0, prefix, *self._offers])
+        commands += revisits
         if self._holds:
             commands.append(["FCALL", "crawler_hold", 0, prefix, crawl.worker, *self._holds])
         commands += (["FCALL", "crawler_release", 0, prefix, *args] for args in self._releases)
         if self._done:
             commands.append(["FCALL", "crawler_done", 0, prefix, crawl.worker, *self._done])
+        commands += ended
         claiming = want > 0 and time.monotonic() < self.alive_until
         claim_at = len(commands)
         if claiming:
@@ -206,6 +217,10 @@ class SharedSchedule:
         self._holds = []
         if not commands:
             return None
+        hearing = fresh.read(prefix) if fresh is not None else None
+        if hearing is not None:  # after the claim: the lastmods heard of its URLs (as cookies)
+            commands.append(hearing)
+        heard_at = len(commands) - 1
         if cookies is not None:  # after the claim: the cookies its URLs' finders stored
             commands.append(cookies.read(prefix))
         self.ticks += 1
@@ -219,6 +234,8 @@ class SharedSchedule:
             self._seeds = sent[2] + self._seeds
             if cookies is not None:
                 cookies.unsent()
+            if fresh is not None:
+                fresh.unsent()
             raise
         for reply in replies:
             if isinstance(reply, ReplyError):
@@ -227,6 +244,8 @@ class SharedSchedule:
                 raise SharedStateError(f"state server {crawl.connection.address}: {reply}")
         if cookies is not None:
             cookies.take(replies[-1])
+        if fresh is not None and hearing is not None:
+            fresh.take_heard(replies[heard_at])
         return claim_from_reply(replies[claim_at]) if claiming else None
 
     async def read_cookies(self) -> None:
