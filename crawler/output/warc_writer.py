@@ -125,7 +125,7 @@ class _Mark:
     """Where the archiver stood before a batch: what undoing it goes back to."""
 
     files: int
-    open: bool
+    """Files begun; the last one open (a batch never follows the close)."""
     size: int
     figures: tuple[int, int, int]
     warcinfo_id: str
@@ -174,13 +174,8 @@ class Archiver:
         raises, none of them (`_undo`)."""
         if self._fd is None and not any(isinstance(item, ArchivedAnswer) for item in batch):
             return  # records of pages not archived: nothing to write
-        mark = _Mark(
-            len(self.files),
-            self._fd is not None,
-            self._file_size,
-            (self.records, self.revisits, self.bytes_written),
-            self._warcinfo_id,
-        )
+        figures = (self.records, self.revisits, self.bytes_written)
+        mark = _Mark(len(self.files), self._file_size, figures, self._warcinfo_id)
         self._changes = []
         try:
             self._write_batch(batch)
@@ -225,7 +220,7 @@ class Archiver:
         for path in self.files[mark.files :]:
             path.unlink(missing_ok=True)
         del self.files[mark.files :]
-        if mark.open:
+        if mark.files:
             self._fd = os.open(self.files[-1], os.O_WRONLY | os.O_APPEND)
             os.ftruncate(self._fd, mark.size)  # no half record left for a reader to meet
             self._file_size = mark.size
@@ -418,7 +413,8 @@ def main() -> int:
     directory, info, file_bytes = receive(source)
     archiver = Archiver(Path(directory), info, file_bytes)
     send(answers, ("ready",))
-    failed = False
+    refused: tuple[str, str, str | None] | None = None
+    """The answer to every batch after a failure other than a full disk: nothing is written."""
     while True:
         try:
             batch = receive(source)
@@ -427,13 +423,17 @@ def main() -> int:
         try:
             if batch is None:
                 archiver.close()
-            elif not failed:
+            elif refused is None:
                 archiver.write(batch)
         except Exception as error:  # the crawl hears of every failure: it marks nothing done
-            # A full disk undid the batch: the crawl may send it again once it has made room.
-            failed = no_room(error) is None or archiver.broken
             where = str(archiver.writing) if archiver.writing is not None else None
-            send(answers, ("error", f"{type(error).__name__}: {error}", where))
+            answer = ("error", f"{type(error).__name__}: {error}", where)
+            # A full disk undid the batch: the crawl may send it again once it has made room.
+            refused = answer if no_room(error) is None or archiver.broken else refused
+            send(answers, answer)
+            continue
+        if batch is not None and refused is not None:
+            send(answers, refused)
             continue
         send(answers, ("written", *archiver.figures))
         if batch is None:

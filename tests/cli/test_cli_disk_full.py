@@ -26,7 +26,8 @@ from crawler.config import OutputConfig, StateConfig
 from crawler.errors import DiskFullError, StateDiskFullError, no_room
 from crawler.frontier import QueuedUrl
 from crawler.output.reserve import RESERVE_NAME, DiskReserve
-from crawler.output.warc import warc_files
+from crawler.output.warc import WARC_DIR, ArchivedAnswer, ArchivedPage, warc_files
+from crawler.output.warc_writer import Archiver
 from crawler.robots import RobotsOptions
 from crawler.state import open_state
 
@@ -375,3 +376,84 @@ def test_a_reserve_larger_than_the_disk_has_free_holds_half_of_it(small_disk: Pa
     finally:
         reserve.release()
     assert not (small_disk / RESERVE_NAME).exists()
+
+
+def test_a_reserve_is_held_on_the_warc_directorys_own_filesystem(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    """Given back whole with the sinks' share; none on the data directory's filesystem twice."""
+    data = tmp_path / "data"
+    (data / "warc").mkdir(parents=True)
+    same = DiskReserve(data, 100_000, sinks_directories=[data / "warc"])
+    assert same.elsewhere == []
+    same.release()
+    reserve = DiskReserve(data, 100_000, sinks_directories=[small_disk])
+    try:
+        assert [other.path for other in reserve.elsewhere] == [small_disk / RESERVE_NAME]
+        assert (small_disk / RESERVE_NAME).stat().st_blocks * 512 >= 100_000
+        reserve.give_sinks_share()
+        assert not (small_disk / RESERVE_NAME).exists()
+        assert (data / RESERVE_NAME).stat().st_size == 25_000  # the state's quarter
+    finally:
+        reserve.release()
+    assert not (data / RESERVE_NAME).exists()
+
+
+def _answer(n: int, body: bytes) -> ArchivedAnswer:
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(body)}\r\n\r\n"
+    request = f"GET /{n} HTTP/1.1\r\nHost: a.test\r\n\r\n".encode()
+    url = f"http://a.test/{n}"
+    return ArchivedAnswer(
+        url, 1.8e9, 200, head.encode() + body, request, None, False, None, None, True
+    )
+
+
+def _page(n: int) -> ArchivedPage:
+    url = f"http://a.test/{n}"
+    return ArchivedPage(url, url, 1.8e9, 200, None, True, None, True, None, 0, None, (), (), ())
+
+
+@pytest.mark.parametrize("file_bytes", [1_000_000_000, 30_000])
+def test_a_warc_batch_that_finds_the_disk_full_is_undone_and_written_once_there_is_room(
+    small_disk: Path, file_bytes: int
+) -> None:
+    """No half record left in a file, no file begun left, nothing learned kept: the batch,
+    written again, gives the records it would have given (`file_bytes` 30 KB: it began files)."""
+    (small_disk / WARC_DIR).mkdir()
+    archiver = Archiver(small_disk, {"software": "test"}, file_bytes)
+    bodies = [os.urandom(2000) for _ in range(40)]  # incompressible: the batch needs room
+    archiver.write([_answer(0, bodies[0])])  # its page comes with the next batch
+    written = [(path, path.stat().st_size) for path in archiver.files]
+    figures = archiver.figures
+    fill(small_disk / "filler")
+    # /40 has /1's payload: a revisit of a response of the same batch.
+    batch = [_page(0)] + [item for n in range(1, 40) for item in (_answer(n, bodies[n]), _page(n))]
+    batch += [_answer(40, bodies[1]), _page(40)]
+    with pytest.raises(OSError) as failed:
+        archiver.write(batch)
+    assert no_room(failed.value) is not None
+    assert [(path, path.stat().st_size) for path in archiver.files] == written
+    assert sorted(path.name for path in (small_disk / WARC_DIR).glob("*.warc.gz")) == [
+        path.name for path in archiver.files
+    ]
+    assert archiver.figures == figures
+    (small_disk / "filler").unlink()
+    archiver.write(batch)
+    archiver.close()
+    kinds: Counter[tuple[str, str]] = Counter()
+    ids = set()
+    for path in archiver.files:
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream, check_digests="raise"):
+                record.content_stream().read()
+                headers = record.rec_headers
+                ids.add(headers.get_header("WARC-Record-ID"))
+                uri = headers.get_header("WARC-Target-URI") or ""
+                kinds[record.rec_type, uri.rpartition("/")[2]] += 1
+                if record.rec_type == "revisit":
+                    assert headers.get_header("WARC-Refers-To-Target-URI").endswith("/1")
+        assert gzip.decompress(path.read_bytes())  # every member ends
+    for n in range(41):
+        kind = "revisit" if n == 40 else "response"
+        assert kinds[kind, str(n)] == kinds["request", str(n)] == kinds["metadata", str(n)] == 1
+    assert archiver.figures[0] == sum(kinds.values())
