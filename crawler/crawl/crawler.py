@@ -40,7 +40,7 @@ from crawler.errors import DiskFullError, OutputError
 from crawler.http.fetcher import Fetcher
 from crawler.http.guard import AddressGuard
 from crawler.output.records import PageRecord
-from crawler.output.reserve import DiskReserve
+from crawler.output.reserve import DiskReserve, reserve_for
 from crawler.output.sinks import ArchiveSink, PageSink, check_outputs, open_sinks
 from crawler.output.warc import ArchiveFigures, WarcSink, config_digest
 from crawler.politeness import Politeness
@@ -177,7 +177,7 @@ class Crawler:
                     )
                 )
             if directory is not None:
-                self._reserve = DiskReserve(directory, self._config.output.disk_reserve)
+                self._reserve = reserve_for(directory, self._config.output)
             await self._fetcher.open()
         except BaseException:
             await self._parts.coordination.close()

@@ -28,16 +28,19 @@ append to a batch, a thread hands each batch to the writer process (crawler.outp
 which builds the records, compresses them and writes the batch with one `write()`, and answers.
 `stored` counts what the writer has written to the operating system, in the order given, so a
 crawl marks a URL done only once its response is in a file (crawler.crawl.checkpoint): a kill
-loses no archived response of a URL marked done. After each batch the writer notes in
-DIR/warc/.complete where the last whole record of the file ends; a crawl opening the directory
-after a kill cuts the partial record a batch in flight left at the end of that file, so every
-file reads to its end. Each run begins a new file, and a file past `warc_file_bytes` is closed
-and the next begun.
+loses no archived response of a URL marked done. A full disk loses nothing the crawl holds: the
+writer process undoes the batch that failed (no half record is left in the file), and the
+batches after it wait in memory and are written at the close, in the room the crawl made
+(crawler.output.reserve). After each batch the writer notes in DIR/warc/.complete where the
+last whole record of the file ends; a crawl opening the directory after a kill cuts the partial
+record a batch in flight left at the end of that file, so every file reads to its end. Each run
+begins a new file, and a file past `warc_file_bytes` is closed and the next begun.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -211,6 +214,10 @@ def warc_files(directory: Path) -> list[Path]:
 _Event = Exchange | PageRecord | Skip | Unskip
 
 
+class _NotWrittenError(Exception):
+    """The writer process answered a batch with an error (kept in `_error`)."""
+
+
 class WarcSink(BatchHandOff[_Event, None]):
     """A `PageSink` that archives: exchanges (`exchange()`) become request and response (or
     revisit) records, page records their metadata records; skips are only counted."""
@@ -310,7 +317,9 @@ class WarcSink(BatchHandOff[_Event, None]):
 
     def _write_batches(self) -> None:
         """Hands each batch to the writer process and counts it stored once the process says it
-        is written. It waits on the pipe, without the GIL, most of the time."""
+        is written. It waits on the pipe, without the GIL, most of the time. After a full disk
+        the batches are kept (crawler.output.handoff) and sent again at the close, once the
+        crawl has made room: the process undid the one that failed."""
         background_thread()
         process = self._process
         assert process.stdin is not None and process.stdout is not None
@@ -319,23 +328,15 @@ class WarcSink(BatchHandOff[_Event, None]):
             send(source, self._setup)
             self._answer(receive(answers))
             while (batch := self._queue.get()) is not None:
-                if self._error is not None:
+                if self._keep(batch) or self._error is not None:
                     continue  # nothing more is counted stored: the crawl marks nothing done
-                items = [
-                    ArchivedAnswer.of(event)
-                    if isinstance(event, Exchange)
-                    else ArchivedPage.of(event)
-                    for event in batch
-                    if isinstance(event, Exchange | PageRecord)
-                ]
-                if items:
-                    send(source, items)
-                    self._answer(receive(answers))
-                if self._error is None:
-                    self._written += len(batch)
-            if self._error is None:
-                send(source, None)
-                self._answer(receive(answers))
+                try:
+                    self._store(source, answers, batch)
+                except _NotWrittenError:
+                    self._keep(batch)  # for the close, if for want of room
+            self._kept_written(functools.partial(self._store, source, answers))
+            send(source, None)
+            self._answer(receive(answers))
         except (OSError, EOFError) as error:
             status = process.poll()
             ended = f"it ended with status {status}" if status is not None else str(error)
@@ -343,17 +344,34 @@ class WarcSink(BatchHandOff[_Event, None]):
         finally:
             self._stop(source, answers)
 
-    def _answer(self, answer: tuple[Any, ...]) -> None:
-        if answer[0] == "error":
-            self._fail(answer[1])
-        elif answer[0] == "written":
-            self._figures = ArchiveFigures(*answer[1:])
+    def _store(self, source: IO[bytes], answers: IO[bytes], batch: list[_Event]) -> None:
+        """`batch` written by the process and counted stored; _NotWrittenError when it was not."""
+        items = [
+            ArchivedAnswer.of(event) if isinstance(event, Exchange) else ArchivedPage.of(event)
+            for event in batch
+            if isinstance(event, Exchange | PageRecord)
+        ]
+        if items:
+            send(source, items)
+            if not self._answer(receive(answers)):
+                raise _NotWrittenError
+        self._written += len(batch)
 
-    def _fail(self, message: str) -> None:
+    def _answer(self, answer: tuple[Any, ...]) -> bool:
+        """Whether the process wrote what it was sent."""
+        if answer[0] == "error":
+            self._fail(answer[1], answer[2] if len(answer) > 2 else None)
+            return False
+        if answer[0] == "written":
+            self._figures = ArchiveFigures(*answer[1:])
+        return True
+
+    def _fail(self, message: str, path: str | None = None) -> None:
+        """`path`: the file the process was writing, which a full disk's message names."""
         if self._error is None:
             reason = no_room(message)
             self._error = (
-                DiskFullError(self.directory, reason)
+                DiskFullError(path or self.directory, reason)
                 if reason is not None
                 else OutputError(f"cannot write WARC files in {self.directory}: {message}")
             )

@@ -9,8 +9,13 @@ It reads messages from its standard input and answers each on its standard outpu
 pickle framed by its length (`send`, `receive`): first `(directory, info, file_bytes)`, answered
 `("ready",)`; then batches of `ArchivedAnswer` and `ArchivedPage`, each answered once written to
 the operating system with `("written", records, revisits, bytes, files)`, or with `("error",
-message)`; None at the end, answered like a batch once the file is closed. It dies with the
-crawl (Linux: PR_SET_PDEATHSIG), so a kill of the crawl cannot leave it writing.
+message, file)`; None at the end, answered like a batch once the file is closed. A batch is
+written whole or not at all: one that fails (a full disk) is undone, its file cut back to its
+length before it, any file it began removed, and what it taught the archiver (payloads to refer
+to, responses waiting for their metadata) forgotten, so the crawl may send it again once it has
+made room (crawler.output.handoff), and no reader meets half a record. After any other failure
+nothing more is written. It dies with the crawl (Linux: PR_SET_PDEATHSIG), so a kill of the
+crawl cannot leave it writing.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sys
 import zlib
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from crawler.child import die_with_parent, receive, send
+from crawler.errors import no_room
 from crawler.http.answer import head_length
 from crawler.output.warc import (
     COMPLETE_NAME,
@@ -110,6 +117,20 @@ def _warc_date(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """Where the archiver stood before a batch: what undoing it goes back to."""
+
+    files: int
+    """Files begun; the last one open (a batch never follows the close)."""
+    size: int
+    figures: tuple[int, int, int]
+    warcinfo_id: str
+
+
 def _field(value: str) -> str:
     """A value on one line (application/warc-fields)."""
     return " ".join(value.split())
@@ -127,13 +148,19 @@ class Archiver:
         self.revisits = 0
         self.bytes_written = 0
         self.files: list[Path] = []
-        self._file: io.BufferedWriter | None = None
+        self._fd: int | None = None
+        """The file being written, opened to append."""
         self._file_size = 0
+        self.writing: Path | None = None
+        """The WARC file the last batch went to: what a failure names (its .complete too)."""
+        self.broken = False
         self._warcinfo_id = ""
         self._payloads: OrderedDict[str, tuple[str, str]] = OrderedDict()
         """Payload digests archived in this run: where and when each was first."""
         self._pending: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
         """Responses waiting for their page's metadata record: record id, robots.txt line."""
+        self._changes: list[tuple[OrderedDict[str, Any], str, object]] = []
+        """This batch's changes to `_payloads` and `_pending`: each key with what it held."""
         self._members = _Members()
         self._warc = WARCWriter(self._members, gzip=False, warc_version=WARC_VERSION)
 
@@ -143,44 +170,97 @@ class Archiver:
         return self.records, self.revisits, self.bytes_written, len(self.files)
 
     def write(self, batch: list[ArchivedAnswer | ArchivedPage]) -> None:
-        """The records of a batch, written to the operating system when this returns."""
-        if self._file is None and not any(isinstance(item, ArchivedAnswer) for item in batch):
+        """The records of a batch, written to the operating system when this returns; when it
+        raises, none of them (`_undo`)."""
+        if self._fd is None and not any(isinstance(item, ArchivedAnswer) for item in batch):
             return  # records of pages not archived: nothing to write
+        figures = (self.records, self.revisits, self.bytes_written)
+        mark = _Mark(len(self.files), self._file_size, figures, self._warcinfo_id)
+        self._changes = []
+        try:
+            self._write_batch(batch)
+        except BaseException:
+            try:
+                self._undo(mark)
+            except BaseException:
+                self.broken = True  # what is on disk is not known: nothing more is written
+                raise
+            raise
+
+    def _write_batch(self, batch: list[ArchivedAnswer | ArchivedPage]) -> None:
         for item in batch:
             if isinstance(item, ArchivedAnswer):
-                if self._file is None:
+                if self._fd is None:
                     self._open_file()
                 elif self._file_size + self._members.size >= self._file_bytes:
                     self._write(self._members.take())
                     self.close()
                     self._open_file()
                 self._archive(item)
-            elif self._file is not None:
+            elif self._fd is not None:
                 self._describe(item)
         self._write(self._members.take())
         self._note_complete()
 
+    def _undo(self, mark: _Mark) -> None:
+        """Back to where `mark` stood: the files begun since removed, the one open then cut back
+        to its length, the records built and not written dropped."""
+        self._members.take()
+        for table, key, held in reversed(self._changes):
+            if held is _MISSING:
+                table.pop(key, None)
+            else:
+                table[key] = held
+        self._changes = []
+        self.records, self.revisits, self.bytes_written = mark.figures
+        self._warcinfo_id = mark.warcinfo_id
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        for path in self.files[mark.files :]:
+            path.unlink(missing_ok=True)
+        del self.files[mark.files :]
+        if mark.files:
+            self._fd = os.open(self.files[-1], os.O_WRONLY | os.O_APPEND)
+            os.ftruncate(self._fd, mark.size)  # no half record left for a reader to meet
+            self._file_size = mark.size
+            with contextlib.suppress(OSError):  # it says so already, unless a rotation removed it
+                self._note_complete()
+
     def close(self) -> None:
-        if self._file is None:
+        if self._fd is None:
             return
-        file, self._file = self._file, None
-        file.close()
+        fd, self._fd = self._fd, None
+        os.close(fd)
         with contextlib.suppress(OSError):
             (self.directory / COMPLETE_NAME).unlink()
 
     def _write(self, data: bytes) -> None:
-        assert self._file is not None
-        self._file.write(data)
-        self._file.flush()
+        assert self._fd is not None
+        self.writing = self.files[-1]
+        out = memoryview(data)
+        while out:
+            out = out[os.write(self._fd, out) :]
         self._file_size += len(data)
         self.bytes_written += len(data)
+
+    def _change(self, table: OrderedDict[str, Any], key: str, value: object = _MISSING) -> None:
+        """Set `key` of `table` (`_payloads`, `_pending`) to `value`, or remove it, noting what it
+        held for `_undo`."""
+        self._changes.append((table, key, table.get(key, _MISSING)))
+        if value is _MISSING:
+            table.pop(key, None)
+        else:
+            table[key] = value
+            table.move_to_end(key)
 
     def _open_file(self) -> None:
         """A new file, named for its start and its number in the run, its warcinfo record
         the first to be written."""
         stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S%f")[:17]
         path = self.directory / f"crawl-{stamp}-{len(self.files):05d}.warc.gz"
-        self._file = path.open("xb")
+        self.writing = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         self._file_size = 0
         self.files.append(path)
         record = self._warc.create_warcinfo_record(path.name, self._info)
@@ -189,7 +269,7 @@ class Archiver:
         self.records += 1
 
     def _note_complete(self) -> None:
-        assert self._file is not None
+        assert self._fd is not None
         complete = self.directory / COMPLETE_NAME
         partial = complete.with_name(COMPLETE_NAME + ".new")
         partial.write_text(f"{self.files[-1].name} {self._file_size}\n", encoding="utf-8")
@@ -257,9 +337,9 @@ class Archiver:
                 http_headers=_WireHead(head),
             )
             if ok:
-                self._payloads[payload_digest] = (uri, date)
+                self._change(self._payloads, payload_digest, (uri, date))
                 if len(self._payloads) > REMEMBERED_PAYLOADS:
-                    self._payloads.popitem(last=False)
+                    self._change(self._payloads, next(iter(self._payloads)))
         response_id = record.rec_headers.get_header("WARC-Record-ID")
         warc.write_record(record)
         request_headers = self._headers("request", uri, date, answer.peer)
@@ -276,19 +356,19 @@ class Archiver:
         warc.write_record(request)
         self.records += 2
         if answer.page:
-            self._pending[uri] = (response_id, answer.robots)
-            self._pending.move_to_end(uri)
+            self._change(self._pending, uri, (response_id, answer.robots))
             if len(self._pending) > PENDING_PAGES:
-                self._pending.popitem(last=False)
+                self._change(self._pending, next(iter(self._pending)))
 
     def _describe(self, page: ArchivedPage) -> None:
         """The metadata record of a page whose answer was archived: our robots decisions and
         its links. The hops of its redirect chain wait no more."""
         for hop in page.redirects:
-            self._pending.pop(hop, None)
-        pending = self._pending.pop(page.final_url, None)
+            self._change(self._pending, hop)
+        pending = self._pending.get(page.final_url)
         if pending is None:
             return
+        self._change(self._pending, page.final_url)
         response_id, robots = pending
         lines = []
         if robots:
@@ -333,7 +413,8 @@ def main() -> int:
     directory, info, file_bytes = receive(source)
     archiver = Archiver(Path(directory), info, file_bytes)
     send(answers, ("ready",))
-    failed = False
+    refused: tuple[str, str, str | None] | None = None
+    """The answer to every batch after a failure other than a full disk: nothing is written."""
     while True:
         try:
             batch = receive(source)
@@ -342,11 +423,17 @@ def main() -> int:
         try:
             if batch is None:
                 archiver.close()
-            elif not failed:
+            elif refused is None:
                 archiver.write(batch)
         except Exception as error:  # the crawl hears of every failure: it marks nothing done
-            failed = True
-            send(answers, ("error", f"{type(error).__name__}: {error}"))
+            where = str(archiver.writing) if archiver.writing is not None else None
+            answer = ("error", f"{type(error).__name__}: {error}", where)
+            # A full disk undid the batch: the crawl may send it again once it has made room.
+            refused = answer if no_room(error) is None or archiver.broken else refused
+            send(answers, answer)
+            continue
+        if batch is not None and refused is not None:
+            send(answers, refused)
             continue
         send(answers, ("written", *archiver.figures))
         if batch is None:
