@@ -32,8 +32,9 @@ _BLOCK = 4096
 
 class DiskReserve:
     """DIR/disk-reserve, `size` bytes really allocated (a sparse file would give nothing back).
-    Best effort: a disk without that much room holds half of what it has free (a crawl resumed
-    on a disk it filled before, with little freed), the other half for the crawl.
+    Best effort: a disk without that much room holds three quarters of what it has free (a
+    crawl resumed on a disk it filled before, with little freed), the rest for the crawl: what
+    the sinks may keep at a full disk does not shrink with the disk.
     `sinks_directories`: where sinks write on other filesystems than `directory`'s; each such
     filesystem holds a reserve of `size` too, given back whole with the sinks' share."""
 
@@ -70,7 +71,7 @@ class DiskReserve:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)  # what an earlier crawl left counts as free
                 room = os.fstatvfs(fd)
-                size = min(size, room.f_bavail * room.f_frsize // 2) // _BLOCK * _BLOCK
+                size = min(size, room.f_bavail * room.f_frsize * 3 // 4) // _BLOCK * _BLOCK
                 if size > 0:
                     os.posix_fallocate(fd, 0, size)
                     self.size, self.held = size, True
