@@ -114,34 +114,15 @@ end
 -- lastmod, `lastmods_at` scores it with its change number (run's lastmods_seq), as the cookies.
 
 -- crawler_heard(prefix, wid, url1, lastmod1, ...): `lastmods` keeps the worker that heard it, a
--- newline, and the lastmod.
+-- newline, and the lastmod (library.lua's shared_put).
 local function heard(keys, args)
-  local p, wid = args[1], args[2]
-  for i = 3, #args - 1, 2 do
-    local seq = redis.call('HINCRBY', p .. 'run', 'lastmods_seq', 1)
-    redis.call('HSET', p .. 'lastmods', args[i], wid .. '\n' .. args[i + 1])
-    redis.call('ZADD', p .. 'lastmods_at', seq, args[i])
-  end
-  return 1
+  return shared_put('lastmods', args)
 end
 
 -- crawler_heard_since(prefix, seq): {the last change number, url1, lastmod1, ...}: those heard
--- after change `seq`.
+-- after change `seq` (a URL forgotten since is left out).
 local function heard_since(keys, args)
-  local p, since = args[1], tonumber(args[2])
-  local last = tonumber(redis.call('HGET', p .. 'run', 'lastmods_seq') or '0')
-  local out = {last}
-  if last <= since then
-    return out
-  end
-  for _, url in ipairs(redis.call('ZRANGE', p .. 'lastmods_at', '(' .. since, '+inf', 'BYSCORE')) do
-    local lastmod = redis.call('HGET', p .. 'lastmods', url)
-    if lastmod then
-      out[#out + 1] = url
-      out[#out + 1] = lastmod
-    end
-  end
-  return out
+  return shared_since('lastmods', args, nil)
 end
 
 redis.register_function('crawler_heard', heard)

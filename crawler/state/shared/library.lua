@@ -408,37 +408,55 @@ local function status(keys, args)
   }
 end
 
--- The crawl's cookie jar (fetch.cookies), shared by the workers: `cookies` maps a cookie's key
--- (its domain, path and name, as JSON) to the worker that last wrote it, a newline, and its row
--- (crawler/http/cookies.py; '' when it was deleted); `cookies_at` scores each key with its change
--- number, counted in the run record's cookies_seq. The server's order decides: the last write
--- of a key wins, for every worker.
+-- Values the workers share, each written with a change number: `<name>` maps a key to the worker
+-- that last wrote it, a newline, and its value; `<name>_at` scores each key with its change
+-- number, counted in the run record's `<name>_seq`. The server's order decides: the last write
+-- of a key wins, for every worker. A worker sends what it wrote and reads what changed since the
+-- change number it read last (the cookie jar below; fresh.lua's lastmods heard).
+
+-- args: prefix, wid, key1, value1, ...
+local function shared_put(name, args)
+  local p, wid = args[1], args[2]
+  for i = 3, #args - 1, 2 do
+    local seq = redis.call('HINCRBY', p .. 'run', name .. '_seq', 1)
+    redis.call('HSET', p .. name, args[i], wid .. '\n' .. args[i + 1])
+    redis.call('ZADD', p .. name .. '_at', seq, args[i])
+  end
+  return 1
+end
+
+-- args: prefix, seq. {the last change number, key1, value1, ...}: the keys changed after change
+-- `seq`; a key whose value is gone is `missing` ('' for a cookie; nil: left out).
+local function shared_since(name, args, missing)
+  local p, since = args[1], tonumber(args[2])
+  local last = tonumber(redis.call('HGET', p .. 'run', name .. '_seq') or '0')
+  local out = {last}
+  if last <= since then
+    return out
+  end
+  for _, key in ipairs(redis.call('ZRANGE', p .. name .. '_at', '(' .. since, '+inf', 'BYSCORE')) do
+    local value = redis.call('HGET', p .. name, key) or missing
+    if value then
+      out[#out + 1] = key
+      out[#out + 1] = value
+    end
+  end
+  return out
+end
+
+-- The crawl's cookie jar (fetch.cookies): `cookies` maps a cookie's key (its domain, path and
+-- name, as JSON) to the worker that last wrote it and its row (crawler/http/cookies.py; ''
+-- when it was deleted).
 
 -- crawler_cookies_put(prefix, wid, key1, row1, ...): the cookies answers set ('' row: deleted).
 local function cookies_put(keys, args)
-  local p, wid = args[1], args[2]
-  for i = 3, #args - 1, 2 do
-    local seq = redis.call('HINCRBY', p .. 'run', 'cookies_seq', 1)
-    redis.call('HSET', p .. 'cookies', args[i], wid .. '\n' .. args[i + 1])
-    redis.call('ZADD', p .. 'cookies_at', seq, args[i])
-  end
-  return 1
+  return shared_put('cookies', args)
 end
 
 -- crawler_cookies_since(prefix, seq): {the last change number, key1, value1, ...}: the keys
 -- changed after change `seq`, with their writer and row.
 local function cookies_since(keys, args)
-  local p, since = args[1], tonumber(args[2])
-  local last = tonumber(redis.call('HGET', p .. 'run', 'cookies_seq') or '0')
-  local out = {last}
-  if last <= since then
-    return out
-  end
-  for _, key in ipairs(redis.call('ZRANGE', p .. 'cookies_at', '(' .. since, '+inf', 'BYSCORE')) do
-    out[#out + 1] = key
-    out[#out + 1] = redis.call('HGET', p .. 'cookies', key) or ''
-  end
-  return out
+  return shared_since('cookies', args, '')
 end
 
 redis.register_function('crawler_format', function() return LIBRARY end)
