@@ -120,13 +120,13 @@ class Checkpointer:
             self._keeping_full(self._commit)
 
     def tick(self, now: float, stats: CrawlStats) -> None:
-        self._keeping_full(lambda: self._tick(now, stats))
+        self._keeping_full(self._tick, now, stats)
 
-    def _keeping_full(self, work: Callable[[], None]) -> None:
+    def _keeping_full(self, work: Callable[..., None], *args: object) -> None:
         if self.full is not None:
             return  # the crawl is stopping: what is in memory waits for the close
         try:
-            work()
+            work(*args)
         except DiskFullError as full:
             self.full = full
 
