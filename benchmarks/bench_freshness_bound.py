@@ -199,10 +199,13 @@ def main() -> int:
         print(json.dumps({"bounds": [asdict(b) for b in bounds], "search": [best, where]}))
     else:
         print(table(bounds))
-        print(
-            f"\nOver {args.search} webs drawn at random, the most freshness any schedule buys "
-            f"while halving the age: {best:.2f}x uniform, at {where}"
-        )
+        if where:
+            print(
+                f"\nOver {args.search} webs drawn at random, the most freshness any schedule "
+                f"buys while halving the age: {best:.2f}x uniform, at {where}"
+            )
+        elif args.search:
+            print(f"\nOf {args.search} webs drawn at random, no schedule halves the age of any")
     return 0
 
 
