@@ -3,7 +3,7 @@
 
     python benchmarks/bench_freshness.py [--pages 10000] [--hosts 100] [--days 120]
         [--warmup 30] [--revisit 3] [--spread log-uniform|skewed] [--fastest 10] [--seed 1]
-        [--sweep 0.3,1,3,10,30,100] [--longest 60] [--json]
+        [--sweep 0.3,1,3,10,30,100] [--longest 60] [--give-up] [--json]
 
 --sweep: the same web under several budgets, one for each revisit interval listed (days), each
 simulated for 40 such intervals (at least --days), the first 10 (at least --warmup) not
@@ -24,6 +24,10 @@ uniform revisit every --revisit days spends), paced by a token bucket. Three sch
               recrawl.after (--revisit days); bounds of 1 hour and --longest days (60, or
               --revisit where longer)
     oracle    the same allocation, knowing the true rates
+    give-up   (--give-up; tried, not the crawl's) ours, but a page seen changed at every one of
+              two or more revisits is rated by the median of its rate's posterior, flat in the
+              log of the rate from the estimate's order up to a change an hour: most such pages
+              are then left at the longest interval, as the oracle leaves them
 
 Freshness: the share of pages whose stored copy is current, averaged over time; age: how long a
 stored copy has been out of date (0 while current), averaged over pages and time. Both measured
@@ -121,6 +125,25 @@ def web(pages: int, fastest: float, spread: str, seed: int) -> list[float]:
     return [10**exponent / DAY for exponent in exponents]
 
 
+def given_up_rate(history: ChangeHistory, prior: float) -> float:
+    """The `give-up` schedule's rate: a page changed at every revisit is rated by its
+    posterior's median (see the module doc), any other as the crawl rates it."""
+    if history.visits < 2 or history.changes < history.visits or history.observed <= 0:
+        return estimate_rate(history, prior)
+    mean = history.observed / history.visits
+    low, high = math.log(min(prior, 0.1 / mean)), math.log(1 / HOUR)
+    if high <= low:
+        return estimate_rate(history, prior)
+    steps = [low + (high - low) * (step + 0.5) / 96 for step in range(96)]
+    likelihoods = [(-math.expm1(-math.exp(u) * mean)) ** history.visits for u in steps]
+    half, seen = sum(likelihoods) / 2, 0.0
+    for u, likelihood in zip(steps, likelihoods, strict=True):
+        seen += likelihood
+        if seen >= half:
+            return max(math.exp(u), estimate_rate(history, prior))
+    return estimate_rate(history, prior)
+
+
 def simulate(
     rates: list[float], hosts: int, args: argparse.Namespace, policy: str
 ) -> dict[str, float]:
@@ -134,6 +157,8 @@ def simulate(
     budget = [len(group) / args.revisit for group in by_host]
     buckets = [Bucket(daily / DAY, daily) for daily in budget]
     prior = prior_rate(None, default)
+    learns = policy in ("ours", "give-up")
+    estimate = given_up_rate if policy == "give-up" else estimate_rate
 
     plans: list[HostSchedule | None] = [None] * hosts
 
@@ -144,9 +169,7 @@ def simulate(
                 page.interval = default
             return
         known = policy == "oracle"
-        rated = [
-            (page, page.rate if known else estimate_rate(page.history, prior)) for page in group
-        ]
+        rated = [(page, page.rate if known else estimate(page.history, prior)) for page in group]
         plan = host_schedule(((rate, 1.0) for _, rate in rated), budget[host], bounds)
         plans[host] = plan
         for page, rate in rated:
@@ -169,7 +192,7 @@ def simulate(
     next_solve = solve_every
     end = args.days * DAY
     while queue and queue[0][0] < end:
-        if policy == "ours" and queue[0][0] >= next_solve:
+        if learns and queue[0][0] >= next_solve:
             # Every simulated day (a tenth of a revisit, if longer) each host's schedule is
             # solved again from the estimates.
             for host, group in enumerate(by_host):
@@ -196,9 +219,9 @@ def simulate(
         page.fetched_at = due
         page.changes_at = due + draw.expovariate(page.rate)
         plan = plans[page.host]
-        if policy == "ours" and plan is not None:
+        if learns and plan is not None:
             # Between the daily solves, a page's own estimate moves its next visit.
-            page.interval = plan.interval(estimate_rate(page.history, prior))
+            page.interval = plan.interval(estimate(page.history, prior))
         page.stamp += 1
         heapq.heappush(queue, (due + page.interval, key, page.stamp))
     for page in pages:
@@ -261,6 +284,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--sweep", help="revisit intervals, days, comma-separated")
+    parser.add_argument("--give-up", action="store_true", help="add the give-up schedule")
     parser.add_argument(
         "--longest", type=float, default=60.0, help="the longest revisit interval, days"
     )
@@ -269,7 +293,7 @@ def main() -> int:
     if args.sweep:
         return sweep(rates, args)
     results: dict[str, dict[str, float]] = {}
-    for policy in ("uniform", "ours", "oracle"):
+    for policy in ("uniform", "ours", "oracle", *(("give-up",) if args.give_up else ())):
         began = time.perf_counter()
         results[policy] = simulate(rates, args.hosts, args, policy)
         results[policy]["seconds"] = time.perf_counter() - began
