@@ -251,19 +251,33 @@ def pages_asked(net: LoopbackWeb, ip: str) -> list[str]:
     return sorted(path for path in net.paths(ip) if path != "/robots.txt")
 
 
+async def crawled_with_sitemaps(
+    net: LoopbackWeb, server: StateServer, prefix: str, tmp_path: Path
+) -> tuple[dict[str, ChangingSite], list[str]]:
+    """Every host a ChangingSite with a sitemap, crawled once by two workers: the sites and
+    the seeds."""
+    sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
+    sitemaps(net)
+    seeds = [net[ip].url("/") for ip in HOSTS]
+    await two_workers(with_sitemaps(shared_config(server, prefix)), seeds, tmp_path)
+    return sites, seeds
+
+
+def p1_changed_and_listed_so(net: LoopbackWeb, sites: dict[str, ChangingSite]) -> None:
+    """/p1 changes on every host, its sitemap lastmod with it; the request log starts afresh."""
+    sitemaps(net, "/p1")
+    for site in sites.values():
+        site.change("/p1", "p1second")
+    net.hits.clear()
+
+
 async def test_a_sitemap_lastmod_spares_requests_whichever_worker_reads_the_pages(
     server: StateServer, tmp_path: Path
 ) -> None:
     prefix = f"lastmod{next(_prefixes)}:"
     async with LoopbackWeb(*HOSTS) as net:
-        sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
-        sitemaps(net)
-        seeds = [net[ip].url("/") for ip in HOSTS]
-        await two_workers(with_sitemaps(shared_config(server, prefix)), seeds, tmp_path)
-        sitemaps(net, "/p1")
-        for site in sites.values():
-            site.change("/p1", "p1second")
-        net.hits.clear()
+        sites, seeds = await crawled_with_sitemaps(net, server, prefix, tmp_path)
+        p1_changed_and_listed_so(net, sites)
         # recrawl.lastmod_trust always: every host's lastmod trusted.
         recrawl = shared_config(server, prefix, enabled=True, after=0.0, lastmod_trust="always")
         passes = await two_workers(with_sitemaps(recrawl), seeds, tmp_path)
@@ -284,10 +298,7 @@ async def test_a_hosts_lastmod_trust_is_earned_for_the_crawl_and_shown_in_its_st
 ) -> None:
     prefix = f"earned{next(_prefixes)}:"
     async with LoopbackWeb(*HOSTS) as net:
-        sites = {ip: ChangingSite(net[ip]) for ip in HOSTS}
-        sitemaps(net)
-        seeds = [net[ip].url("/") for ip in HOSTS]
-        await two_workers(with_sitemaps(shared_config(server, prefix)), seeds, tmp_path)
+        sites, seeds = await crawled_with_sitemaps(net, server, prefix, tmp_path)
         earned = with_sitemaps(
             shared_config(
                 server,
@@ -311,10 +322,7 @@ async def test_a_hosts_lastmod_trust_is_earned_for_the_crawl_and_shown_in_its_st
         for ip in HOSTS:
             assert f"lastmod {net[ip].origin}: trusted" in out, out
         # Trusted, whichever worker earned it: its claims spare the requests.
-        sitemaps(net, "/p1")
-        for site in sites.values():
-            site.change("/p1", "p1second")
-        net.hits.clear()
+        p1_changed_and_listed_so(net, sites)
         await two_workers(earned, seeds, tmp_path)
         for ip in HOSTS:
             assert pages_asked(net, ip) == ["/", "/p1", "/sitemap.xml"], ip
