@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from bench_freshness import DAY, web
 from numpy.typing import NDArray
 
 Floats = NDArray[np.float64]
@@ -120,15 +121,14 @@ def bound(web: str, rates: Floats, shares: Floats, revisit: float, longest: floa
 
 
 def webs(pages: int, seed: int) -> dict[str, Floats]:
-    """Change rates a day, as bench_freshness.py draws them, and Cho and Garcia-Molina's."""
-    draw = np.random.default_rng(seed)
+    """Change rates a day: bench_freshness.py's own webs, and Cho and Garcia-Molina's."""
     spread = {
-        "log-uniform 0.001-10": 10 ** (1 - 4 * draw.random(pages)),
-        "log-uniform 0.01-100": 10 ** (2 - 4 * draw.random(pages)),
-        "skewed 0.001-10": 10 ** (1 - 4 * np.sqrt(draw.random(pages))),
-        "skewed 0.01-100": 10 ** (2 - 4 * np.sqrt(draw.random(pages))),
+        f"{shape} {fastest / 1e4:g}-{fastest:g}": np.array(web(pages, fastest, shape, seed)) * DAY
+        for shape in ("log-uniform", "skewed")
+        for fastest in (10.0, 100.0)
     }
     # Mean days between changes in each of the study's classes, log-uniform within a class.
+    draw = np.random.default_rng(seed)
     lowest = np.array([1 / 6, 1, 7, 30, 120])
     highest = np.array([1, 7, 30, 120, 1_200])
     kind = draw.choice(5, pages, p=[0.23, 0.15, 0.16, 0.16, 0.30])
