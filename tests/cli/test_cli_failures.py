@@ -3,6 +3,7 @@ each at its first failure, with how long it keeps trying, long before it gives t
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -36,7 +37,13 @@ def test_a_host_that_refuses_connections_is_named_at_its_first_failure(tmp_path:
         said = f"crawl: {origin}/robots.txt: connection: cannot connect to {origin[7:]}:"
         assert said in err, err
         notice = err[err.index(said) :].split("\n")[0]
-        assert "Connection refused. Its URLs wait: the crawl tries again in 3 s" in notice
+        # The wait left when the progress line says it: 3 s after the failure, less the moments
+        # before the line's next tick (a busy machine said 2 s).
+        again = re.search(
+            r"Connection refused\. Its URLs wait: the crawl tries again in (\d+) s", notice
+        )
+        assert again is not None, notice
+        assert int(again[1]) <= 3, notice
         assert "if it still fails (robots.give_up_after 5 s)" in notice
         # Said once, before the host was given up.
         assert err.count(said) == 1
