@@ -44,7 +44,10 @@ the writer keeps pace; try --hosts 20 --pages 5000 --only ours-index,ours-jsonl)
 at most 1.5x the JSONL crawl's (issue 19); with JSONL only at
 least 10x Scrapy's and at least 0.6 of the bare loop's (of the faster of its two loops, when the
 extras ran), over nginx's span (issue 6). RSS is each process's own peak, as the kernel reports it
-when the process is reaped. The header names the crawler's commit: the figures are of that code.
+when the process is reaped. CPU s is the machine's busy CPU during the run in core-seconds, all
+of it (nginx's, the kernel's writeback of what the tool wrote), and busy its share of all the
+cores' time: near 100%, the run was bound by the machine's cores, and only less CPU in all, not
+less waiting, makes it faster. The header names the crawler's commit: the figures are of that code.
 
 Exit status: 0 when the benchmark ran (whatever the bars say), 1 when it could not (no nginx, the
 port in use, a web that fails its check), 2 for bad arguments, 130 and 143 when interrupted
@@ -69,7 +72,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from support.machine import compile_bytecode, machine
+from support.machine import busy_share, busy_times, compile_bytecode, machine
 from support.processes import last_json_line, run_tool_measured, tail
 from support.speedweb import (
     ROBOTS_TXT,
@@ -113,6 +116,7 @@ LABELS = {
     "ours-warc": "ours, index + WARC",
     "ours-serve": "ours, index, --serve watched",
     "ours-index-thread": "ours, index, writer thread",
+    "ours-index-process": "ours, index, writer process",
 }
 AGAINST_BASELINE = (("ours-index", "baseline-index"), ("ours-jsonl", "baseline-jsonl"))
 DATA = "{data}"  # in a command: the run's own data directory
@@ -120,6 +124,7 @@ OBEYS_ROBOTS = {
     "ours-index",
     "ours-serve",
     "ours-index-thread",
+    "ours-index-process",
     "ours-warc",
     "ours-jsonl",
     "ours-index-memory",
@@ -139,6 +144,8 @@ class Run:
     started: float  # epoch seconds, to find the run's lines in the access log
     own: dict[str, Any]  # what the tool itself reported
     peak_rss_mib: float = 0.0  # the process's own peak resident memory
+    busy_core_s: float | None = None  # the machine's busy CPU during the run, nginx's included
+    busy_share: float | None = None  # ... as a share of all its cores' time
     requests: int = 0
     robots: int = 0
     pages: int = 0
@@ -182,11 +189,13 @@ def commands(args: argparse.Namespace, seeds: Path) -> dict[str, list[str]]:
         base = [str(args.baseline), *crawl[1:]]
         chosen["baseline-index"] = base
         chosen["baseline-jsonl"] = [*base, "-s", "output.format=jsonl"]
-    # Only when asked for: the index written by the writer thread all along (index.writer).
+    # Only when asked for: the index written by the writer thread, or process, all along
+    # (index.writer).
     chosen["ours-index-thread"] = [*crawl, "-s", "index.writer=thread"]
+    chosen["ours-index-process"] = [*crawl, "-s", "index.writer=process"]
     if args.only:
         return {name: command for name, command in chosen.items() if name in args.only}
-    del chosen["ours-index-thread"]
+    del chosen["ours-index-thread"], chosen["ours-index-process"]
     if args.extras:
         chosen["ours-index-memory"] = [*crawl, "-s", "state.durable=false"]
         asyncio_loop = ["env", "CRAWLER_EVENT_LOOP=asyncio"]  # crawler/runtime.py
@@ -221,18 +230,23 @@ def measure(contender: str, command: list[str], round_: int, work: Path, timeout
     data = work / f"{name}.data"
     started = time.time()
     command = [str(data) if part == DATA else part for part in command]
+    cpu_before = busy_times()
     if "--serve" in command:
         address = command[command.index("--serve") + 1]
         with Watcher(f"http://{address}/") as watcher:
             status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
     else:
         status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
+    busy = busy_share(cpu_before, busy_times())
     own = own_figures(contender, data, work / f"{name}.out")
     if "--serve" in command:
         own["watched_reads"] = watcher.reads
     shutil.rmtree(data, ignore_errors=True)  # an index is 70 MB
     error = "" if status == 0 else tail(work / f"{name}.err", 5)
-    return Run(contender, round_ + 1, status, wall, started, own, peak_mib, error=error)
+    run = Run(contender, round_ + 1, status, wall, started, own, peak_mib, error=error)
+    if busy is not None:
+        run.busy_core_s, run.busy_share = busy
+    return run
 
 
 def read_runs(runs: list[Run], hits: list[Hit], web: dict[str, Any]) -> None:
@@ -263,6 +277,12 @@ def read_runs(runs: list[Run], hits: list[Hit], web: dict[str, Any]) -> None:
         run.wall_pages_per_s = run.pages / run.wall_s if run.wall_s > 0 else 0.0
 
 
+def median_of(values: Sequence[float | None]) -> float | None:
+    """The median of the values there are; None when there are none."""
+    known = [value for value in values if value is not None]
+    return statistics.median(known) if known else None
+
+
 def summarise(runs: list[Run], contenders: Sequence[str]) -> dict[str, dict[str, Any]]:
     summary = {}
     for contender in contenders:
@@ -286,6 +306,8 @@ def summarise(runs: list[Run], contenders: Sequence[str]) -> dict[str, dict[str,
                 statistics.median(run.wall_pages_per_s for run in good) if good else None
             ),
             "peak_rss_mib": statistics.median(run.peak_rss_mib for run in good) if good else None,
+            "busy_core_s": median_of([run.busy_core_s for run in good]),
+            "busy_share": median_of([run.busy_share for run in good]),
             "rounds_pages_per_s": [round(run.pages_per_s) for run in mine],
             "warc_bytes": (
                 statistics.median(run.own.get("warc_bytes", 0) for run in good) if good else None
@@ -343,6 +365,10 @@ def number(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def percent(share: float | None) -> str:
+    return "-" if share is None else f"{share:.0%}"
+
+
 def report(
     info: dict[str, Any],
     setup: dict[str, Any],
@@ -370,8 +396,8 @@ def report(
         "",
         f"{'contender':<28} {'ok':>5} {'pages':>5} {'miss':>4} {'disal':>5} {'dupes':>5} "
         f"{'own':>5} {'conns':>5} {'wall s':>6} {'span s':>6} {'pages/s':>7} {'wall p/s':>8} "
-        f"{'RSS MiB':>7}  by round",
-        "-" * 120,
+        f"{'RSS MiB':>7} {'CPU s':>6} {'busy':>5}  by round",
+        "-" * 133,
     ]
     for contender, row in summary.items():
         lines.append(
@@ -379,7 +405,8 @@ def report(
             f"{row['missing']:>4} {row['disallowed']:>5} {row['duplicates']:>5} "
             f"{row['own_pages']:>5} {row['connections']:>5.0f} {number(row['wall_s'], 2):>6} "
             f"{number(row['span_s'], 2):>6} {number(row['pages_per_s'], 0):>7} "
-            f"{number(row['wall_pages_per_s'], 0):>8} {number(row['peak_rss_mib'], 0):>7}  "
+            f"{number(row['wall_pages_per_s'], 0):>8} {number(row['peak_rss_mib'], 0):>7} "
+            f"{number(row['busy_core_s'], 1):>6} {percent(row['busy_share']):>5}  "
             + " ".join(f"{rate:,}" for rate in row["rounds_pages_per_s"])
         )
     lines.append("")

@@ -56,6 +56,29 @@ def steal_share(before: tuple[int, int], after: tuple[int, int]) -> float | None
     return (after[1] - before[1]) / total if total > 0 else None
 
 
+def busy_times() -> tuple[int, int]:
+    """(all, busy) CPU time of the machine so far, in clock ticks, from /proc/stat: busy is all
+    but idle and iowait, whatever process it went to (a web server, the kernel's writeback of a
+    file the tool wrote). (0, 0) where there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    every = sum(fields[:8])
+    return every, every - sum(fields[3:5])
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> tuple[float, float] | None:
+    """Between two `busy_times()`: the machine's busy CPU in core-seconds, and its share of all
+    the cores' time (1.0: every core busy throughout); None where it cannot be told."""
+    every = after[0] - before[0]
+    if every <= 0:
+        return None
+    busy = after[1] - before[1]
+    return busy / os.sysconf("SC_CLK_TCK"), busy / every
+
+
 def compile_bytecode() -> None:
     """Compile crawler's modules to bytecode now, as `pip install` does for an installed package
     (and as the first run of an editable install does, unless PYTHONDONTWRITEBYTECODE is set, as

@@ -139,6 +139,12 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self._written = 0
         self._unindexed = 0
         """Pages stored and not yet searchable, as the writer thread counts them."""
+        self._process: subprocess.Popen[bytes] | None = None
+        self._process_asked = threading.Event()
+        """Set by the writer thread: start the process (or, with `_process` still None and
+        `_process_started` set, none)."""
+        self._process_started = threading.Event()
+        self._process_ended = threading.Event()
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -156,6 +162,10 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             self._writer.join()
             self._closed = True
             raise
+        if self._process_after is not None:
+            threading.Thread(
+                target=self._start_process, name="index-writer-start", daemon=True
+            ).start()
 
     @property
     def stored(self) -> int:
@@ -197,16 +207,41 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             return
         opened.set_result(None)
         try:
-            moving = self._write_here(connection)
+            try:
+                moving = self._write_here(connection)
+            finally:
+                connection.close()
+            if moving:
+                self._write_through_process()
         finally:
-            connection.close()
-        if moving:
-            self._write_through_process()
+            self._process_started.set()  # none started now: the starting thread ends
+            self._process_asked.set()
+            self._process_ended.set()
+
+    def _start_process(self) -> None:
+        """The thread that starts the writer process when the writer thread asks for it, and
+        lives until it has ended. A thread of the crawl's own priority, not the writer thread:
+        a child takes the CPU priority of the thread that starts it, and the writer thread's is
+        lowered (crawler.runtime.background_thread), which left the process a core only when the
+        crawl had none to use; the crawl waited for it 22 to 28 s of the 100,000 pages' 87 to 94
+        (benchmarks/README.md, "The writer process's priority"). It outlives the process
+        because the process dies with the thread that started it (PR_SET_PDEATHSIG)."""
+        self._process_asked.wait()
+        if not self._process_started.is_set():
+            with contextlib.suppress(OSError):  # none: the writer thread writes on
+                self._process = start_child("crawler.output.index_writer")
+            self._process_started.set()
+        self._process_ended.wait()
 
     def _moving(self) -> bool:
-        """Whether the writing moves to the writer process now."""
+        """Whether the writing moves to the writer process now: it has started, once the crawl
+        has stored `process_after` records."""
         after = self._process_after
-        return after is not None and self._written >= after and self._error is None
+        if after is None or self._written < after or self._error is not None:
+            return False
+        self._process_asked.set()
+        self._process_started.wait()
+        return self._process is not None
 
     def _write_here(self, connection: sqlite3.Connection) -> bool:
         """Batches stored as they come; when none waits, a chunk of stored pages is made
@@ -257,8 +292,8 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         """Hands each batch to the writer process (crawler.output.index_writer) and counts it
         stored once the process says so. It waits on the pipe, without the GIL, most of the
         time."""
-        process = start_child("crawler.output.index_writer")
-        assert process.stdin is not None and process.stdout is not None
+        process = self._process
+        assert process is not None and process.stdin is not None and process.stdout is not None
         source, answers = process.stdin, process.stdout
         item: list[PageRecord | Skip | Unskip] | threading.Event | None = None
         ended = False

@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import sys
+import threading
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -16,6 +19,7 @@ from crawler.errors import OutputError
 from crawler.output.index import IndexSink, process_after
 from crawler.output.records import PageRecord, Skip, Unskip
 from crawler.output.search import export_pages, search
+from crawler.runtime import BACKGROUND_NICENESS
 
 WORDS = ["harbour", "lighthouse", "timetable", "bread", "weather"]
 
@@ -93,6 +97,43 @@ def _writer_process(sink: IndexSink) -> int:
         if "crawler.output.index_writer" in Path(f"/proc/{pid}/cmdline").read_text():
             return int(pid)
     raise AssertionError(f"no writer process among {children}")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority: Linux")
+def test_the_process_runs_at_the_crawls_priority_not_the_writer_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The writer thread lowers its own priority (crawler.runtime.background_thread) and the
+    # thread storing the first 20 records is the one that hands the writing over; a child it
+    # started itself would run at its priority, a core only when the crawl leaves one.
+    monkeypatch.setattr(crawler.output.index, "PROCESS_AFTER_RECORDS", 20)
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    with IndexSink(tmp_path, batch_size=5, writer="auto") as sink:
+        fill(sink, 60)
+        sink.flush(wait=True)
+        writer = _writer_process(sink)
+        thread = next(t for t in threading.enumerate() if t.name == "index-writer").native_id
+        assert thread is not None
+        assert os.getpriority(os.PRIO_PROCESS, thread) == min(ours + BACKGROUND_NICENESS, 19)
+        assert os.getpriority(os.PRIO_PROCESS, writer) == ours
+    assert contents(tmp_path)[0][0].count(",") == 11  # every page 0, 5, ..., 55 stored
+
+
+def test_a_process_that_cannot_start_leaves_the_writing_to_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(module: str) -> NoReturn:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(crawler.output.index, "start_child", refused)
+    monkeypatch.setattr(crawler.output.index, "PROCESS_AFTER_RECORDS", 20)
+    with IndexSink(tmp_path / "thread", batch_size=10) as sink:
+        fill(sink, 120)
+    with IndexSink(tmp_path / "refused", batch_size=10, writer="auto") as sink:
+        fill(sink, 120)
+    assert sink.stored == 120 + 120 // 7 + 1 + 120 // 21 + 1
+    assert contents(tmp_path / "refused") == contents(tmp_path / "thread")
+    assert not [t for t in threading.enumerate() if t.name.startswith("index-writer")]
 
 
 def test_a_killed_writer_process_is_an_output_error_and_no_hang(tmp_path: Path) -> None:
