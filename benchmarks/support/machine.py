@@ -40,12 +40,7 @@ def cpu_times() -> tuple[int, int]:
     virtual machine the host may run other guests on our cores ("steal"), and a run that lost a
     fifth of its CPU that way measures the host, not the code. (0, 0) where there is no
     /proc/stat."""
-    try:
-        with open("/proc/stat") as stat:
-            fields = [int(value) for value in stat.readline().split()[1:]]
-    except (OSError, ValueError):
-        return 0, 0
-    # user nice system idle iowait irq softirq steal [guest guest_nice: counted in user, nice]
+    fields = _cpu_fields()
     return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
 
 
@@ -60,13 +55,20 @@ def busy_times() -> tuple[int, int]:
     """(all, busy) CPU time of the machine so far, in clock ticks, from /proc/stat: busy is all
     but idle and iowait, whatever process it went to (a web server, the kernel's writeback of a
     file the tool wrote). (0, 0) where there is no /proc/stat."""
-    try:
-        with open("/proc/stat") as stat:
-            fields = [int(value) for value in stat.readline().split()[1:]]
-    except (OSError, ValueError):
-        return 0, 0
+    fields = _cpu_fields()
     every = sum(fields[:8])
     return every, every - sum(fields[3:5])
+
+
+def _cpu_fields() -> list[int]:
+    """The machine's CPU time so far, in clock ticks, from /proc/stat's first line: user nice
+    system idle iowait irq softirq steal [guest guest_nice: counted in user, nice]; [] where
+    there is no /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return []
 
 
 def busy_share(before: tuple[int, int], after: tuple[int, int]) -> tuple[float, float] | None:
