@@ -123,17 +123,29 @@ lm_destination(PyObject *url, lm_buffer *out)
         angle |= c == ' ' || c == '(' || c == ')' || c == '<' || c == '>';
     }
     out->used = 0;
-    if (angle && lm_append(out, "<", 1) < 0) {
+    /* At most three bytes for each, and the angle brackets. */
+    if (lm_reserve(out, 3 * length + 2) < 0) {
         return -1;
+    }
+    char *to = out->data;
+    if (angle) {
+        *to++ = '<';
     }
     for (Py_ssize_t i = 0; i < length; i++) {
         char c = data[i];
         const char *escape = c == '|' ? "%7C" : angle && c == '<' ? "%3C" : angle && c == '>' ? "%3E" : NULL;
-        if (escape != NULL ? lm_append(out, escape, 3) < 0 : lm_append(out, &c, 1) < 0) {
-            return -1;
+        if (escape != NULL) {
+            memcpy(to, escape, 3);
+            to += 3;
+        } else {
+            *to++ = c;
         }
     }
-    return angle ? lm_append(out, ">", 1) : 0;
+    if (angle) {
+        *to++ = '>';
+    }
+    out->used = to - out->data;
+    return 0;
 }
 
 static PyObject *
@@ -209,9 +221,15 @@ marked_links(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto python;
         }
         if (c != LM_TARGET) {
-            if (lm_append(&out, (const char *) source + at, 1) < 0) {
+            /* The run of text up to the next mark, in one copy. */
+            Py_ssize_t end = at + 1;
+            while (end < source_length && (unsigned char) (source[end] - LM_LINK_OPEN) > 3) {
+                end++;
+            }
+            if (lm_append(&out, (const char *) source + at, end - at) < 0) {
                 goto done;
             }
+            at = end - 1;
             continue;
         }
         Py_ssize_t index = 0, digits = 0;

@@ -201,6 +201,117 @@ mc_grow(void **items, Py_ssize_t *capacity, Py_ssize_t count, size_t size)
     return 0;
 }
 
+/* --- memory kept from page to page ------------------------------------------------------------ */
+
+/* Each thread keeps the reading's arrays and buffers from one page to the next, emptied, not
+ * freed: grown again from nothing on every page, the element table alone was copied about
+ * 200 KB a page by realloc on a Python documentation page. A block over MC_KEEP_BYTES (a huge
+ * page's) is freed, and a thread's blocks go when it ends. */
+enum {
+    MC_KEEP_TABLE, MC_KEEP_FRAMES, MC_KEEP_SCRATCH, MC_KEEP_TEXT, MC_KEEP_MARKDOWN, MC_KEEP_FRAME,
+    MC_KEEP_READ_TEXT, MC_KEEP_READ_MARKDOWN, MC_KEEP_LINE_ENDS, MC_KEEP_BLOCK_STARTS,
+    MC_KEEP_UNITS, MC_KEEP_RUN_TEXT, MC_KEEP_RUN_MARKDOWN, MC_KEEP_SCRATCH1, MC_KEEP_SCRATCH2,
+    MC_KEEPS
+};
+#define MC_KEEP_BYTES ((size_t) 1 << 20)
+
+typedef struct {
+    void *data;
+    size_t bytes;
+} mc_kept_block;
+
+static pthread_key_t mc_kept_key;
+static pthread_once_t mc_kept_once = PTHREAD_ONCE_INIT;
+static bool mc_kept_ready;
+
+static void
+mc_kept_free(void *blocks)
+{
+    mc_kept_block *kept = blocks;
+    for (int i = 0; i < MC_KEEPS; i++) {
+        free(kept[i].data);
+    }
+    free(kept);
+}
+
+static void
+mc_kept_init(void)
+{
+    mc_kept_ready = pthread_key_create(&mc_kept_key, mc_kept_free) == 0;
+}
+
+/* This thread's kept blocks; NULL when none can be kept (then nothing is). */
+static mc_kept_block *
+mc_kept_blocks(void)
+{
+    pthread_once(&mc_kept_once, mc_kept_init);
+    if (!mc_kept_ready) {
+        return NULL;
+    }
+    mc_kept_block *kept = pthread_getspecific(mc_kept_key);
+    if (kept == NULL && (kept = calloc(MC_KEEPS, sizeof *kept)) != NULL
+        && pthread_setspecific(mc_kept_key, kept) != 0) {
+        free(kept);
+        kept = NULL;
+    }
+    return kept;
+}
+
+/* The block kept in `slot`, and its size in `*bytes`; NULL (0) when there is none. */
+static void *
+mc_take(int slot, size_t *bytes)
+{
+    mc_kept_block *kept = mc_kept_blocks();
+    *bytes = 0;
+    if (kept == NULL || kept[slot].data == NULL) {
+        return NULL;
+    }
+    void *data = kept[slot].data;
+    *bytes = kept[slot].bytes;
+    kept[slot] = (mc_kept_block) {NULL, 0};
+    return data;
+}
+
+/* Keeps `data` (`bytes` long) in `slot`, or frees it. */
+static void
+mc_give(int slot, void *data, size_t bytes)
+{
+    if (data == NULL) {
+        return;
+    }
+    mc_kept_block *kept = mc_kept_blocks();
+    if (kept != NULL && kept[slot].data == NULL && bytes <= MC_KEEP_BYTES) {
+        kept[slot] = (mc_kept_block) {data, bytes};
+    } else {
+        free(data);
+    }
+}
+
+/* An array of `size`-byte items from `slot`: its items and its capacity in items. */
+static void *
+mc_take_items(int slot, size_t size, Py_ssize_t *capacity)
+{
+    size_t bytes;
+    void *items = mc_take(slot, &bytes);
+    *capacity = (Py_ssize_t) (bytes / size);
+    return items;
+}
+
+static mc_buffer
+mc_take_buffer(int slot)
+{
+    size_t bytes;
+    char *data = mc_take(slot, &bytes);
+    return (mc_buffer) {data, 0, bytes};
+}
+
+static void
+mc_give_buffer(int slot, mc_buffer *buffer)
+{
+    mc_give(slot, buffer->data, buffer->capacity);
+    *buffer = (mc_buffer) {NULL, 0, 0};
+}
+
 /* --- text ------------------------------------------------------------------------------------ */
 
 static bool
@@ -808,8 +919,8 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
     }
     /* One frame a level of the elements the walk is inside: memory as deep as the tree, not as
      * wide (a page of 500,000 sibling elements). */
-    mc_frame *frames = NULL;
-    Py_ssize_t depth = 0, capacity = 0;
+    Py_ssize_t depth = 0, capacity;
+    mc_frame *frames = mc_take_items(MC_KEEP_FRAMES, sizeof(mc_frame), &capacity);
     long articles = 0;
     int status = 0;
     if (mc_grow((void **) &frames, &capacity, 0, sizeof(mc_frame)) < 0) {
@@ -917,7 +1028,7 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
         }
     }
 done:
-    free(frames);
+    mc_give(MC_KEEP_FRAMES, frames, (size_t) capacity * sizeof(mc_frame));
     return status;
 }
 
@@ -2107,18 +2218,39 @@ mc_block(mc_reader *r, const lxb_node *node, Py_ssize_t index, long depth, long 
 
 /* --- the whole (crawler.page.main_content.python_main_parts) -------------------------------- */
 
+/* A reader of `table`, its arrays and buffers the thread's kept ones. */
+static void
+mc_reader_start(mc_reader *r, const mc_table *table)
+{
+    *r = (mc_reader) {0};
+    r->items = table->items;
+    r->count = table->count;
+    r->text = mc_take_buffer(MC_KEEP_READ_TEXT);
+    r->markdown = mc_take_buffer(MC_KEEP_READ_MARKDOWN);
+    r->line_ends = mc_take_items(MC_KEEP_LINE_ENDS, sizeof(Py_ssize_t), &r->line_capacity);
+    r->block_starts = mc_take_items(MC_KEEP_BLOCK_STARTS, sizeof(Py_ssize_t), &r->block_capacity);
+    r->units = mc_take_items(MC_KEEP_UNITS, sizeof(mc_unit), &r->unit_capacity);
+    r->run_text = mc_take_buffer(MC_KEEP_RUN_TEXT);
+    r->run_markdown = mc_take_buffer(MC_KEEP_RUN_MARKDOWN);
+    r->scratch = mc_take_buffer(MC_KEEP_SCRATCH1);
+    r->scratch2 = mc_take_buffer(MC_KEEP_SCRATCH2);
+}
+
 static void
 mc_reader_free(mc_reader *r)
 {
-    free(r->text.data);
-    free(r->markdown.data);
-    free(r->line_ends);
-    free(r->block_starts);
-    free(r->units);
-    free(r->run_text.data);
-    free(r->run_markdown.data);
-    free(r->scratch.data);
-    free(r->scratch2.data);
+    mc_give_buffer(MC_KEEP_READ_TEXT, &r->text);
+    mc_give_buffer(MC_KEEP_READ_MARKDOWN, &r->markdown);
+    mc_give(MC_KEEP_LINE_ENDS, r->line_ends, (size_t) r->line_capacity * sizeof(Py_ssize_t));
+    mc_give(MC_KEEP_BLOCK_STARTS, r->block_starts,
+            (size_t) r->block_capacity * sizeof(Py_ssize_t));
+    mc_give(MC_KEEP_UNITS, r->units, (size_t) r->unit_capacity * sizeof(mc_unit));
+    r->line_ends = r->block_starts = NULL;
+    r->units = NULL;
+    mc_give_buffer(MC_KEEP_RUN_TEXT, &r->run_text);
+    mc_give_buffer(MC_KEEP_RUN_MARKDOWN, &r->run_markdown);
+    mc_give_buffer(MC_KEEP_SCRATCH1, &r->scratch);
+    mc_give_buffer(MC_KEEP_SCRATCH2, &r->scratch2);
 }
 
 /* Reads `roots` (with their indices) into `r`. */
@@ -2196,10 +2328,9 @@ static int
 mc_parts(mc_table *table, const Py_ssize_t *roots, Py_ssize_t count, bool trim,
          const char *fallback, mc_output *out)
 {
-    mc_reader r = {0};
+    mc_reader r;
     int status = -1;
-    r.items = table->items;
-    r.count = table->count;
+    mc_reader_start(&r, table);
     if (mc_read_roots(&r, roots, count) < 0 || mc_result(&r, trim, out) < 0) {
         goto done;
     }
@@ -2232,28 +2363,43 @@ mc_frame_text(const lxb_node *body, const mc_table *table, const Py_ssize_t *kep
          mc_buffer *out)
 {
     const mc_element *items = table->items;
+    /* skipped[i]: the rows before row i that are skipped. Inside the main content, an element
+     * whose rows hold none adds nothing to the frame: the walk steps over it (on the Python
+     * documentation's pages, most of the body). */
+    Py_ssize_t *skipped = malloc((size_t) (table->count + 1) * sizeof *skipped);
+    if (skipped == NULL) {
+        return -1;
+    }
+    skipped[0] = 0;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        skipped[i + 1] = skipped[i] + items[i].skip;
+    }
     /* The body itself may be the one root: then all but what is skipped is main content. */
     bool in_main = count > 0 && kept[0] == 0;
     Py_ssize_t next = 1, root = in_main ? 1 : 0;
     const lxb_node *main_root = in_main ? body : NULL, *frame_root = NULL;
-    const lxb_node *node = body->first_child;
+    const lxb_node *node = in_main && skipped[table->count] == skipped[1] ? NULL : body->first_child;
+    int status = 0;
     while (node != NULL) {
         bool descend = false;
         if (node->type == NODE_TEXT) {
-            const unsigned char *data;
-            size_t length;
-            mc_text_of(node, &data, &length);
-            while (length > 0 && strchr(" \t\n\f\r", data[0]) != NULL) {
-                data++;
-                length--;
-            }
-            while (length > 0 && strchr(" \t\n\f\r", data[length - 1]) != NULL) {
-                length--;
-            }
-            if (length > 0 && !in_main
-                && ((out->length > 0 && mc_add(out, " ", 1) < 0)
-                    || mc_add(out, (const char *) data, length) < 0)) {
-                return -1;
+            if (!in_main) {
+                const unsigned char *data;
+                size_t length;
+                mc_text_of(node, &data, &length);
+                while (length > 0 && mc_space(data[0])) {
+                    data++;
+                    length--;
+                }
+                while (length > 0 && mc_space(data[length - 1])) {
+                    length--;
+                }
+                if (length > 0
+                    && ((out->length > 0 && mc_add(out, " ", 1) < 0)
+                        || mc_add(out, (const char *) data, length) < 0)) {
+                    status = -1;
+                    break;
+                }
             }
         } else if (node->type == NODE_ELEMENT && !(mc_flags(node->local_name) & MC_SKIPPED)
                    && !mc_is_navigation(node)) {
@@ -2270,6 +2416,10 @@ mc_frame_text(const lxb_node *body, const mc_table *table, const Py_ssize_t *kep
                 frame_root = node;
             }
             descend = node->first_child != NULL;
+            if (descend && in_main && index >= 0 && skipped[items[index].end] == skipped[index]) {
+                descend = false;
+                next = items[index].end;
+            }
         }
         if (descend) {
             node = node->first_child;
@@ -2290,11 +2440,13 @@ mc_frame_text(const lxb_node *body, const mc_table *table, const Py_ssize_t *kep
             }
             node = node->parent;
             if (node == body || node == NULL) {
-                return 0;
+                node = NULL;
+                break;
             }
         }
     }
-    return 0;
+    free(skipped);
+    return status;
 }
 
 /* The whole reading of `body` into `out`; it takes no Python object, so it runs without the
@@ -2303,7 +2455,8 @@ static int
 mc_compute(const lxb_node *body, mc_output *out)
 {
     mc_table table = {0};
-    mc_buffer scratch = {0};
+    table.items = mc_take_items(MC_KEEP_TABLE, sizeof(mc_element), &table.capacity);
+    mc_buffer scratch = mc_take_buffer(MC_KEEP_SCRATCH);
     Py_ssize_t *kept = NULL, *lead = NULL;
     int status = -1;
     int read = mc_read(body, &table, &scratch, mc_fresh_name_cache());
@@ -2345,8 +2498,8 @@ mc_compute(const lxb_node *body, mc_output *out)
         status = mc_frame_text(body, &table, kept, count, &out->frame);
     }
 done:
-    free(table.items);
-    free(scratch.data);
+    mc_give(MC_KEEP_TABLE, table.items, (size_t) table.capacity * sizeof(mc_element));
+    mc_give_buffer(MC_KEEP_SCRATCH, &scratch);
     free(kept);
     free(lead);
     return status;
@@ -2371,6 +2524,9 @@ main_parts(PyObject *module, PyObject *number)
         return NULL;
     }
     mc_output out = {0};
+    out.text = mc_take_buffer(MC_KEEP_TEXT);
+    out.markdown = mc_take_buffer(MC_KEEP_MARKDOWN);
+    out.frame = mc_take_buffer(MC_KEEP_FRAME);
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = mc_compute((const lxb_node *) address, &out);
@@ -2402,9 +2558,9 @@ done:
     Py_XDECREF(markdown);
     Py_XDECREF(frame);
     Py_XDECREF(hrefs);
-    free(out.text.data);
-    free(out.markdown.data);
-    free(out.frame.data);
+    mc_give_buffer(MC_KEEP_TEXT, &out.text);
+    mc_give_buffer(MC_KEEP_MARKDOWN, &out.markdown);
+    mc_give_buffer(MC_KEEP_FRAME, &out.frame);
     free(out.hrefs);
     return result;
 }

@@ -9,6 +9,7 @@ import gzip
 import json
 import re
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,24 @@ def test_empty_elements_take_no_row_and_are_still_read() -> None:
     assert "![map](https://site.test/i.png)" in page.markdown
     assert "| a |  |\n| --- | --- |\n| 1 |  |" in page.markdown
     assert_same_readings(html)
+
+
+def test_pages_read_one_after_another_read_as_each_alone() -> None:
+    # The compiled reading keeps its arrays and buffers from page to page in each thread (a
+    # block past 1 MiB is freed instead): a page read after a bigger one, a huge one (20,000
+    # rows), one with no main content and one with a frame, in this thread and in new ones, reads
+    # as it does alone.
+    huge = "".join(f"<div class=c{n % 7}><p>{ARTICLE[:80]} {n}</p></div>" for n in range(20_000))
+    pages = [
+        f"<article>{ARTICLE}</article>{FRAME['footer']}",
+        f"<body>{huge}</body>",
+        f"<p>{ARTICLE[:60]}</p>",
+        f"{FRAME['navigation']}<article>{ARTICLE}{FRAME['share bar']}</article>",
+    ]
+    alone = [read(html) for html in pages]
+    for html, page in zip(pages * 2, alone * 2, strict=True):
+        assert read(html) == page
+        assert_same_readings(html)
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(2):
+            assert list(pool.map(read, reversed(pages))) == alone[::-1]
