@@ -77,18 +77,18 @@ def ours(field: str, main: bool = True) -> Callable[[], Extract]:
 
     def contender() -> Extract:
         import crawler.page.read as read
-        from crawler.page.main_content import MainParts
+        from crawler.page.compiled_main import MainContent
         from crawler.urls import InvalidUrlError, normalize_url
 
-        original = _ORIGINAL.setdefault("main_parts", read._main_parts)
+        original = _ORIGINAL.setdefault("main_content", read._main_content)
 
-        def no_main_parts(*_: object) -> MainParts:
-            return MainParts("", "", [], None)
+        def no_main_content(*_: object) -> MainContent:
+            return MainContent("", "", None, "")
 
-        step = original if main else no_main_parts
+        step = original if main else no_main_content
 
         def extract(body: bytes, url: str) -> str:
-            read._main_parts = step
+            read._main_content = step
             # read_page takes the normal URL the crawl fetched: a set's URL may lack its path's
             # slash, and trafilatura's set names some pages by a key that is no URL.
             try:

@@ -428,21 +428,23 @@ mc_add_folded(mc_buffer *buffer, size_t start, const char *data, size_t length)
     bool after_space = at == start || out[at - 1] == ' ';
     size_t i = 0;
 #ifdef __SSE2__
-    /* Prose first, 16 bytes at a time: a block whose only whitespace is single spaces (none
-     * after a space) is copied as it is. */
+    /* Prose first, 16 bytes at a time: a block whose whitespace characters stand alone (none
+     * after another, nor after a space) is copied with each of them a space. */
     const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
     const __m128i newline = _mm_set1_epi8('\n'), feed = _mm_set1_epi8('\f');
     const __m128i carriage = _mm_set1_epi8('\r');
     for (; i + 16 <= length; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *) (data + i));
-        unsigned spaces = (unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(v, space));
-        unsigned others = (unsigned) _mm_movemask_epi8(
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage))));
-        if (others != 0 || (spaces & (spaces >> 1)) != 0 || (after_space && (spaces & 1))) {
+        __m128i white = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, newline), _mm_cmpeq_epi8(v, feed)),
+                         _mm_cmpeq_epi8(v, carriage)));
+        unsigned spaces = (unsigned) _mm_movemask_epi8(white);
+        if ((spaces & (spaces >> 1)) != 0 || (after_space && (spaces & 1))) {
             mc_fold_bytes(out, &at, &after_space, data + i, 16); /* this block byte by byte */
             continue;
         }
+        v = _mm_or_si128(_mm_and_si128(white, space), _mm_andnot_si128(white, v));
         _mm_storeu_si128((__m128i *) (out + at), v);
         at += 16;
         after_space = (spaces >> 15) & 1;
@@ -2401,22 +2403,20 @@ mc_frame_text(const lxb_node *body, const mc_table *table, const Py_ssize_t *kep
                     break;
                 }
             }
-        } else if (node->type == NODE_ELEMENT && !(mc_flags(node->local_name) & MC_SKIPPED)
-                   && !mc_is_navigation(node)) {
-            Py_ssize_t index = -1;
-            if (next < table->count && items[next].node == node) {
-                index = next++;
-            }
-            if (!in_main && root < count && index >= 0 && index == kept[root]) {
+        } else if (node->type == NODE_ELEMENT && next < table->count && items[next].node == node) {
+            /* An element with children is a row unless no reading reads it (a skipped tag,
+             * role="navigation"): one that is no row holds nothing to read. */
+            Py_ssize_t index = next++;
+            if (!in_main && root < count && index == kept[root]) {
                 in_main = true;
                 main_root = node;
                 root++;
-            } else if (in_main && index >= 0 && items[index].skip) {
+            } else if (in_main && items[index].skip) {
                 in_main = false;
                 frame_root = node;
             }
             descend = node->first_child != NULL;
-            if (descend && in_main && index >= 0 && skipped[items[index].end] == skipped[index]) {
+            if (descend && in_main && skipped[items[index].end] == skipped[index]) {
                 descend = false;
                 next = items[index].end;
             }
@@ -2512,43 +2512,73 @@ mc_str(const char *data, size_t length)
     return PyUnicode_DecodeUTF8(data ? data : "", (Py_ssize_t) length, "replace");
 }
 
+/* The reading of the body at the address `number` into `out` (its buffers the thread's kept
+ * ones), without the GIL; -1 with an exception set. mc_output_free frees `out` either way. */
+static int
+mc_run(PyObject *number, mc_output *out)
+{
+    uintptr_t address;
+    *out = (mc_output) {0};
+    if (!MC.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "main_parts before main_configure");
+        return -1;
+    }
+    if (!address_of(number, &address)) {
+        return -1;
+    }
+    out->text = mc_take_buffer(MC_KEEP_TEXT);
+    out->markdown = mc_take_buffer(MC_KEEP_MARKDOWN);
+    out->frame = mc_take_buffer(MC_KEEP_FRAME);
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = mc_compute((const lxb_node *) address, out);
+    Py_END_ALLOW_THREADS
+    if (status < 0) {
+        PyErr_NoMemory();
+    }
+    return status;
+}
+
+static void
+mc_output_free(mc_output *out)
+{
+    mc_give_buffer(MC_KEEP_TEXT, &out->text);
+    mc_give_buffer(MC_KEEP_MARKDOWN, &out->markdown);
+    mc_give_buffer(MC_KEEP_FRAME, &out->frame);
+    free(out->hrefs);
+    out->hrefs = NULL;
+}
+
+/* The hrefs of `out`'s links, as a list of str. */
+static PyObject *
+mc_hrefs(const mc_output *out)
+{
+    PyObject *hrefs = PyList_New(out->href_count);
+    for (Py_ssize_t i = 0; hrefs != NULL && i < out->href_count; i++) {
+        PyObject *href = mc_str((const char *) out->hrefs[i].data, out->hrefs[i].length);
+        if (href == NULL) {
+            Py_CLEAR(hrefs);
+            break;
+        }
+        PyList_SET_ITEM(hrefs, i, href);
+    }
+    return hrefs;
+}
+
 static PyObject *
 main_parts(PyObject *module, PyObject *number)
 {
-    uintptr_t address;
-    if (!MC.ready) {
-        PyErr_SetString(PyExc_RuntimeError, "main_parts before main_configure");
-        return NULL;
-    }
-    if (!address_of(number, &address)) {
-        return NULL;
-    }
-    mc_output out = {0};
-    out.text = mc_take_buffer(MC_KEEP_TEXT);
-    out.markdown = mc_take_buffer(MC_KEEP_MARKDOWN);
-    out.frame = mc_take_buffer(MC_KEEP_FRAME);
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = mc_compute((const lxb_node *) address, &out);
-    Py_END_ALLOW_THREADS
+    mc_output out;
     PyObject *text = NULL, *markdown = NULL, *frame = NULL, *hrefs = NULL, *result = NULL;
-    if (status < 0) {
-        PyErr_NoMemory();
+    if (mc_run(number, &out) < 0) {
         goto done;
     }
     text = mc_str(out.text.data, out.text.length);
     markdown = mc_str(out.markdown.data, out.markdown.length);
     frame = mc_str(out.frame.data, out.frame.length);
-    hrefs = PyList_New(out.href_count);
+    hrefs = mc_hrefs(&out);
     if (text == NULL || markdown == NULL || frame == NULL || hrefs == NULL) {
         goto done;
-    }
-    for (Py_ssize_t i = 0; i < out.href_count; i++) {
-        PyObject *href = mc_str((const char *) out.hrefs[i].data, out.hrefs[i].length);
-        if (href == NULL) {
-            goto done;
-        }
-        PyList_SET_ITEM(hrefs, i, href);
     }
     result = out.fallback != NULL
                  ? Py_BuildValue("(OOOsO)", text, markdown, hrefs, out.fallback, frame)
@@ -2558,10 +2588,7 @@ done:
     Py_XDECREF(markdown);
     Py_XDECREF(frame);
     Py_XDECREF(hrefs);
-    mc_give_buffer(MC_KEEP_TEXT, &out.text);
-    mc_give_buffer(MC_KEEP_MARKDOWN, &out.markdown);
-    mc_give_buffer(MC_KEEP_FRAME, &out.frame);
-    free(out.hrefs);
+    mc_output_free(&out);
     return result;
 }
 

@@ -2156,6 +2156,10 @@ static PyMethodDef methods[] = {
      "nosnippet_text, headings, sections, yandex_element)"},
     {"main_configure", (PyCFunction) (void (*)(void)) main_configure, METH_FASTCALL,
      "main_configure(tag_flags, tag_ids, attr_ids, rules, thresholds)"},
+    {"main_parts_linked", (PyCFunction) (void (*)(void)) main_parts_linked, METH_FASTCALL,
+     "main_parts_linked(body_address, resolve, (origin, directory), page_url) -> (text, "
+     "markdown with its links or None, hrefs, fallback or None, frame, markdown with marked "
+     "links or None)"},
     {"main_parts", main_parts, METH_O,
      "main_parts(body_address) -> (text, markdown with marked links, hrefs, fallback or None)"},
     {"attr_name_ids", attr_name_ids, METH_O,

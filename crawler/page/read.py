@@ -69,7 +69,7 @@ from crawler.page.bounds import (
 )
 from crawler.page.charset import decode, sniff_encoding
 from crawler.page.compiled import links_of, prescan, walk
-from crawler.page.compiled_main import main_parts, markdown_links
+from crawler.page.compiled_main import MainContent, main_content
 from crawler.page.exclusion import (
     NOAI,
     NOFOLLOW,
@@ -81,7 +81,6 @@ from crawler.page.exclusion import (
     yandex_tags_as_comments,
 )
 from crawler.page.fields import FieldSelector, FieldValue, fields_of
-from crawler.page.main_content import MainParts
 from crawler.page.requisites import maybe_css_urls, requisites_of
 from crawler.page.tree import body_of
 from crawler.page.walk import PageFacts, cut_sections, link_resolver, python_walk
@@ -345,15 +344,10 @@ def read_page(
             nosnippet_text = " ".join(part for part in (nosnippet_text, text) if part)
             text = headings = ""
         elif rules.main_content:
-            main = _main_parts(tree, facts)
+            main = _main_content(tree, facts, url)
             main_text, main_fallback = _bounded(main.text, "\n"), main.fallback
             frame_text = _bounded(main.frame, " ") if main.fallback is None else None
-            markdown = _bounded(
-                markdown_links(
-                    main.markdown, main.hrefs, link_resolver(facts, url), facts.base, url
-                ),
-                "\n\n",
-            )
+            markdown = _bounded(main.markdown, "\n\n")
             if len(main_text) < len(main.text):
                 cuts.append(
                     f"main content: more than {MAX_MAIN_CHARS:,} characters, the first read"
@@ -399,14 +393,14 @@ def read_page(
     )
 
 
-def _main_parts(tree: LexborHTMLParser, facts: PageFacts) -> MainParts:
+def _main_content(tree: LexborHTMLParser, facts: PageFacts, url: str) -> MainContent:
     """The main content of the page, read from the tree the walk left. The compiled walk leaves
     the tree whole; the main content reading leaves out all it leaves out of the text but
     sections, so a page with sections (rare on the web; a quarter of the speed web's pages) has
     them cut first, as the Python walk cuts them."""
     if facts.sections and walk is not python_walk:
         cut_sections(tree)
-    return main_parts(body_of(tree, tree.root))
+    return main_content(body_of(tree, tree.root), link_resolver(facts, url), facts.base, url)
 
 
 MAX_MAIN_CHARS = 1_000_000

@@ -1,5 +1,6 @@
 """The main content's Markdown links put in by C (crawler/page/_linkmarks.c) as by Python
-(crawler.page.link_marks.with_links), on what the reading writes and on marks it never writes."""
+(crawler.page.link_marks.with_links), on what the reading writes and on marks it never writes;
+and the main content read and linked in one step of C as in two."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from crawler.page import compiled_main
-from crawler.page.compiled_main import compiled_markdown_links, python_markdown_links
+from crawler.page.compiled_main import (
+    compiled_main_content,
+    compiled_markdown_links,
+    composed_main_content,
+    python_markdown_links,
+)
 from crawler.page.link_marks import IMAGE_OPEN, LINK_OPEN, TARGET, TARGET_END
 from crawler.page.main_content import python_main_parts
 from crawler.urls import LinkResolver
@@ -54,6 +60,18 @@ def test_the_compiled_links_are_the_ones_used_where_the_reading_is_compiled() ->
     compiled = _compiled()
     if compiled_main.main_parts is compiled_main.compiled_main_parts:
         assert compiled_main.markdown_links is compiled
+        assert compiled_main.main_content is compiled_main_content
+
+
+def _one_and_two_steps(page: str | bytes, base: str | None) -> None:
+    """The page's main content read and linked in one step of C as in two."""
+    if compiled_main_content is None:
+        pytest.skip(f"no compiled reading: {compiled_main.MAIN}")
+    resolve = LinkResolver(base or URL)
+    one, two = LexborHTMLParser(page), LexborHTMLParser(page)
+    assert compiled_main_content(one.body, resolve, base, URL) == composed_main_content(
+        two.body, resolve, base, URL
+    )
 
 
 @pytest.mark.parametrize("base", [None, BASE])
@@ -119,3 +137,34 @@ def test_any_reading_is_linked_alike(inner: str, base: str | None) -> None:
     parts = python_main_parts(LexborHTMLParser(f"<article><p>{inner}</p></article>").body)
     compiled, python = _both(parts.markdown, parts.hrefs, base)
     assert compiled == python
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.sampled_from(["words", "a_b", "\u00fc", "", " ", "\u6771\u4eac"]),
+        lambda inner: st.one_of(
+            st.builds(lambda h, t: f'<a href="{h}">{t}</a>', st.sampled_from(HREFS), inner),
+            st.builds(lambda h, t: f'<img src="{h}" alt="{t}">', st.sampled_from(HREFS), inner),
+            st.builds(lambda t: f"<p>{t}</p><p>{'text, of some length ' * 4}</p>", inner),
+            st.builds(lambda a, b: a + b, inner, inner),
+        ),
+        max_leaves=12,
+    ),
+    st.sampled_from([None, BASE]),
+)
+def test_one_step_reads_any_page_as_two(inner: str, base: str | None) -> None:
+    _one_and_two_steps(f"<nav>menu</nav><article>{inner}</article>", base)
+
+
+@pytest.mark.parametrize("base", [None, BASE])
+def test_bytes_no_utf8_beside_a_link_read_in_one_step_as_in_two(base: str | None) -> None:
+    # The page's own bytes reach the reading as they are. Half a euro sign before a link whose
+    # marks go (javascript:) and its other half inside: read as a str first, each half is
+    # U+FFFD; the one step must not join them into a euro sign by taking the marks out.
+    text = b"Words of a paragraph, long enough to be chosen as the page's main content. " * 3
+    page = (
+        b"<article><p>" + text + b'x\xe2\x82<a href="javascript:go()">\xac end</a> and '
+        b'\xed\xa0\x80<a href="a.html">\x80b</a></p></article>'
+    )
+    _one_and_two_steps(page, base)
