@@ -38,7 +38,7 @@ __all__ = [
     "compiled_markdown_links",
     "composed_main_content",
     "configure",
-    "main_content",
+    "main_content_of",
     "main_parts",
     "markdown_links",
     "markdown_resolver",
@@ -351,7 +351,7 @@ compiled_main_content = (
     and markdown_links is compiled_markdown_links
     else None
 )
-main_content: MainContentOf = (
+main_content_of: MainContentOf = (
     compiled_main_content
     if compiled_main_content is not None and content_self_check(compiled_main_content)
     else composed_main_content

@@ -69,7 +69,7 @@ from crawler.page.bounds import (
 )
 from crawler.page.charset import decode, sniff_encoding
 from crawler.page.compiled import links_of, prescan, walk
-from crawler.page.compiled_main import MainContent, main_content
+from crawler.page.compiled_main import MainContent, main_content_of
 from crawler.page.exclusion import (
     NOAI,
     NOFOLLOW,
@@ -400,7 +400,7 @@ def _main_content(tree: LexborHTMLParser, facts: PageFacts, url: str) -> MainCon
     them cut first, as the Python walk cuts them."""
     if facts.sections and walk is not python_walk:
         cut_sections(tree)
-    return main_content(body_of(tree, tree.root), link_resolver(facts, url), facts.base, url)
+    return main_content_of(body_of(tree, tree.root), link_resolver(facts, url), facts.base, url)
 
 
 MAX_MAIN_CHARS = 1_000_000

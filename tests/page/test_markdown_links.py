@@ -60,7 +60,7 @@ def test_the_compiled_links_are_the_ones_used_where_the_reading_is_compiled() ->
     compiled = _compiled()
     if compiled_main.main_parts is compiled_main.compiled_main_parts:
         assert compiled_main.markdown_links is compiled
-        assert compiled_main.main_content is compiled_main_content
+        assert compiled_main.main_content_of is compiled_main_content
 
 
 def _one_and_two_steps(page: str | bytes, base: str | None) -> None:
