@@ -1046,105 +1046,72 @@ mc_good_of(const mc_table *table, const Py_ssize_t *kept, Py_ssize_t count)
     return good;
 }
 
-static Py_ssize_t
-mc_mass(mc_table *table)
-{
-    mc_element *items = table->items;
-    for (Py_ssize_t i = 0; i < table->count; i++) {
-        mc_element *element = &items[i];
-        long chars = element->inline_chars, links = element->inline_links;
-        if (!chars || element->gone) {
-            continue;
-        }
-        if (chars >= MC.min_block_chars && links < MC.link_dense * chars) {
-            double good = (double) (chars - links);
-            if (element->article_body) {
-                good *= MC.article_body_bonus;
-            }
-            if (element->later_article) {
-                good *= MC.later_article;
-            }
-            element->good = good;
-            element->noise = (double) links;
-        } else {
-            element->noise = (double) chars;
-        }
-    }
-    for (Py_ssize_t i = table->count - 1; i >= 0; i--) {
-        mc_element *element = &items[i];
-        if (element->parent >= 0 && !element->gone) {
-            items[element->parent].good += element->good;
-            items[element->parent].noise += element->noise;
-        }
-    }
-    Py_ssize_t best = -1;
-    for (Py_ssize_t i = 0; i < table->count; i++) {
-        mc_element *element = &items[i];
-        if (!element->gone
-            && (best < 0 || element->good - element->noise > items[best].good - items[best].noise)) {
-            best = i;
-        }
-    }
-    /* More content than noise, or none: an empty element (net 0) is not in the table. */
-    return best >= 0 && items[best].good > items[best].noise ? best : -1;
-}
-
+/* One element's content net of its links (`good`) and its noise, before its descendants' are
+ * added (crawler.page.main_content: the mass reading). */
 static void
-mc_score(mc_table *table)
+mc_own_mass(mc_element *element)
 {
-    mc_element *items = table->items;
-    for (Py_ssize_t i = 0; i < table->count; i++) {
-        mc_element *element = &items[i];
-        long chars, links, commas;
-        Py_ssize_t holder;
-        if (element->gone) {
-            continue;
-        }
-        if (element->flags & MC_TEXT_BLOCK) {
-            chars = element->chars;
-            links = element->link_chars;
-            commas = element->commas;
-            holder = element->parent;
-        } else if ((element->flags & MC_OWN_TEXT_BLOCK) && element->own_chars >= MC.own_text_chars) {
-            chars = element->own_chars;
-            links = 0;
-            commas = element->own_commas;
-            holder = i;
-        } else {
-            continue;
-        }
-        if (chars < MC.min_block_chars || holder < 0) {
-            continue;
-        }
-        long lengths = chars / 100 < 3 ? chars / 100 : 3;
-        long linked = links < chars ? links : chars;
-        double score = (double) (1 + commas + lengths) * (1 - (double) linked / (double) chars);
-        items[holder].score += score;
-        if (items[holder].parent >= 0) {
-            items[items[holder].parent].score += score / 2;
-        }
+    long chars = element->inline_chars, links = element->inline_links;
+    if (!chars || element->gone) {
+        return;
     }
-    for (Py_ssize_t i = 0; i < table->count; i++) {
-        if (items[i].article_body) {
-            items[i].score *= MC.article_body_bonus;
+    if (chars >= MC.min_block_chars && links < MC.link_dense * chars) {
+        double good = (double) (chars - links);
+        if (element->article_body) {
+            good *= MC.article_body_bonus;
         }
-        if (items[i].later_article) {
-            items[i].score *= MC.later_article;
+        if (element->later_article) {
+            good *= MC.later_article;
         }
+        element->good = good;
+        element->noise = (double) links;
+    } else {
+        element->noise = (double) chars;
     }
 }
 
-/* Readability's choice into `kept`; how many. */
+/* What element `i`'s text block adds to its holder's score and that one's parent's (the
+ * readability reading). */
+static void
+mc_own_score(mc_element *items, Py_ssize_t i)
+{
+    mc_element *element = &items[i];
+    long chars, links, commas;
+    Py_ssize_t holder;
+    if (element->gone) {
+        return;
+    }
+    if (element->flags & MC_TEXT_BLOCK) {
+        chars = element->chars;
+        links = element->link_chars;
+        commas = element->commas;
+        holder = element->parent;
+    } else if ((element->flags & MC_OWN_TEXT_BLOCK) && element->own_chars >= MC.own_text_chars) {
+        chars = element->own_chars;
+        links = 0;
+        commas = element->own_commas;
+        holder = i;
+    } else {
+        return;
+    }
+    if (chars < MC.min_block_chars || holder < 0) {
+        return;
+    }
+    long lengths = chars / 100 < 3 ? chars / 100 : 3;
+    long linked = links < chars ? links : chars;
+    double score = (double) (1 + commas + lengths) * (1 - (double) linked / (double) chars);
+    items[holder].score += score;
+    if (items[holder].parent >= 0) {
+        items[items[holder].parent].score += score / 2;
+    }
+}
+
+/* Readability's choice into `kept`, from `best`, the element of the highest score (-1: none
+ * scores); how many. */
 static Py_ssize_t
-mc_chosen(const mc_table *table, Py_ssize_t *kept)
+mc_chosen(const mc_table *table, Py_ssize_t best, Py_ssize_t *kept)
 {
     const mc_element *items = table->items;
-    Py_ssize_t best = -1;
-    for (Py_ssize_t i = 0; i < table->count; i++) {
-        if (!items[i].gone && items[i].score > 0 && (best < 0 || items[i].score > items[best].score)) {
-            best = i;
-        }
-    }
     if (best < 0) {
         return 0;
     }
@@ -1203,16 +1170,48 @@ mc_reading(mc_table *table, bool by_names, Py_ssize_t *kept)
 {
     mc_element *items = table->items;
     double total = (double) items[0].chars;
+    /* Three passes over the table where the two readings took seven: rows come in document
+     * order, a parent before its children, so what goes, each element's own mass and what its
+     * block adds to the scores above it are one pass; the sums up the tree and the bonuses,
+     * once every score is in, one pass back; the two bests one more. */
     for (Py_ssize_t i = 0; i < table->count; i++) {
         mc_element *element = &items[i];
         element->score = element->good = element->noise = 0.0;
         element->gone = (element->parent >= 0 && items[element->parent].gone)
                         || ((element->framed || (by_names && element->named))
                             && (double) element->chars < MC.keep_share * total);
+        mc_own_mass(element);
+        mc_own_score(items, i);
     }
-    Py_ssize_t mass = mc_mass(table);
-    mc_score(table);
-    Py_ssize_t count = mc_chosen(table, kept);
+    for (Py_ssize_t i = table->count - 1; i >= 0; i--) {
+        mc_element *element = &items[i];
+        if (element->parent >= 0 && !element->gone) {
+            items[element->parent].good += element->good;
+            items[element->parent].noise += element->noise;
+        }
+        if (element->article_body) {
+            element->score *= MC.article_body_bonus;
+        }
+        if (element->later_article) {
+            element->score *= MC.later_article;
+        }
+    }
+    Py_ssize_t mass = -1, best = -1;
+    for (Py_ssize_t i = 0; i < table->count; i++) {
+        const mc_element *element = &items[i];
+        if (element->gone) {
+            continue;
+        }
+        if (mass < 0 || element->good - element->noise > items[mass].good - items[mass].noise) {
+            mass = i;
+        }
+        if (element->score > 0 && (best < 0 || element->score > items[best].score)) {
+            best = i;
+        }
+    }
+    /* More content than noise, or none: an empty element (net 0) is not in the table. */
+    mass = mass >= 0 && items[mass].good > items[mass].noise ? mass : -1;
+    Py_ssize_t count = mc_chosen(table, best, kept);
     if (mass >= 0 && (count == 0 || mc_good_of(table, kept, count) < MC.mass_share * items[mass].good)) {
         Py_ssize_t named = count ? mc_named_body(table, mass, kept[0]) : -1;
         kept[0] = named >= 0 ? named : mass;
