@@ -397,6 +397,45 @@ mc_commas(const unsigned char *data, size_t length)
     return commas;
 }
 
+/* mc_chars and mc_commas in one pass over a text (the walk reads every text of the body). */
+static long
+mc_chars_commas(const unsigned char *data, size_t length, long *commas)
+{
+    long chars = 0, ascii_commas = 0;
+    size_t i = 0;
+    bool wide = false;
+#ifdef __SSE2__
+    const __m128i top = _mm_set1_epi8((char) 0xc0), continuation = _mm_set1_epi8((char) 0x80);
+    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+    const __m128i newline = _mm_set1_epi8('\n'), feed = _mm_set1_epi8('\f');
+    const __m128i carriage = _mm_set1_epi8('\r'), comma = _mm_set1_epi8(',');
+    const __m128i below_wide = _mm_set1_epi8((char) 0xe2);
+    __m128i any_wide = _mm_setzero_si128();
+    for (; i + 16 <= length; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *) (data + i));
+        __m128i gone = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(v, top), continuation),
+                         _mm_cmpeq_epi8(v, space)),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage))));
+        chars += 16 - mc_popcount16((unsigned) _mm_movemask_epi8(gone));
+        ascii_commas += mc_popcount16((unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)));
+        /* A byte from 0xe3 up: max(v, 0xe2) is not 0xe2. */
+        any_wide = _mm_or_si128(any_wide, _mm_xor_si128(_mm_max_epu8(v, below_wide), below_wide));
+    }
+    wide = _mm_movemask_epi8(_mm_cmpeq_epi8(any_wide, _mm_setzero_si128())) != 0xffff;
+#endif
+    for (; i < length; i++) {
+        unsigned char c = data[i];
+        chars += (c & 0xc0) != 0x80 && !mc_space(c);
+        ascii_commas += c == ',';
+        wide |= c >= 0xe3;
+    }
+    /* U+3001 and U+FF0C are rare: counted again with them only where a byte may start one. */
+    *commas = wide ? mc_commas(data, length) : ascii_commas;
+    return chars;
+}
+
 /* Folds `length` bytes into `out` at `*at`, without branches on the text: each byte is
  * written, and the write kept unless it is a space after a space (or at the start). */
 static inline void
@@ -937,12 +976,13 @@ mc_read(const lxb_node *body, mc_table *table, mc_buffer *scratch, mc_name_cache
             const unsigned char *data;
             size_t length;
             mc_text_of(node, &data, &length);
-            long chars = mc_chars(data, length);
+            long commas;
+            long chars = mc_chars_commas(data, length, &commas);
             if (chars) {
                 mc_element *holder = &table->items[frame.holder];
                 mc_element *block = &table->items[frame.block];
                 holder->own_chars += chars;
-                holder->own_commas += mc_commas(data, length);
+                holder->own_commas += commas;
                 block->inline_chars += chars;
                 if (frame.link) {
                     block->inline_links += chars;
