@@ -90,10 +90,22 @@ lm_url(PyObject *href, PyObject *resolve, PyObject *page_url, bool short_path, c
             if (hash == NULL) {
                 return joined;
             }
-            PyObject *fragment = PyUnicode_FromStringAndSize(hash, length - (hash - data));
-            PyObject *url = fragment != NULL ? PyUnicode_Concat(joined, fragment) : NULL;
+            /* Both ASCII: the URL made in one piece. */
+            Py_ssize_t joined_length = PyUnicode_GET_LENGTH(joined);
+            Py_ssize_t fragment_length = length - (hash - data);
+            PyObject *url = PyUnicode_IS_ASCII(joined)
+                                ? PyUnicode_New(joined_length + fragment_length, 127)
+                                : NULL;
+            if (url != NULL) {
+                memcpy(PyUnicode_1BYTE_DATA(url), PyUnicode_1BYTE_DATA(joined),
+                       (size_t) joined_length);
+                memcpy(PyUnicode_1BYTE_DATA(url) + joined_length, hash, (size_t) fragment_length);
+            } else if (!PyErr_Occurred()) {
+                PyObject *fragment = PyUnicode_FromStringAndSize(hash, fragment_length);
+                url = fragment != NULL ? PyUnicode_Concat(joined, fragment) : NULL;
+                Py_XDECREF(fragment);
+            }
             Py_DECREF(joined);
-            Py_XDECREF(fragment);
             return url;
         }
         if (PyErr_Occurred()) {

@@ -583,12 +583,16 @@ mc_add_escaped(mc_buffer *buffer, const unsigned char *data, size_t length)
     const __m128i below_space = _mm_set1_epi8(0x20 - 0x80), flip = _mm_set1_epi8((char) 0x80);
     const __m128i backslash = _mm_set1_epi8('\\'), tick = _mm_set1_epi8('`');
     const __m128i star = _mm_set1_epi8('*'), open = _mm_set1_epi8('['), close = _mm_set1_epi8(']');
-    const __m128i underscore = _mm_set1_epi8('_');
+    const __m128i underscore = _mm_set1_epi8('_'), tab = _mm_set1_epi8('\t');
+    const __m128i newline = _mm_set1_epi8('\n'), feed = _mm_set1_epi8('\f');
+    const __m128i carriage = _mm_set1_epi8('\r');
     for (; i + 16 <= length; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *) (data + i));
-        /* Bytes below 0x20, compared signed after the flip: whitespace among them too, which
-         * the bytes' own loop keeps. */
-        __m128i low = _mm_cmplt_epi8(_mm_xor_si128(v, flip), below_space);
+        /* Controls: bytes below 0x20, compared signed after the flip, but the whitespace among
+         * them (prose wrapped in the page's source has newlines), which is copied as it is. */
+        __m128i white = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
+                                     _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage)));
+        __m128i low = _mm_andnot_si128(white, _mm_cmplt_epi8(_mm_xor_si128(v, flip), below_space));
         __m128i marks = _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(v, backslash), _mm_cmpeq_epi8(v, tick)),
             _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, star), _mm_cmpeq_epi8(v, open)),
