@@ -343,6 +343,25 @@ mc_popcount16(unsigned mask)
     return (mask + (mask >> 8)) & 0x1fu;
 }
 
+#ifdef __SSE2__
+/* The bits of the 16 bytes of `v` that count as no character: a UTF-8 continuation byte or
+ * HTML whitespace. */
+static inline unsigned
+mc_uncounted16(__m128i v)
+{
+    const __m128i top = _mm_set1_epi8((char) 0xc0), continuation = _mm_set1_epi8((char) 0x80);
+    __m128i gone = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(v, top), continuation),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8(' '))),
+        _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+                         _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\f')),
+                         _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))));
+    return (unsigned) _mm_movemask_epi8(gone);
+}
+#endif
+
 /* Characters but HTML whitespace (the text of every element passes here): 16 bytes at a time
  * where the machine has SSE2 (every x86-64 has). */
 static long
@@ -351,18 +370,9 @@ mc_chars(const unsigned char *data, size_t length)
     long chars = 0;
     size_t i = 0;
 #ifdef __SSE2__
-    const __m128i top = _mm_set1_epi8((char) 0xc0), continuation = _mm_set1_epi8((char) 0x80);
-    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
-    const __m128i newline = _mm_set1_epi8('\n'), feed = _mm_set1_epi8('\f');
-    const __m128i carriage = _mm_set1_epi8('\r');
     for (; i + 16 <= length; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *) (data + i));
-        __m128i gone = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(v, top), continuation),
-                         _mm_cmpeq_epi8(v, space)),
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage))));
-        chars += 16 - mc_popcount16((unsigned) _mm_movemask_epi8(gone));
+        chars += 16 - mc_popcount16(mc_uncounted16(v));
     }
 #endif
     for (; i < length; i++) {
@@ -405,20 +415,12 @@ mc_chars_commas(const unsigned char *data, size_t length, long *commas)
     size_t i = 0;
     bool wide = false;
 #ifdef __SSE2__
-    const __m128i top = _mm_set1_epi8((char) 0xc0), continuation = _mm_set1_epi8((char) 0x80);
-    const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
-    const __m128i newline = _mm_set1_epi8('\n'), feed = _mm_set1_epi8('\f');
-    const __m128i carriage = _mm_set1_epi8('\r'), comma = _mm_set1_epi8(',');
+    const __m128i comma = _mm_set1_epi8(',');
     const __m128i below_wide = _mm_set1_epi8((char) 0xe2);
     __m128i any_wide = _mm_setzero_si128();
     for (; i + 16 <= length; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *) (data + i));
-        __m128i gone = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(_mm_and_si128(v, top), continuation),
-                         _mm_cmpeq_epi8(v, space)),
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, newline)),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, feed), _mm_cmpeq_epi8(v, carriage))));
-        chars += 16 - mc_popcount16((unsigned) _mm_movemask_epi8(gone));
+        chars += 16 - mc_popcount16(mc_uncounted16(v));
         ascii_commas += mc_popcount16((unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)));
         /* A byte from 0xe3 up: max(v, 0xe2) is not 0xe2. */
         any_wide = _mm_or_si128(any_wide, _mm_xor_si128(_mm_max_epu8(v, below_wide), below_wide));

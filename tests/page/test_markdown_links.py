@@ -119,20 +119,23 @@ def test_a_lone_surrogate_is_read_as_python_reads_it() -> None:
     assert compiled == python
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    st.recursive(
-        st.sampled_from(["words", "a_b", "ü", "", " "]),
+def _linked_markup(words: list[str], paragraph: str) -> st.SearchStrategy[str]:
+    """Markup of `words`, links and images to every kind of href, and paragraphs (`paragraph`
+    with {} where each one's own markup goes)."""
+    return st.recursive(
+        st.sampled_from(words),
         lambda inner: st.one_of(
             st.builds(lambda h, t: f'<a href="{h}">{t}</a>', st.sampled_from(HREFS), inner),
             st.builds(lambda h, t: f'<img src="{h}" alt="{t}">', st.sampled_from(HREFS), inner),
-            st.builds(lambda t: f"<p>{t}</p>", inner),
+            st.builds(paragraph.format, inner),
             st.builds(lambda a, b: a + b, inner, inner),
         ),
         max_leaves=12,
-    ),
-    st.sampled_from([None, BASE]),
-)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(_linked_markup(["words", "a_b", "ü", "", " "], "<p>{}</p>"), st.sampled_from([None, BASE]))
 def test_any_reading_is_linked_alike(inner: str, base: str | None) -> None:
     parts = python_main_parts(LexborHTMLParser(f"<article><p>{inner}</p></article>").body)
     compiled, python = _both(parts.markdown, parts.hrefs, base)
@@ -141,15 +144,9 @@ def test_any_reading_is_linked_alike(inner: str, base: str | None) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.recursive(
-        st.sampled_from(["words", "a_b", "\u00fc", "", " ", "\u6771\u4eac"]),
-        lambda inner: st.one_of(
-            st.builds(lambda h, t: f'<a href="{h}">{t}</a>', st.sampled_from(HREFS), inner),
-            st.builds(lambda h, t: f'<img src="{h}" alt="{t}">', st.sampled_from(HREFS), inner),
-            st.builds(lambda t: f"<p>{t}</p><p>{'text, of some length ' * 4}</p>", inner),
-            st.builds(lambda a, b: a + b, inner, inner),
-        ),
-        max_leaves=12,
+    _linked_markup(
+        ["words", "a_b", "\u00fc", "", " ", "\u6771\u4eac"],
+        "<p>{}</p><p>" + "text, of some length " * 4 + "</p>",
     ),
     st.sampled_from([None, BASE]),
 )
