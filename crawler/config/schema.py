@@ -265,8 +265,9 @@ class IndexConfig:
     writer: IndexWriter = "auto"
     """Where the index is written: thread: a thread of the crawl's process; process: a process
     of its own, beside the crawl's, so that its work never waits for the event loop's GIL nor
-    holds the loop back; auto (the default): the thread, and the process once 10,000 records are
-    stored, on a machine of two cores or more (crawler.output.index)."""
+    holds the loop back; auto (the default): the thread, and the process once 1,000 records are
+    stored, on a machine of two cores or more; the process starts with the crawl, so it is ready
+    by then, and a shorter crawl ends it unused (crawler.output.index)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,12 +86,13 @@ __all__ = [
 ]
 
 
-PROCESS_AFTER_RECORDS = 10_000
+PROCESS_AFTER_RECORDS = 1_000
 """`writer="auto"` moves the writing to the writer process once this many records are stored (on
-a machine of two cores or more): a crawl that long pays for the move many times over, and a short
-one never makes it. On the speed web (benchmarks/README.md, "The index writer at 100,000 pages"),
-the process took 100,000 pages from 211 s to 193 s, and moving at 1,000 records made 5,000 pages
-take 10.2 s against the thread's 9.2."""
+a machine of two cores or more). The process is started with the sink, so it has read its
+modules by then, and a crawl that ends sooner kills it unused. On the speed web
+(benchmarks/README.md, "When the writing moves to the writer process") the process from the
+start took 5,000 pages from 4.99 s to 4.41 s, but 100 pages from 0.56 s to 0.71 s: a crawl of
+a few hundred pages is over before the process has paid for its start."""
 STOP_WAIT_S = 30.0
 """How long a closing sink waits for the writer process to end before it kills it."""
 
@@ -127,7 +128,8 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         With the main text and its Markdown a record is three times the size: 200 a batch and 8
         batches made it 2.06 times, 100 and 4 1.40 times (146 and 100 MiB against 71).
         `writer`: where the writing is done: in the sink's thread, in the writer process from
-        the start, or (`auto`) in the thread until `PROCESS_AFTER_RECORDS` are stored."""
+        the start, or (`auto`) in the thread until `PROCESS_AFTER_RECORDS` are stored. The
+        process, unless `thread`, is started now."""
         if stemming not in STEMMING_CHOICES:
             raise ValueError(f"stemming must be one of {STEMMING_CHOICES}, not {stemming!r}")
         self.path = directory / INDEX_NAME
@@ -140,11 +142,14 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         self._unindexed = 0
         """Pages stored and not yet searchable, as the writer thread counts them."""
         self._process: subprocess.Popen[bytes] | None = None
-        self._process_asked = threading.Event()
-        """Set by the writer thread: start the process (or, with `_process` still None and
-        `_process_started` set, none)."""
+        self._process_lock = threading.Lock()
+        """Held to start the process, and by the writer thread to end one it never used."""
         self._process_started = threading.Event()
+        """Set once the process has started, or none will (`_process` still None)."""
+        self._process_used = False
+        """Set by the writer thread once it hands the writing to the process."""
         self._process_ended = threading.Event()
+        self._starter: threading.Thread | None = None
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -163,9 +168,10 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             self._closed = True
             raise
         if self._process_after is not None:
-            threading.Thread(
+            self._starter = threading.Thread(
                 target=self._start_process, name="index-writer-start", daemon=True
-            ).start()
+            )
+            self._starter.start()
 
     @property
     def stored(self) -> int:
@@ -214,24 +220,40 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             if moving:
                 self._write_through_process()
         finally:
-            self._process_started.set()  # none started now: the starting thread ends
-            self._process_asked.set()
+            self._end_unused_process()
             self._process_ended.set()
+            if self._starter is not None:
+                self._starter.join()  # close() returns with no thread of the sink's left
 
     def _start_process(self) -> None:
-        """The thread that starts the writer process when the writer thread asks for it, and
-        lives until it has ended. A thread of the crawl's own priority, not the writer thread:
-        a child takes the CPU priority of the thread that starts it, and the writer thread's is
-        lowered (crawler.runtime.background_thread), which left the process a core only when the
-        crawl had none to use; the crawl waited for it 22 to 28 s of the 100,000 pages' 87 to 94
+        """The thread that starts the writer process as the sink opens, so that it has read its
+        modules by the time the writing moves to it, and lives until it has ended. A thread of
+        the crawl's own priority, not the writer thread: a child takes the CPU priority of the
+        thread that starts it, and the writer thread's is lowered
+        (crawler.runtime.background_thread), which left the process a core only when the crawl
+        had none to use; the crawl waited for it 22 to 28 s of the 100,000 pages' 87 to 94
         (benchmarks/README.md, "The writer process's priority"). It outlives the process
         because the process dies with the thread that started it (PR_SET_PDEATHSIG)."""
-        self._process_asked.wait()
-        if not self._process_started.is_set():
-            with contextlib.suppress(OSError):  # none: the writer thread writes on
-                self._process = start_child("crawler.output.index_writer")
-            self._process_started.set()
+        with self._process_lock:
+            if not self._process_started.is_set():  # else the writer thread has ended
+                with contextlib.suppress(OSError):  # none: the writer thread writes on
+                    self._process = start_child("crawler.output.index_writer")
+                self._process_started.set()
         self._process_ended.wait()
+
+    def _end_unused_process(self) -> None:
+        """In the writer thread, at its end: a process started and never handed the writing (a
+        crawl shorter than `PROCESS_AFTER_RECORDS`) is killed and reaped; it has opened
+        nothing. From then on none starts."""
+        with self._process_lock:
+            self._process_started.set()
+            unused = None if self._process_used else self._process
+        if unused is not None:
+            unused.kill()
+            unused.wait()
+            for stream in (unused.stdin, unused.stdout):
+                if stream is not None:
+                    stream.close()
 
     def _moving(self) -> bool:
         """Whether the writing moves to the writer process now: it has started, once the crawl
@@ -239,9 +261,9 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         after = self._process_after
         if after is None or self._written < after or self._error is not None:
             return False
-        self._process_asked.set()
         self._process_started.wait()
-        return self._process is not None
+        self._process_used = self._process is not None
+        return self._process_used
 
     def _write_here(self, connection: sqlite3.Connection) -> bool:
         """Batches stored as they come; when none waits, a chunk of stored pages is made

@@ -119,6 +119,25 @@ def test_the_process_runs_at_the_crawls_priority_not_the_writer_threads(
     assert contents(tmp_path)[0][0].count(",") == 11  # every page 0, 5, ..., 55 stored
 
 
+def test_a_crawl_shorter_than_the_move_ends_the_process_started_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # auto starts the process as the sink opens, so that it is ready when the writing moves;
+    # a crawl that ends first must not leave it behind, nor let it touch the index.
+    monkeypatch.setattr(crawler.output.index, "PROCESS_AFTER_RECORDS", 1_000)
+    with IndexSink(tmp_path / "thread", batch_size=10, writer="thread") as sink:
+        fill(sink, 40)
+    sink = IndexSink(tmp_path / "auto", batch_size=10, writer="auto")
+    fill(sink, 40)
+    sink.flush(wait=True)
+    sink._process_started.wait()  # the starting thread's work, done beside the writer's
+    writer = _writer_process(sink)
+    sink.close()
+    assert not Path(f"/proc/{writer}").exists()  # killed and reaped
+    assert contents(tmp_path / "auto") == contents(tmp_path / "thread")
+    assert not [t for t in threading.enumerate() if t.name.startswith("index-writer")]
+
+
 def test_a_process_that_cannot_start_leaves_the_writing_to_the_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
