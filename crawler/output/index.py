@@ -146,8 +146,6 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         """Held to start the process, and by the writer thread to end one it never used."""
         self._process_started = threading.Event()
         """Set once the process has started, or none will (`_process` still None)."""
-        self._process_used = False
-        """Set by the writer thread once it hands the writing to the process."""
         self._process_ended = threading.Event()
         self._starter: threading.Thread | None = None
         try:
@@ -212,6 +210,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             opened.set_exception(error)
             return
         opened.set_result(None)
+        moving = False
         try:
             try:
                 moving = self._write_here(connection)
@@ -220,7 +219,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
             if moving:
                 self._write_through_process()
         finally:
-            self._end_unused_process()
+            self._end_unused_process(used=moving)
             self._process_ended.set()
             if self._starter is not None:
                 self._starter.join()  # close() returns with no thread of the sink's left
@@ -241,19 +240,16 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
                 self._process_started.set()
         self._process_ended.wait()
 
-    def _end_unused_process(self) -> None:
+    def _end_unused_process(self, *, used: bool) -> None:
         """In the writer thread, at its end: a process started and never handed the writing (a
         crawl shorter than `PROCESS_AFTER_RECORDS`) is killed and reaped; it has opened
         nothing. From then on none starts."""
         with self._process_lock:
             self._process_started.set()
-            unused = None if self._process_used else self._process
+            unused = None if used else self._process
         if unused is not None:
-            unused.kill()
-            unused.wait()
-            for stream in (unused.stdin, unused.stdout):
-                if stream is not None:
-                    stream.close()
+            with unused:  # its pipes closed and it reaped
+                unused.kill()
 
     def _moving(self) -> bool:
         """Whether the writing moves to the writer process now: it has started, once the crawl
@@ -262,8 +258,7 @@ class IndexSink(BatchHandOff[PageRecord | Skip | Unskip, threading.Event]):
         if after is None or self._written < after or self._error is not None:
             return False
         self._process_started.wait()
-        self._process_used = self._process is not None
-        return self._process_used
+        return self._process is not None
 
     def _write_here(self, connection: sqlite3.Connection) -> bool:
         """Batches stored as they come; when none waits, a chunk of stored pages is made
