@@ -26,9 +26,7 @@ The figures behind each: benchmarks/README.md, "The allocator", "The garbage col
 
 from __future__ import annotations
 
-import asyncio
 import ctypes
-import ctypes.util
 import gc
 import os
 import sys
@@ -58,7 +56,9 @@ def tune_allocator() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        # The process's own symbols, the C library's among them: find_library("c") runs
+        # `ldconfig -p` in a subprocess at every start.
+        libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
     except (OSError, AttributeError):
         return False
@@ -146,4 +146,8 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         import uvloop
 
         return uvloop.run(main)
+    # Here, not at the top: the crawl's own processes (crawler.child) read this module, and
+    # asyncio took a third of their start.
+    import asyncio
+
     return asyncio.run(main)

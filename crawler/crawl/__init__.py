@@ -23,6 +23,7 @@ checkpoint.py       when the crawl's work becomes durable
 scope.py            pure: which URLs belong to the crawl
 turns.py            CPU-heavy steps take turns, one per loop iteration
 page_reader.py      pages read in a process of the crawl's own, beside the loop
+reader_process.py   that process
 shared.py           one worker of a crawl shared through a Valkey/Redis server
 claimed.py          what such a worker holds: claimed URLs, leases, host records
 """
@@ -36,7 +37,7 @@ __all__ = ["Crawler"]
 
 
 def __getattr__(name: str) -> object:
-    # Imported when first used: the page reader's process (crawler.crawl.page_reader) needs
+    # Imported when first used: the page reader's process (crawler.crawl.reader_process) needs
     # none of the Crawler's parts.
     if name != "Crawler":
         raise AttributeError(f"module 'crawler.crawl' has no attribute {name!r}")

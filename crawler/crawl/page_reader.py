@@ -20,7 +20,7 @@ parser crash on some page), it died on the oldest page unanswered. That page's r
 a new process reads the rest. After `MAX_RESTARTS` deaths with no page read in between, the
 process is given up and the pages waiting for it are read on the loop (`PageReaderGoneError`).
 
-Run as `python -m crawler.crawl.page_reader`, this module is the process.
+The process is crawler.crawl.reader_process.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ import sys
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast
+from typing import Literal, TypeAlias, cast
 
-from crawler.child import Frames, die_with_parent, environment, frame
+from crawler.child import Frames, environment, frame
 from crawler.errors import CrawlerError
-from crawler.output.records import body_digest
-from crawler.page.read import Page, PageRules, read_page
+from crawler.page.read import Page, PageRules
 
 __all__ = ["PageReader", "PageReaderError", "PageReaderGoneError", "Read", "ReaderMode"]
 
@@ -182,7 +181,7 @@ class PageReader:
                 lambda: _Answers(self),
                 sys.executable,
                 "-m",
-                __name__,
+                "crawler.crawl.reader_process",
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=None,
@@ -312,72 +311,3 @@ class _Answers(asyncio.SubprocessProtocol):
         # Called once the process has exited and its pipes are closed.
         if self._process is not None:
             self._reader._ended(self._process)
-
-
-# --- the process ------------------------------------------------------------------------------
-
-
-def serve(
-    rules: PageRules, frames: Frames, pending: list[Any], requests: int, answers: int
-) -> None:
-    """Answer the `pending` requests, then read more from the file descriptor `requests` (into
-    `frames`) until it ends, answering each on `answers`, in order: every request that came in
-    one read of the pipe is answered in one write."""
-    while True:
-        _write_all(answers, b"".join(_reply(rules, *request) for request in pending))
-        data = os.read(requests, 1 << 20)
-        if not data:
-            return
-        pending = frames.feed(data)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    out = memoryview(data)
-    while out:
-        out = out[os.write(fd, out) :]
-
-
-def _reply(
-    rules: PageRules,
-    body: bytes,
-    url: str,
-    charset: str | None,
-    x_robots_tag: tuple[str, ...],
-    unchanged_digest: str | None,
-) -> bytes:
-    try:
-        digest = body_digest(body)
-        page = (
-            None
-            if digest == unchanged_digest
-            else read_page(body, url, charset=charset, x_robots_tag=x_robots_tag, rules=rules)
-        )
-    except Exception as error:  # a bug of ours: the crawl records it against this page
-        return frame(("error", f"{type(error).__name__}: {error}", None))
-    return frame(("read", digest, page))
-
-
-def main() -> int:
-    die_with_parent()
-    from crawler.runtime import BACKGROUND_NICENESS, tune_gc
-
-    # Behind the crawl's loop and the servers it talks to for a core (a page waits for its read
-    # while its host waits out its interval anyway), and ahead of the index writer, whose lag
-    # holds nothing back: the links a page holds are the crawl's next URLs.
-    os.nice(BACKGROUND_NICENESS // 2)
-
-    frames = Frames()
-    messages: list[Any] = []
-    while not messages:
-        data = os.read(0, 1 << 20)
-        if not data:
-            return 0
-        # The first message is the rules; requests may follow in the same read.
-        messages = frames.feed(data)
-    tune_gc()
-    serve(messages[0], frames, messages[1:], 0, 1)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

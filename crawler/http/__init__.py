@@ -14,7 +14,35 @@ socks.py           a SOCKS5 proxy (socks5://, socks5h://) for both clients, on p
 socks_connector.py aiohttp-socks's connector, with the client's resolver and protocol
 """
 
-from crawler.http.answer import FailureKind, FetchFailure, Response
-from crawler.http.fetcher import Client, Fetcher
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from crawler.http.answer import FailureKind, FetchFailure, Response
+    from crawler.http.fetcher import Client, Fetcher
+
+_HOMES = {
+    "Client": "crawler.http.fetcher",
+    "FailureKind": "crawler.http.answer",
+    "FetchFailure": "crawler.http.answer",
+    "Fetcher": "crawler.http.fetcher",
+    "Response": "crawler.http.answer",
+}
+"""Where each name lives, imported when first used (PEP 562): a process of the crawl's own reads
+page records (crawler.output.records), which name a Response, and needs no client."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'crawler.http' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = ["Client", "FailureKind", "FetchFailure", "Fetcher", "Response"]

@@ -13,12 +13,46 @@ ranking.py       what tells the page that defines a name from those that mention
 export.py        export: the pages, the changes or the skips, as JSON lines or CSV
 """
 
-from crawler.output.export import export_pages
-from crawler.output.index import IndexSink
-from crawler.output.jsonl import JsonlSink
-from crawler.output.records import PageRecord, Skip
+import importlib
+import typing
+
+# Bound here, not when first used: once the module of the same name is imported (by anyone), the
+# package's attribute `search` would be that module, and __getattr__ never asked.
 from crawler.output.search import SearchHit, search
-from crawler.output.sinks import PageSink, open_sinks, output_files
+
+if typing.TYPE_CHECKING:
+    from crawler.output.export import export_pages
+    from crawler.output.index import IndexSink
+    from crawler.output.jsonl import JsonlSink
+    from crawler.output.records import PageRecord, Skip
+    from crawler.output.sinks import PageSink, open_sinks, output_files
+
+_HOMES = {
+    "IndexSink": "crawler.output.index",
+    "JsonlSink": "crawler.output.jsonl",
+    "PageRecord": "crawler.output.records",
+    "PageSink": "crawler.output.sinks",
+    "Skip": "crawler.output.records",
+    "export_pages": "crawler.output.export",
+    "open_sinks": "crawler.output.sinks",
+    "output_files": "crawler.output.sinks",
+}
+"""Where each name lives, imported when first used (PEP 562): the index writer's process
+(crawler.output.index_writer) needs records and the writes, not search, export or the sinks."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'crawler.output' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "IndexSink",

@@ -1,0 +1,39 @@
+"""The crawl's own processes (crawler.child: the page reader, the index writer) start with the
+modules they use and no others: the page reader's start is waited for by the crawl's first pages,
+and every module read is CPU the crawl, on two cores, does not have."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+UNUSED = (
+    "asyncio",  # the event loop: the crawl's, not theirs
+    "ssl",
+    "yaml",
+    "http.cookiejar",
+    "crawler.config",
+    "crawler.http.fetcher",
+    "crawler.output.index",  # the sink, its threads
+    "crawler.state",
+    "crawler.crawl.crawler",
+)
+
+
+@pytest.mark.parametrize(
+    ("module", "setup"),
+    [
+        # What each process's main() reads as it starts, before its first message.
+        ("crawler.crawl.reader_process", "from crawler.runtime import tune_gc"),
+        ("crawler.output.index_writer", "from crawler.runtime import background_thread"),
+    ],
+)
+def test_a_process_of_the_crawls_own_reads_only_what_it_uses(module: str, setup: str) -> None:
+    code = f"import sys, {module}\n{setup}\nprint(' '.join(sys.modules))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert module in loaded
+    assert [name for name in UNUSED if name in loaded] == []
