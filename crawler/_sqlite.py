@@ -13,11 +13,16 @@ the UTF-8 it already is, a NUL included. (The figures: benchmarks/README.md, "Ro
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["CHUNK_ROWS", "bound_chunks", "values_list", "write_rows"]
+from crawler.runtime import background_thread
+
+__all__ = ["CHUNK_ROWS", "WalCheckpoints", "bound_chunks", "values_list", "write_rows"]
 
 CHUNK_ROWS = 256
 """Most rows bound to one statement. Each statement gives up the GIL while SQLite runs it and
@@ -55,3 +60,36 @@ def write_rows(
     chunk, in order."""
     for values, parameters in bound_chunks(connection, rows, width):
         connection.execute(statement.format(values=values), parameters)
+
+
+class WalCheckpoints(threading.Thread):
+    """Copies the WAL into the database every `interval` seconds, on a connection of its own, at
+    a lower CPU priority (crawler.runtime.background_thread): the writer's own connection then
+    never waits on a checkpoint's copying and syncing (set its `wal_autocheckpoint` to 0, or high
+    enough to bound the WAL, see crawler.output.index_writer). A passive checkpoint never waits
+    for the writer, nor the writer for it. `stop` before the writer closes, so that the writer's
+    close, the last, copies in the rest and removes the WAL."""
+
+    def __init__(self, path: Path, interval: float, name: str) -> None:
+        super().__init__(name=name, daemon=True)
+        self._path = path
+        self._interval = interval
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        background_thread()
+        try:
+            connection = sqlite3.connect(self._path, isolation_level=None)
+        except sqlite3.Error:
+            return  # the writer's connection checkpoints when it closes
+        try:
+            while not self._stopping.wait(self._interval):
+                # Busy, or the disk failed: the next round, or the close, copies it in.
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()

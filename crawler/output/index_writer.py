@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from crawler._sqlite import WalCheckpoints
 from crawler.child import Frames, die_with_parent, send
 from crawler.errors import no_room
 from crawler.output.index_open import open_for_writing
@@ -46,16 +47,32 @@ from crawler.output.index_writes import (
 )
 from crawler.output.records import PageRecord
 
-__all__ = ["IndexWriter", "main"]
+__all__ = ["CHECKPOINT_EVERY_S", "WAL_BOUND_PAGES", "IndexWriter", "main"]
 
 _READ_BYTES = 1 << 20
 
 
-class IndexWriter:
-    """What the process does with each message, on the one write connection."""
+CHECKPOINT_EVERY_S = 1.0
+"""How often the checkpoint thread copies the WAL into the index."""
+WAL_BOUND_PAGES = 4096
+"""The write connection's own `wal_autocheckpoint`: a backstop, not the checkpoint. The thread's
+passive checkpoints copy the WAL in, but while batches keep coming one never finds it all copied,
+so SQLite never starts the WAL over, and it grew to the index's size (280 MB at 5,000 pages).
+Once the WAL holds this many pages (64 MiB), the writer checkpoints after its commit: little is
+left to copy by then, and the WAL starts over."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+
+class IndexWriter:
+    """What the process does with each message, on the one write connection; its WAL copied in
+    by a thread of its own (crawler._sqlite.WalCheckpoints), so that storing a batch never waits
+    for a checkpoint's copying and syncing (at 5,000 pages, the exit came a tenth of a second
+    sooner: benchmarks/README.md, "The index writer's checkpoints")."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self._connection = connection
+        connection.execute(f"PRAGMA wal_autocheckpoint = {WAL_BOUND_PAGES}")
+        self._checkpoints = WalCheckpoints(path, CHECKPOINT_EVERY_S, "index-checkpoints")
+        self._checkpoints.start()
         self.unindexed = unindexed_count(connection)
         """Pages stored and not yet searchable."""
         self.error: str | None = None
@@ -94,6 +111,7 @@ class IndexWriter:
             self.index_some()
 
     def close(self) -> None:
+        self._checkpoints.stop()  # first: the writer's close, the last, copies in the rest
         self._connection.close()
 
 
@@ -135,7 +153,7 @@ def main() -> int:
     answers = sys.stdout.buffer
     try:
         path, stemming, purpose = messages.next()
-        writer = IndexWriter(open_for_writing(Path(path), stemming, purpose))
+        writer = IndexWriter(open_for_writing(Path(path), stemming, purpose), Path(path))
     except EOFError:
         return 1
     except Exception as error:  # the crawl hears of it: it writes nothing more

@@ -37,7 +37,7 @@ queue without its origin. WAL with synchronous=NORMAL: a commit survives the pro
 killed; a power cut may lose the last commits, never the file's consistency. With NORMAL only a
 checkpoint (copying the WAL into the database) waits for the disk, and it can wait long when the
 disk is busy with other writes (the index's, say): so checkpoints run in a thread of their own
-(`_WalCheckpoints`), never on the crawl's.
+(crawler._sqlite.WalCheckpoints), never on the crawl's.
 
 All of it runs on the crawl's thread: a store's `put` is a dict or list operation; the SQL runs
 in a few statements per table per commit (crawler._sqlite). Reads (a host's next URLs, a seen-set
@@ -49,12 +49,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from crawler._sqlite import WalCheckpoints
 from crawler.errors import StateDiskFullError, StateError, no_room
-from crawler.runtime import background_thread
 from crawler.state.uncommitted import KEPT_VALUES, RecordingConnection, Statement
 
 __all__ = ["SCHEMA_VERSION", "StateDb", "Writer", "check_state_file", "damaged_state"]
@@ -162,35 +161,6 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 Writer = Callable[[sqlite3.Connection], None]
 
 
-class _WalCheckpoints(threading.Thread):
-    """Copies the WAL into the database every `interval` seconds, on a connection of its own. A
-    passive checkpoint never waits for the writer, nor the writer for it."""
-
-    def __init__(self, path: Path, interval: float) -> None:
-        super().__init__(name="state-checkpoints", daemon=True)
-        self._path = path
-        self._interval = interval
-        self._stopping = threading.Event()
-
-    def run(self) -> None:
-        background_thread()
-        try:
-            connection = sqlite3.connect(self._path, isolation_level=None)
-        except sqlite3.Error:
-            return  # the crawl's connection checkpoints when it closes
-        try:
-            while not self._stopping.wait(self._interval):
-                # Busy, or the disk failed: the next round, or the close, copies it in.
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        finally:
-            connection.close()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.join()
-
-
 _START_OVER = (
     "nothing in the data directory was changed; to start over, crawl with --fresh (it deletes "
     "the crawl state and the index, and says so first)"
@@ -273,7 +243,7 @@ class StateDb:
         except BaseException:
             self.connection.close()
             raise
-        self._checkpoints = _WalCheckpoints(path, CHECKPOINT_EVERY_S)
+        self._checkpoints = WalCheckpoints(path, CHECKPOINT_EVERY_S, "state-checkpoints")
         self._checkpoints.start()
 
     def _prepare(self, cache_kib: int) -> None:
@@ -281,7 +251,7 @@ class StateDb:
         try:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("PRAGMA wal_autocheckpoint = 0")  # _WalCheckpoints does it
+            connection.execute("PRAGMA wal_autocheckpoint = 0")  # WalCheckpoints does it
             connection.execute(f"PRAGMA cache_size = -{cache_kib}")
             connection.execute("BEGIN IMMEDIATE")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
