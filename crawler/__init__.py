@@ -19,9 +19,9 @@ The package is laid out by concern, the pure core at the bottom and the I/O shel
 Imports point down that list; tests/test_layering.py keeps it so.
 """
 
-import importlib
 import typing
 
+from crawler._faces import lazy_names as _lazy_names
 from crawler._version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
@@ -92,18 +92,7 @@ the package: a process of the crawl's own (crawler.child) that reads pages needs
 not the whole crawler, and starts in a tenth of the time."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'crawler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
-
+__getattr__, __dir__ = _lazy_names(__name__, _HOMES)
 
 __all__ = [
     "Config",

@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "crawler.stats",
         "crawler.runtime",
         "crawler._sqlite",
+        "crawler._faces",
         "crawler.child",
     ),
     ("crawler.usage",),

@@ -30,18 +30,13 @@ claimed.py          what such a worker holds: claimed URLs, leases, host records
 
 import typing
 
+from crawler._faces import lazy_names as _lazy_names
+
 if typing.TYPE_CHECKING:
     from crawler.crawl.crawler import Crawler
 
 __all__ = ["Crawler"]
 
-
-def __getattr__(name: str) -> object:
-    # Imported when first used: the page reader's process (crawler.crawl.reader_process) needs
-    # none of the Crawler's parts.
-    if name != "Crawler":
-        raise AttributeError(f"module 'crawler.crawl' has no attribute {name!r}")
-    from crawler.crawl.crawler import Crawler
-
-    globals()["Crawler"] = Crawler
-    return Crawler
+# Imported when first used: the page reader's process (crawler.crawl.reader_process) needs none
+# of the Crawler's parts.
+__getattr__, __dir__ = _lazy_names(__name__, {"Crawler": "crawler.crawl.crawler"})

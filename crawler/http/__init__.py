@@ -14,8 +14,9 @@ socks.py           a SOCKS5 proxy (socks5://, socks5h://) for both clients, on p
 socks_connector.py aiohttp-socks's connector, with the client's resolver and protocol
 """
 
-import importlib
 import typing
+
+from crawler._faces import lazy_names as _lazy_names
 
 if typing.TYPE_CHECKING:
     from crawler.http.answer import FailureKind, FetchFailure, Response
@@ -32,17 +33,6 @@ _HOMES = {
 page records (crawler.output.records), which name a Response, and needs no client."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'crawler.http' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
-
+__getattr__, __dir__ = _lazy_names(__name__, _HOMES)
 
 __all__ = ["Client", "FailureKind", "FetchFailure", "Fetcher", "Response"]

@@ -13,8 +13,9 @@ ranking.py       what tells the page that defines a name from those that mention
 export.py        export: the pages, the changes or the skips, as JSON lines or CSV
 """
 
-import importlib
 import typing
+
+from crawler._faces import lazy_names as _lazy_names
 
 # Bound here, not when first used: once the module of the same name is imported (by anyone), the
 # package's attribute `search` would be that module, and __getattr__ never asked.
@@ -41,18 +42,7 @@ _HOMES = {
 (crawler.output.index_writer) needs records and the writes, not search, export or the sinks."""
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'crawler.output' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
-
+__getattr__, __dir__ = _lazy_names(__name__, _HOMES)
 
 __all__ = [
     "IndexSink",
