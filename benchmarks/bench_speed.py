@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import contextlib
 import json
 import shutil
 import signal
@@ -231,14 +232,19 @@ def measure(contender: str, command: list[str], round_: int, work: Path, timeout
     started = time.time()
     command = [str(data) if part == DATA else part for part in command]
     cpu_before = busy_times()
+    wals = {data / f"{file}.sqlite-wal": 0 for file in ("state", "index")}
     if "--serve" in command:
         address = command[command.index("--serve") + 1]
         with Watcher(f"http://{address}/") as watcher:
-            status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
+            status, wall, peak_mib = run_tool_measured(command, work, name, timeout, wals)
     else:
-        status, wall, peak_mib = run_tool_measured(command, work, name, timeout)
+        status, wall, peak_mib = run_tool_measured(command, work, name, timeout, wals)
     busy = busy_share(cpu_before, busy_times())
     own = own_figures(contender, data, work / f"{name}.out")
+    if contender.startswith(("ours", "baseline")):
+        own["state_wal_peak_mb"], own["index_wal_peak_mb"] = (peak / 1e6 for peak in wals.values())
+        with contextlib.suppress(OSError):
+            own["state_mb"] = (data / "state.sqlite").stat().st_size / 1e6
     if "--serve" in command:
         own["watched_reads"] = watcher.reads
     shutil.rmtree(data, ignore_errors=True)  # an index is 70 MB
@@ -315,6 +321,10 @@ def summarise(runs: list[Run], contenders: Sequence[str]) -> dict[str, dict[str,
             "watched_reads": (
                 statistics.median(run.own.get("watched_reads", 0) for run in mine) if mine else 0
             ),
+            **{
+                figure: median_of([run.own.get(figure) for run in good])
+                for figure in ("state_mb", "state_wal_peak_mb", "index_wal_peak_mb")
+            },
         }
     return summary
 
@@ -457,6 +467,14 @@ def report(
             f"{'WARC files, compressed:':<43} {number((warc['warc_bytes'] or 0) / 1e6, 1):>6} MB "
             f"for about {body_mb:,.1f} MB of page bodies (request, response and metadata records)"
         )
+    lines.append("")
+    for contender, row in summary.items():
+        if row["state_mb"] is not None:
+            lines.append(
+                f"{LABELS[contender] + ':':<28} state {number(row['state_mb'])} MB; its WAL at "
+                f"most {number(row['state_wal_peak_mb'])} MB, the index's "
+                f"{number(row['index_wal_peak_mb'])} MB (medians; sampled every 20 ms)"
+            )
     lines.append("")
     lines.extend(checks(summary, web))
     return "\n".join(lines)

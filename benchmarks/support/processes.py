@@ -77,12 +77,19 @@ def run_tool(command: list[str], work: Path, name: str, timeout: float) -> tuple
 
 
 def run_tool_measured(
-    command: list[str], work: Path, name: str, timeout: float
+    command: list[str],
+    work: Path,
+    name: str,
+    timeout: float,
+    file_peaks: dict[Path, int] | None = None,
 ) -> tuple[int | None, float, float]:
     """`run_tool`, and the tool's peak resident memory in MiB: the largest VmHWM of its process
     read while it ran (0.0 when it could not start). Not the reaped child's ru_maxrss: Linux keeps
-    that across fork and exec, so a tool would report at least this script's own peak."""
+    that across fork and exec, so a tool would report at least this script's own peak.
+    `file_peaks`: files (a WAL, say) whose largest size seen while the tool ran is kept there, in
+    bytes, read as often as the memory (every 20 ms)."""
     started = time.monotonic()
+    peaks = file_peaks if file_peaks is not None else {}
     with (work / f"{name}.out").open("w") as out, (work / f"{name}.err").open("w") as err:
         try:
             tool = subprocess.Popen(
@@ -96,6 +103,9 @@ def run_tool_measured(
         try:
             while time.monotonic() - started < timeout:
                 peak_kib = max(peak_kib, _high_water_kib(tool.pid))
+                for path, peak in peaks.items():
+                    with contextlib.suppress(OSError):
+                        peaks[path] = max(peak, path.stat().st_size)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     status = tool.wait(timeout=0.02)
                     break
