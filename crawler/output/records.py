@@ -5,8 +5,10 @@ Plain values, shared by the crawl that makes them and the sinks that store them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import operator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
@@ -154,6 +156,12 @@ class PageRecord:
     fields_error: str | None = None
     """Why the library's `extract` callable gave no fields for this page (what it raised)."""
 
+    def __reduce__(self) -> tuple[type[PageRecord], tuple[object, ...]]:
+        # Pickled as its fields, for the index writer's process (crawler.output.index_writer), as
+        # crawler.page.read's Page is: a dataclass's own pickling gathers and sets the fields one
+        # by one in Python (a speed-web record: 22 us to dump and 27 to load, against 18 and 24).
+        return (PageRecord, _record_fields(self))
+
     def to_json(self) -> dict[str, Any]:
         # Text is exported only for a page indexed for the crawl's purpose.
         shown = self.index
@@ -196,6 +204,9 @@ class PageRecord:
             "fields": self.fields if shown else None,
             "fields_error": self.fields_error,
         }
+
+
+_record_fields = operator.attrgetter(*(field.name for field in dataclasses.fields(PageRecord)))
 
 
 def unread_reason(status: int | None, answer: Response | None, error: str | None) -> str:
