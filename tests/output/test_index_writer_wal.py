@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.files import wal_bytes
 
 import crawler.output.index_writer as index_writer
 from crawler.output.index_open import open_for_writing
@@ -33,11 +34,6 @@ def batch(first: int, count: int = 10) -> list[PageRecord]:
         )
         for n in range(first, first + count)
     ]
-
-
-def wal_bytes(path: Path) -> int:
-    wal = path.with_name(path.name + "-wal")
-    return wal.stat().st_size if wal.exists() else 0
 
 
 def test_the_thread_copies_the_wal_in_while_the_writer_waits(

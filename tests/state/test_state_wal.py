@@ -7,16 +7,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from support.files import wal_bytes
 
 import crawler.state.db as state_db
 from crawler.state.db import StateDb
 
 PAGE_BYTES = 4096  # SQLite's default page size, the state's
-
-
-def wal_bytes(path: Path) -> int:
-    wal = path.with_name(path.name + "-wal")
-    return wal.stat().st_size if wal.exists() else 0
 
 
 def test_the_state_bounds_its_wal_when_commits_never_let_up(
