@@ -22,7 +22,15 @@ from typing import Any
 
 from crawler.runtime import background_thread
 
-__all__ = ["CHUNK_ROWS", "WalCheckpoints", "bound_chunks", "values_list", "write_rows"]
+__all__ = [
+    "CHUNK_ROWS",
+    "WAL_BOUND_BYTES",
+    "WalCheckpoints",
+    "bound_chunks",
+    "bound_wal",
+    "values_list",
+    "write_rows",
+]
 
 CHUNK_ROWS = 256
 """Most rows bound to one statement. Each statement gives up the GIL while SQLite runs it and
@@ -62,13 +70,30 @@ def write_rows(
         connection.execute(statement.format(values=values), parameters)
 
 
+WAL_BOUND_BYTES = 64 * 1024 * 1024
+"""The most WAL a writer lets gather before its own commit checkpoints (`bound_wal`)."""
+
+
+def bound_wal(connection: sqlite3.Connection) -> None:
+    """Bound the WAL of the writer `connection` at `WAL_BOUND_BYTES`: its own checkpoint, after the
+    commit that crosses it. A backstop to `WalCheckpoints`, not the checkpoint: the thread's
+    passive checkpoints copy the WAL in, but while the writer keeps committing (the index's
+    batches; the state's transaction, begun again as soon as one commits) one never finds it all
+    copied when a write begins, so SQLite never starts the WAL over. It grew to the file's size:
+    280 MB at 5,000 pages for the index, 690 MB beside a state of 28 MB at 100,000 pages. By the
+    bound the thread has copied nearly all of it, the commit copies the rest (20-30 ms for the
+    state's, once per bound) and the WAL starts over (benchmarks/README.md, "The state's WAL")."""
+    page_bytes = connection.execute("PRAGMA page_size").fetchone()[0]
+    connection.execute(f"PRAGMA wal_autocheckpoint = {max(1, WAL_BOUND_BYTES // page_bytes)}")
+
+
 class WalCheckpoints(threading.Thread):
     """Copies the WAL into the database every `interval` seconds, on a connection of its own, at
     a lower CPU priority (crawler.runtime.background_thread): the writer's own connection then
-    never waits on a checkpoint's copying and syncing (set its `wal_autocheckpoint` to 0, or high
-    enough to bound the WAL, see crawler.output.index_writer). A passive checkpoint never waits
-    for the writer, nor the writer for it. `stop` before the writer closes, so that the writer's
-    close, the last, copies in the rest and removes the WAL."""
+    never waits on a checkpoint's copying and syncing, only checkpoints to bound the WAL
+    (`bound_wal`). A passive checkpoint never waits for the writer, nor the writer for it. `stop`
+    before the writer closes, so that the writer's close, the last, copies in the rest and
+    removes the WAL."""
 
     def __init__(self, path: Path, interval: float, name: str) -> None:
         super().__init__(name=name, daemon=True)

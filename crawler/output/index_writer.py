@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crawler._sqlite import WalCheckpoints
+from crawler._sqlite import WalCheckpoints, bound_wal
 from crawler.child import Frames, die_with_parent, send
 from crawler.errors import no_room
 from crawler.output.index_open import open_for_writing
@@ -47,19 +47,13 @@ from crawler.output.index_writes import (
 )
 from crawler.output.records import PageRecord
 
-__all__ = ["CHECKPOINT_EVERY_S", "WAL_BOUND_PAGES", "IndexWriter", "main"]
+__all__ = ["CHECKPOINT_EVERY_S", "IndexWriter", "main"]
 
 _READ_BYTES = 1 << 20
 
 
 CHECKPOINT_EVERY_S = 1.0
 """How often the checkpoint thread copies the WAL into the index."""
-WAL_BOUND_PAGES = 4096
-"""The write connection's own `wal_autocheckpoint`: a backstop, not the checkpoint. The thread's
-passive checkpoints copy the WAL in, but while batches keep coming one never finds it all copied,
-so SQLite never starts the WAL over, and it grew to the index's size (280 MB at 5,000 pages).
-Once the WAL holds this many pages (64 MiB), the writer checkpoints after its commit: little is
-left to copy by then, and the WAL starts over."""
 
 
 class IndexWriter:
@@ -70,7 +64,7 @@ class IndexWriter:
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self._connection = connection
-        connection.execute(f"PRAGMA wal_autocheckpoint = {WAL_BOUND_PAGES}")
+        bound_wal(connection)
         self._checkpoints = WalCheckpoints(path, CHECKPOINT_EVERY_S, "index-checkpoints")
         self._checkpoints.start()
         self.unindexed = unindexed_count(connection)

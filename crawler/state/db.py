@@ -37,7 +37,7 @@ queue without its origin. WAL with synchronous=NORMAL: a commit survives the pro
 killed; a power cut may lose the last commits, never the file's consistency. With NORMAL only a
 checkpoint (copying the WAL into the database) waits for the disk, and it can wait long when the
 disk is busy with other writes (the index's, say): so checkpoints run in a thread of their own
-(crawler._sqlite.WalCheckpoints), and on the crawl's only to bound the WAL (`WAL_BOUND_PAGES`).
+(crawler._sqlite.WalCheckpoints), and on the crawl's only to bound the WAL (`bound_wal`).
 
 All of it runs on the crawl's thread: a store's `put` is a dict or list operation; the SQL runs
 in a few statements per table per commit (crawler._sqlite). Reads (a host's next URLs, a seen-set
@@ -52,7 +52,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from crawler._sqlite import WalCheckpoints
+from crawler._sqlite import WalCheckpoints, bound_wal
 from crawler.errors import StateDiskFullError, StateError, no_room
 from crawler.state.uncommitted import KEPT_VALUES, RecordingConnection, Statement
 
@@ -62,13 +62,6 @@ SCHEMA_VERSION = 7
 CACHE_KIB = 64 * 1024
 """SQLite's page cache: the rest of the state is read from the OS's file cache."""
 CHECKPOINT_EVERY_S = 1.0
-WAL_BOUND_PAGES = 16384
-"""The connection's own `wal_autocheckpoint` (pages of 4 KiB: 64 MiB), a bound, not the
-checkpoint. The crawl's transaction begins again as soon as one commits, so the thread's passive
-checkpoints never find the WAL all copied when one begins, and SQLite never starts the WAL over:
-it grew to 690 MB beside a state of 28 MB at 100,000 pages. Once the WAL holds this many pages, a
-commit copies in what the thread has not (a commit's worth, 20-30 ms on the crawl's thread, once
-per 64 MiB) and the WAL starts over (benchmarks/README.md, "The state's WAL")."""
 
 _HELD_TABLE = ("CREATE TABLE held (url TEXT PRIMARY KEY, depth INTEGER NOT NULL)",)
 _FETCHES_TABLE = (
@@ -258,8 +251,7 @@ class StateDb:
         try:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
-            # WalCheckpoints copies the WAL in; this checkpoint only bounds it (WAL_BOUND_PAGES).
-            connection.execute(f"PRAGMA wal_autocheckpoint = {WAL_BOUND_PAGES}")
+            bound_wal(connection)  # WalCheckpoints copies the WAL in
             connection.execute(f"PRAGMA cache_size = -{cache_kib}")
             connection.execute("BEGIN IMMEDIATE")
             version = connection.execute("PRAGMA user_version").fetchone()[0]

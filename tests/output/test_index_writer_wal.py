@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from support.files import wal_bytes
 
+import crawler._sqlite
 import crawler.output.index_writer as index_writer
 from crawler.output.index_open import open_for_writing
 from crawler.output.index_writer import IndexWriter
@@ -48,7 +49,7 @@ def test_the_thread_copies_the_wal_in_while_the_writer_waits(
             writer.store(batch(first))
         writer.index_all()
         # Under the writer's own bound: only the thread can have copied these pages in.
-        assert wal_bytes(path) < index_writer.WAL_BOUND_PAGES * PAGE_BYTES
+        assert wal_bytes(path) < crawler._sqlite.WAL_BOUND_BYTES
         deadline = time.monotonic() + 10
         while path.stat().st_size < before + 20 * PAGE_BYTES and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -63,9 +64,9 @@ def test_the_writers_own_checkpoint_bounds_the_wal_when_batches_never_let_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The thread never comes round: what bounds the WAL is the writer's checkpoint after a commit
-    # once the WAL holds WAL_BOUND_PAGES (without it, the WAL held every page written).
+    # once the WAL holds WAL_BOUND_BYTES (without it, the WAL held every page written).
     monkeypatch.setattr(index_writer, "CHECKPOINT_EVERY_S", 3600.0)
-    monkeypatch.setattr(index_writer, "WAL_BOUND_PAGES", 32)
+    monkeypatch.setattr(crawler._sqlite, "WAL_BOUND_BYTES", 32 * PAGE_BYTES)
     path = tmp_path / "index.sqlite"
     writer = IndexWriter(open_for_writing(path, "english"), path)
     try:

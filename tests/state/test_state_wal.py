@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from support.files import wal_bytes
 
+import crawler._sqlite
 import crawler.state.db as state_db
 from crawler.state.db import StateDb
 
@@ -22,7 +23,7 @@ def test_the_state_bounds_its_wal_when_commits_never_let_up(
     # buffered rows), so the WAL is never all copied in when one begins. The thread never comes
     # round here; without the bound the WAL held every page each commit wrote (about 10 MB).
     monkeypatch.setattr(state_db, "CHECKPOINT_EVERY_S", 3600.0)
-    monkeypatch.setattr(state_db, "WAL_BOUND_PAGES", 64)
+    monkeypatch.setattr(crawler._sqlite, "WAL_BOUND_BYTES", 64 * PAGE_BYTES)
     path = tmp_path / "state.sqlite"
     db = StateDb(path)
     batch: list[tuple[str, str]] = []
