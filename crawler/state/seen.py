@@ -11,6 +11,8 @@ compare the URL itself.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import sqlite3
 from zlib import crc32
 
@@ -33,7 +35,7 @@ class _DigestFilter:
     __slots__ = ("_bits",)
 
     def __init__(self) -> None:
-        self._bits = bytearray(1 << 24)
+        self._bits = _zeroed(1 << 24)
 
     def add(self, digest: int) -> None:
         position = digest >> 5
@@ -42,6 +44,21 @@ class _DigestFilter:
     def __contains__(self, digest: int) -> bool:
         position = digest >> 5
         return bool(self._bits[position >> 3] & (1 << (position & 7)))
+
+
+def _zeroed(size: int) -> bytearray | mmap.mmap:
+    """`size` zero bytes that cost nothing until touched: memory the kernel maps in as it is
+    first written, in huge pages where it can. A bytearray is zeroed as it is made, 4,096 page
+    faults for the filter's 16 MiB: 19 to 98 ms of the crawl's start on one core on these
+    machines, against under 2 ms for its 8 huge pages (benchmarks/README.md, "The seen set's
+    filter")."""
+    try:
+        bits = mmap.mmap(-1, size)
+    except (OSError, ValueError):  # no anonymous mappings here
+        return bytearray(size)
+    with contextlib.suppress(AttributeError, OSError):  # no huge pages: 4 KiB ones, as touched
+        bits.madvise(mmap.MADV_HUGEPAGE)
+    return bits
 
 
 class SqliteSeenSet:

@@ -4,6 +4,7 @@ SQLite ones keep them across a close, a reopen and a kill."""
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import os
 import signal
 import sqlite3
@@ -334,7 +335,20 @@ def test_digest_filter_holds_what_was_added_and_little_else() -> None:
     assert sum(digest in kept for digest in digests[1_000:]) <= 2
     assert 0 not in kept and 2**32 - 1 not in kept
     kept.add(2**32 - 1)
-    assert 2**32 - 1 in kept
+    kept.add(0)
+    assert 2**32 - 1 in kept and 0 in kept
+
+
+def test_digest_filter_works_where_memory_cannot_be_mapped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(*args: object) -> None:
+        raise OSError("no anonymous mappings")
+
+    monkeypatch.setattr(mmap, "mmap", refused)
+    kept = _DigestFilter()
+    kept.add(1 << 20)
+    assert 1 << 20 in kept and (1 << 20) + 32 not in kept  # the next bit: the next 32 hashes
 
 
 # --- robots.txt, host timing, the run -------------------------------------------------------------
