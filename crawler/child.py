@@ -10,12 +10,13 @@ import pickle
 import signal
 import subprocess
 import sys
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 __all__ = [
     "PARENT_VARIABLE",
     "Frames",
     "die_with_parent",
+    "end",
     "environment",
     "frame",
     "receive",
@@ -108,3 +109,14 @@ def die_with_parent() -> None:
     if os.getppid() != parent:
         os._exit(1)  # the crawl died before the line above took hold
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def end(status: int) -> NoReturn:
+    """End a child once its `main` has returned with `status`, all it writes written and closed:
+    without the interpreter's teardown, which frees every object and module one by one, 23 ms
+    of a child that has read the crawl's modules, while the crawl waits for it to exit (its
+    close waits for the index writer's; benchmarks/README.md, "A child's end")."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # gone (a closed pipe): nothing left to say
+            stream.flush()
+    os._exit(status)

@@ -9,10 +9,9 @@ first pages, which wait for it, and asyncio was a third of its start."""
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
-from crawler.child import Frames, die_with_parent, frame
+from crawler.child import Frames, die_with_parent, end, frame
 from crawler.output.records import body_digest
 from crawler.page.read import PageRules, read_page
 
@@ -82,4 +81,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end(main())

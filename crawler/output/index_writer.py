@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler._sqlite import WalCheckpoints, bound_wal
-from crawler.child import Frames, die_with_parent, send
+from crawler.child import Frames, die_with_parent, end, send
 from crawler.errors import no_room
 from crawler.output.index_open import open_for_writing
 from crawler.output.index_writes import (
@@ -182,4 +182,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end(main())

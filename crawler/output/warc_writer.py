@@ -37,7 +37,7 @@ from typing import Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from crawler.child import die_with_parent, receive, send
+from crawler.child import die_with_parent, end, receive, send
 from crawler.errors import no_room
 from crawler.http.answer import head_length
 from crawler.output.warc import (
@@ -443,4 +443,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    end(main())
