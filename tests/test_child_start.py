@@ -1,9 +1,11 @@
 """The crawl's own processes (crawler.child: the page reader, the index writer) start with the
 modules they use and no others: the page reader's start is waited for by the crawl's first pages,
-and every module read is CPU the crawl, on two cores, does not have."""
+and every module read is CPU the crawl, on two cores, does not have. They end without the
+interpreter's teardown (crawler.child.end), all they wrote written."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -37,3 +39,13 @@ def test_a_process_of_the_crawls_own_reads_only_what_it_uses(module: str, setup:
     ).stdout.split()
     assert module in loaded
     assert [name for name in UNUSED if name in loaded] == []
+
+
+def test_a_child_ends_with_its_status_and_all_it_wrote() -> None:
+    # Standard output to a pipe is buffered: `end` skips the interpreter's exit, not the flush.
+    code = "import sys\nfrom crawler.child import end\nsys.stdout.write('said')\nend(3)\n"
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    ended = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=buffered
+    )
+    assert (ended.returncode, ended.stdout) == (3, "said")
