@@ -25,7 +25,7 @@ import pytest
 from support.loopback import LoopbackWeb
 
 # The module, not the function crawler.cli re-exports under the same name.
-cli = importlib.import_module("crawler.cli.main")
+cli = importlib.import_module("crawler.cli.command")
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SEED = '"https://example.org/"'

@@ -1,6 +1,7 @@
 """`crawl`, the command line.
 
-main.py              arguments and dispatch; the console script's `main`
+command.py           dispatch: each command's modules read when it runs
+parsers.py           the arguments: the crawl's and the other commands', their help
 crawling.py          `crawl SEEDS`: lock, resume, signals, progress, summary
 commands.py          `crawl robots`, `crawl search`, `crawl export`
 report.py            the summary, the resume note, `--version`
@@ -18,6 +19,15 @@ logs.py              where the log goes: stderr or --log-file, text or JSON line
 exits.py             exit statuses
 """
 
-from crawler.cli.main import main
+from collections.abc import Sequence as _Sequence
 
 __all__ = ["main"]
+
+
+def main(argv: _Sequence[str] | None = None) -> int:
+    """The `crawl` command (crawler.cli.command) on `argv`, or on the process's arguments. Its
+    modules are read when it runs: this package's face reads none, so that `crawl search` reads
+    the search's and not the crawl's."""
+    from crawler.cli.command import main as command
+
+    return command(argv)

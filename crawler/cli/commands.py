@@ -21,12 +21,10 @@ from crawler.cli.exits import EXIT_OK
 from crawler.cli.options import data_directory
 from crawler.cli.text import counted
 from crawler.config import load_config, parse_duration
-from crawler.crawl.decide.usage import line_signals
 from crawler.errors import ConfigError, DiskFullError, OutputError, no_room
 from crawler.output.export import export_changes, export_pages, export_skips
 from crawler.output.index_read import find_index
 from crawler.output.search import not_yet_searchable, search_shards
-from crawler.output.warc_index import cdx_lines
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt, UsageLine
 from crawler.usage.purposes import PURPOSE_MEANINGS, PURPOSES
@@ -58,6 +56,8 @@ _WEB_ADDRESS = re.compile(r"https?://", re.IGNORECASE)
 
 
 def robots_command(args: argparse.Namespace) -> int:
+    from crawler.crawl.decide.usage import line_signals  # the crawl's decisions: robots' alone
+
     if _WEB_ADDRESS.match(args.file):
         # Explaining is offline by design: the file a crawl would fetch, read as it is here.
         raise ConfigError(
@@ -151,6 +151,8 @@ def _shards(args: argparse.Namespace) -> list[Path]:
 
 def warc_index_command(args: argparse.Namespace) -> int:
     """`crawl warc-index`: the CDXJ lines of every data directory's WARC files, sorted in each."""
+    from crawler.output.warc_index import cdx_lines  # the WARC reader: this command's alone
+
     shards = _shards(args)
     lines = [line for shard in shards for line in cdx_lines(shard)]  # all read before writing
     if len(shards) > 1:

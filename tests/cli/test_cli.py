@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import crawler
+from crawler.cli.command import main
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
-from crawler.cli.main import main
 from crawler.config import FetchConfig
 from crawler.http.fetcher import Fetcher
 from crawler.page import compiled

@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 from support.loopback import LoopbackWeb
 
+from crawler.cli.command import main
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_NOTHING_CRAWLED, EXIT_OK
-from crawler.cli.main import main
 
 pytestmark = pytest.mark.loopback
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -275,3 +277,19 @@ def test_help_lists_the_commands() -> None:
     status, out, _ = crawl_command("search", "--help")
     assert status == EXIT_OK
     assert "FTS5" in out and "--limit N" in out
+
+
+def test_search_reads_the_searchs_modules_not_the_crawls(data: Path) -> None:
+    # A search answers a person waiting at the terminal: it reads no module of the crawl's
+    # (the event loop, the HTTP client, the crawl state, the report), which doubled its time.
+    code = (
+        "import sys\nfrom crawler.cli import main\n"
+        f"status = main(['search', 'otters', '--data', {str(data)!r}])\n"
+        "print(status, ' '.join(sys.modules))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    status, *loaded = ran.stdout.split("\n")[-2].split()
+    assert int(status) == EXIT_OK
+    crawls = ("asyncio", "crawler.crawl.crawler", "crawler.http.fetcher", "crawler.state.frontier")
+    assert [name for name in crawls if name in loaded] == []
+    assert "crawler.output.search" in loaded

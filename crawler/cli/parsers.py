@@ -1,43 +1,14 @@
-"""`crawl`: the command line. Parses arguments, runs the command, maps outcomes to exit status
-(crawler.cli.exits).
-
-    crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl | --keep-fresh] [--warc]
-                   [-s key=value ...] [--page-requisites] [--max-pages N] [--depth N]
-                   [--user-agent TEXT] [--delay SECONDS] [--output FORMAT] [--purpose PURPOSE]
-                   [--serve [HOST:]PORT] [--log-file FILE] [--log-format text|json] [-v]
-    crawl robots FILE URL... [--agent TOKEN] [--purpose PURPOSE] [--json]
-    crawl search QUERY [--data DIR] [--limit N] [--purpose PURPOSE] [--json]
-    crawl export [--data DIR] [--format jsonl|csv|markdown] [--purpose PURPOSE]
-                 [--skips [--reason REASON]] [-o FILE]
-    crawl export --changed-since DATE [--data DIR] [-o FILE]
-    crawl warc-index [--data DIR] [-o FILE]
-    crawl status [--data DIR] [--json]
-    crawl report [--data DIR] [-o FILE]
-    crawl --version
-
-SEEDS are files of URLs (one a line), http(s) URLs and `-` (standard input), mixed as the user
-likes (crawler.cli.seeds). The flags for common keys stand for `-s key=VALUE` and are checked as
-it is (crawler.cli.options); the log goes where crawler.cli.logs says.
-"""
+"""The `crawl` command line's arguments: the crawl's parser and the other commands' (their
+names `SUBCOMMANDS`), with their help. Reading them reads no command's modules
+(crawler.cli.command runs the command)."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from crawler.cli.cluster import cluster_reset_command
-from crawler.cli.commands import (
-    export_command,
-    robots_command,
-    search_command,
-    warc_index_command,
-)
-from crawler.cli.crawling import crawl_command
-from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_DISK_FULL, EXIT_INTERRUPTED, EXIT_OK
 from crawler.cli.logs import LOG_FORMATS
 from crawler.cli.options import (
     add_config_options,
@@ -46,16 +17,12 @@ from crawler.cli.options import (
     add_shortcuts,
     default_of,
 )
-from crawler.cli.report import version_text
-from crawler.cli.status import status_command
-from crawler.config import load_config
-from crawler.errors import CrawlerError, DiskFullError
 from crawler.output.export import EXPORT_FORMATS
 from crawler.robots.rules import AgentMatch, Precedence
 from crawler.stats import SkipReason
 from crawler.usage.purposes import PURPOSES
 
-__all__ = ["main"]
+__all__ = ["DESCRIPTION", "SUBCOMMANDS", "commands_parser", "crawl_parser"]
 
 
 _DATA_DIR = default_of("output.data_dir")
@@ -108,7 +75,7 @@ def _add_purpose_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _crawl_parser() -> argparse.ArgumentParser:
+def crawl_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crawl", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -194,11 +161,13 @@ class _Version(argparse.Action):
         values: typing.Any,
         option_string: str | None = None,
     ) -> None:
+        from crawler.cli.report import version_text
+
         print(version_text())
         parser.exit()
 
 
-def _parser() -> argparse.ArgumentParser:
+def commands_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="crawl", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -389,58 +358,3 @@ def _add_reset_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     parser.add_argument("--state", metavar="URL", required=True, help="redis://HOST:PORT/DB")
     parser.add_argument("--yes", action="store_true", help="do not ask")
     add_config_options(parser, "state.key_prefix=news/")
-
-
-def report_command(args: argparse.Namespace) -> int:
-    """`crawl report`, its modules imported only when it runs: a crawl's start-up does not pay
-    for them (40 to 50 ms)."""
-    from crawler.cli.report_file import report_command as write_report_file
-
-    return write_report_file(args)
-
-
-def reset_command(args: argparse.Namespace) -> int:
-    overrides = [*args.overrides, "state.backend=redis", f"state.url={args.state}"]
-    return cluster_reset_command(load_config(args.config, overrides), yes=args.yes)
-
-
-_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "robots": robots_command,
-    "search": search_command,
-    "export": export_command,
-    "warc-index": warc_index_command,
-    "status": status_command,
-    "report": report_command,
-    "reset": reset_command,
-}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if arguments and arguments[0] in SUBCOMMANDS:
-            parser = _parser()
-            args = parser.parse_args(arguments)
-            return _COMMANDS[args.command](args)
-        if not arguments:
-            _crawl_parser().print_help(sys.stderr)
-            return EXIT_BAD_INPUT
-        # Intermixed: seeds may stand before and after options (`crawl URL --depth 2 FILE`).
-        args = _crawl_parser().parse_intermixed_args(arguments)
-        args.argv = arguments  # --workers starts workers with the same arguments
-        return crawl_command(args)
-    except DiskFullError as error:
-        # A crawl says so itself (crawler.cli.crawling); another command wrote nothing.
-        print(f"crawl: {error}: free space and run it again", file=sys.stderr)
-        return EXIT_DISK_FULL
-    except CrawlerError as error:  # ConfigError, SeedError and the rest: a message, no traceback
-        print(f"crawl: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (`crawl export | head`): stop quietly, and keep the interpreter's
-        # final flush of stdout from failing again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
