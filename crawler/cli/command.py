@@ -1,5 +1,5 @@
-"""`crawl`: the command line. Parses arguments, runs the command, maps outcomes to exit status
-(crawler.cli.exits).
+"""`crawl`: the command line. Parses arguments (crawler.cli.parsers), runs the command, each
+command's modules read as it runs, and maps outcomes to exit status (crawler.cli.exits).
 
     crawl SEEDS... [-c CONFIG.yaml] [--data DIR] [--fresh | --recrawl | --keep-fresh] [--warc]
                    [-s key=value ...] [--page-requisites] [--max-pages N] [--depth N]
