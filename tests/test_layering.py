@@ -284,6 +284,8 @@ TYPE_CHECKING_EXCEPTIONS = {
     "crawler.crawl": "Crawler, imported when first used (PEP 562), typed for checkers",
     "crawler.http": "the client and its answers, imported when first used (PEP 562), typed",
     "crawler.output": "the sinks, search and export, imported when first used (PEP 562), typed",
+    "crawler.output.records": "a record's page and answer, typed: the index writer's process "
+    "unpickles records, and needs neither the page step nor HTTP",
 }
 """Packages whose interface is imported lazily, so that a process of the crawl's own
 (crawler.child: the page reader, the index and WARC writers) starts without the whole crawler; their

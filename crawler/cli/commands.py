@@ -24,7 +24,7 @@ from crawler.config import load_config, parse_duration
 from crawler.errors import ConfigError, DiskFullError, OutputError, no_room
 from crawler.output.export import export_changes, export_pages, export_skips
 from crawler.output.index_read import find_index
-from crawler.output.search import not_yet_searchable, search_shards
+from crawler.output.searching import not_yet_searchable, search_shards
 from crawler.robots.lines import MAX_BODY_BYTES
 from crawler.robots.txt import RobotsTxt, UsageLine
 from crawler.usage.purposes import PURPOSE_MEANINGS, PURPOSES

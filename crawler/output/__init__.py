@@ -8,7 +8,7 @@ index_schema.py  the index's tables, columns and versions
 index_open.py    the index opened for writing: created, migrated, checked
 index_writes.py  what the writer stores for a batch, and FTS5's entries made after
 index_read.py    the index opened for reading: its version's layout, its errors
-search.py        search: the pages best matching a query
+searching.py     search: the pages best matching a query
 ranking.py       what tells the page that defines a name from those that mention it
 export.py        export: the pages, the changes or the skips, as JSON lines or CSV
 """
@@ -17,15 +17,12 @@ import typing
 
 from crawler._faces import lazy_names as _lazy_names
 
-# Bound here, not when first used: once the module of the same name is imported (by anyone), the
-# package's attribute `search` would be that module, and __getattr__ never asked.
-from crawler.output.search import SearchHit, search
-
 if typing.TYPE_CHECKING:
     from crawler.output.export import export_pages
     from crawler.output.index import IndexSink
     from crawler.output.jsonl import JsonlSink
     from crawler.output.records import PageRecord, Skip
+    from crawler.output.searching import SearchHit, search
     from crawler.output.sinks import PageSink, open_sinks, output_files
 
 _HOMES = {
@@ -33,10 +30,12 @@ _HOMES = {
     "JsonlSink": "crawler.output.jsonl",
     "PageRecord": "crawler.output.records",
     "PageSink": "crawler.output.sinks",
+    "SearchHit": "crawler.output.searching",
     "Skip": "crawler.output.records",
     "export_pages": "crawler.output.export",
     "open_sinks": "crawler.output.sinks",
     "output_files": "crawler.output.sinks",
+    "search": "crawler.output.searching",
 }
 """Where each name lives, imported when first used (PEP 562): the index writer's process
 (crawler.output.index_writer) needs records and the writes, not search, export or the sinks."""

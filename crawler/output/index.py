@@ -1,4 +1,4 @@
-"""The crawl's full-text index: `IndexSink` writes DIR/index.sqlite (crawler.output.search and
+"""The crawl's full-text index: `IndexSink` writes DIR/index.sqlite (crawler.output.searching and
 crawler.output.export read it). What the file holds is crawler.output.index_schema; how it is
 opened, created or migrated, crawler.output.index_open; what a batch writes,
 crawler.output.index_writes.

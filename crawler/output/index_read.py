@@ -1,5 +1,5 @@
 """DIR/index.sqlite (crawler.output.index_schema) opened for reading, by search
-(crawler.output.search) and export (crawler.output.export): the file found, its schema version's
+(crawler.output.searching) and export (crawler.output.export): the file found, its schema version's
 `Layout`, and SQLite's errors as OutputError. Read-only connections: WAL lets them read while a
 crawl writes.
 """

@@ -1,5 +1,5 @@
 """What tells the page that defines a name from the pages that only mention it. Pure: titles and
-queries in, tiers out; crawler.output.search puts them into its SQL.
+queries in, tiers out; crawler.output.searching puts them into its SQL.
 
 A search's results come in tiers, highest first, and BM25 orders each (the sum of the flags a
 page has is its tier, with its title's `TITLE_NEARNESS` below them all):

@@ -11,12 +11,14 @@ import json
 import operator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from crawler.http.answer import Response, is_html
-from crawler.page.read import Page
-from crawler.stats import SkipReason
 from crawler.usage.signals import UsageSignal, signals_json
+
+if TYPE_CHECKING:
+    from crawler.http.answer import Response
+    from crawler.page.read import Page
+    from crawler.stats import SkipReason
 
 __all__ = [
     "TIME_FIELDS",
@@ -211,6 +213,9 @@ _record_fields = operator.attrgetter(*(field.name for field in dataclasses.field
 
 def unread_reason(status: int | None, answer: Response | None, error: str | None) -> str:
     """Why a fetched URL has no page to index or follow."""
+    # Here, not with the module: the index writer's process unpickles records, and needs no HTTP.
+    from crawler.http.answer import is_html
+
     if answer is None:
         return f"status {status}" if status is not None else f"no answer ({error})"
     if not 200 <= answer.status < 300:

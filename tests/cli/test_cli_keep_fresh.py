@@ -19,7 +19,7 @@ from support.commands import crawl_command
 from support.loopback import LoopbackWeb, Site
 
 from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED
-from crawler.output.search import search
+from crawler.output.searching import search
 from crawler.state import STATE_NAME
 
 A = "127.0.1.61"

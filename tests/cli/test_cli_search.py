@@ -292,4 +292,4 @@ def test_search_reads_the_searchs_modules_not_the_crawls(data: Path) -> None:
     assert int(status) == EXIT_OK
     crawls = ("asyncio", "crawler.crawl.crawler", "crawler.http.fetcher", "crawler.state.frontier")
     assert [name for name in crawls if name in loaded] == []
-    assert "crawler.output.search" in loaded
+    assert "crawler.output.searching" in loaded

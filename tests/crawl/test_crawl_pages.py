@@ -14,7 +14,7 @@ from support.loopback import LoopbackWeb
 
 from crawler import Crawler
 from crawler.crawl.answers import OFF_LOOP_BYTES
-from crawler.output.search import export_pages, search
+from crawler.output.searching import export_pages, search
 
 pytestmark = pytest.mark.loopback
 

@@ -24,7 +24,7 @@ from crawler.cli.exits import EXIT_BAD_INPUT, EXIT_OK
 from crawler.config import Config
 from crawler.output.export import export_pages
 from crawler.output.records import PageRecord
-from crawler.output.search import not_yet_searchable, search
+from crawler.output.searching import not_yet_searchable, search
 from crawler.output.warc import warc_files
 from crawler.usage.tdmrep import TDMREP_PATH
 

@@ -16,7 +16,7 @@ from support.crawling import make_config, run
 from support.loopback import ADDRESSES, EPSILON, LoopbackWeb, Site
 
 from crawler.config import Config
-from crawler.output.search import export_changes, export_pages, search
+from crawler.output.searching import export_changes, export_pages, search
 
 pytestmark = pytest.mark.loopback
 

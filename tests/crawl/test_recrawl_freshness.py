@@ -17,7 +17,7 @@ from support.loopback import ADDRESSES, LoopbackWeb, Site
 from crawler.cli.report import summary
 from crawler.config import Config, StateConfig
 from crawler.freshness import DISTRUSTED, TRUSTED, UNTRUSTED, LastmodTrust
-from crawler.output.search import search
+from crawler.output.searching import search
 from crawler.robots import RobotsOptions
 from crawler.state import open_state
 

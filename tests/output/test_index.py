@@ -20,10 +20,10 @@ import crawler.output.index
 from crawler.errors import ConfigError, OutputError, SearchError
 from crawler.output.index import SCHEMA_VERSION, IndexSink
 from crawler.output.records import PageRecord, Skip
-from crawler.output.search import SearchHit, export_pages, export_skips, search, search_shards
+from crawler.output.searching import SearchHit, export_pages, export_skips, search, search_shards
 
-SEARCH = importlib.import_module("crawler.output.search")
-"""The module (`crawler.output.search` is the function the package exports)."""
+SEARCH = importlib.import_module("crawler.output.searching")
+"""The module (`crawler.output.searching` is the function the package exports)."""
 
 FILLER = [
     "weather report for the coast tomorrow",

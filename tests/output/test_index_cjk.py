@@ -15,7 +15,7 @@ import pytest
 from support.crawling import make_config, run
 from support.loopback import ADDRESSES, LoopbackWeb
 
-from crawler.output.search import export_pages, search
+from crawler.output.searching import export_pages, search
 
 pytestmark = pytest.mark.loopback
 

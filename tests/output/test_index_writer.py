@@ -18,7 +18,7 @@ import crawler.output.index
 from crawler.errors import OutputError
 from crawler.output.index import IndexSink, process_after
 from crawler.output.records import PageRecord, Skip, Unskip
-from crawler.output.search import export_pages, search
+from crawler.output.searching import export_pages, search
 from crawler.runtime import BACKGROUND_NICENESS
 
 WORDS = ["harbour", "lighthouse", "timetable", "bread", "weather"]

@@ -15,7 +15,7 @@ import crawler.output.index_writer as index_writer
 from crawler.output.index_open import open_for_writing
 from crawler.output.index_writer import IndexWriter
 from crawler.output.records import PageRecord
-from crawler.output.search import search
+from crawler.output.searching import search
 
 PAGE_BYTES = 16384  # crawler.output.index_open.PAGE_BYTES
 

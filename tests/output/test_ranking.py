@@ -16,7 +16,7 @@ from support.loopback import ADDRESSES, LoopbackWeb
 from crawler.config import LimitsConfig
 from crawler.output.query import fts_query
 from crawler.output.ranking import NAME_IN_PROSE, TITLE_NEARNESS
-from crawler.output.search import search
+from crawler.output.searching import search
 
 pytestmark = pytest.mark.loopback
 

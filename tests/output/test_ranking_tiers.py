@@ -22,7 +22,7 @@ from crawler.output.ranking import (
     title_tier,
 )
 from crawler.output.records import PageRecord
-from crawler.output.search import search
+from crawler.output.searching import search
 
 FILLER = [
     "weather report for the coast tomorrow",
